@@ -1,0 +1,3 @@
+from podplane.cli import app
+
+app()

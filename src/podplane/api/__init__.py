@@ -1,0 +1,1 @@
+"""The REST face: thin routers over services."""

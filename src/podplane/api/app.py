@@ -1,0 +1,38 @@
+"""The FastAPI application: REST under /api/v1, MCP at /mcp/, console at /."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+
+from fastapi import APIRouter, FastAPI
+
+from podplane import __version__
+from podplane.api import problems
+from podplane.api.limits import BodyLimit
+from podplane.api.routers import audit, health, session, tokens
+from podplane.services.context import AppState
+
+Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
+API_ROUTERS = [health.router, session.router, tokens.router, audit.router]
+
+
+def create_app(state: AppState, lifespan: Lifespan | None = None) -> FastAPI:
+    app = FastAPI(
+        title="podplane", version=__version__, lifespan=lifespan or _no_lifespan,
+        description="Control plane for GPU clusters on AWS (EKS + SageMaker HyperPod).",
+        docs_url="/api/docs", redoc_url=None,
+    )
+    app.state.podplane = state
+    problems.install(app)
+    api = APIRouter(prefix="/api/v1")
+    for router in API_ROUTERS + list(state.extras.get("routers", [])):
+        api.include_router(router)
+    app.include_router(api)
+    app.add_middleware(BodyLimit, max_bytes=state.settings.max_body_bytes)
+    return app
+
+
+@asynccontextmanager
+async def _no_lifespan(_: FastAPI) -> AsyncIterator[None]:
+    yield

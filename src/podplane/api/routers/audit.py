@@ -1,0 +1,40 @@
+"""The audit log: who did what, through which face, with what result."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query
+from pydantic import BaseModel
+
+from podplane.api.auth import ctx_for
+from podplane.services import audit as svc
+from podplane.services.context import Ctx
+
+router = APIRouter(tags=["audit"])
+
+
+class AuditOut(BaseModel):
+    id: int
+    at: datetime
+    principal: str
+    role: str
+    face: str
+    action: str
+    target: str
+    result: str
+    operation_id: str | None
+    detail: dict[str, Any] | None
+
+
+@router.get("/audit", response_model=list[AuditOut])
+async def list_audit(
+    ctx: Annotated[Ctx, Depends(ctx_for(svc.list_audit))],
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    before_id: Annotated[int | None, Query(ge=1, le=2**62)] = None,
+    principal: Annotated[str | None, Query(max_length=64)] = None,
+    action: Annotated[str | None, Query(max_length=64)] = None,
+) -> list[AuditOut]:
+    rows = await svc.list_audit(ctx, limit, before_id, principal, action)
+    return [AuditOut.model_validate(r, from_attributes=True) for r in rows]

@@ -1,0 +1,106 @@
+"""The `podplane` command."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from podplane.domain.effects import Role
+from podplane.domain.errors import PodplaneError
+from podplane.settings import Settings
+
+app = typer.Typer(no_args_is_help=True, add_completion=False,
+                  help="Control plane for GPU clusters on AWS (EKS + SageMaker HyperPod).")
+token_app = typer.Typer(no_args_is_help=True, help="Create, list and revoke API tokens.")
+app.add_typer(token_app, name="token")
+out = Console()
+err = Console(stderr=True)
+
+HostOpt = Annotated[str | None, typer.Option("--host", help="Bind address (PODPLANE_HOST).")]
+PortOpt = Annotated[int | None, typer.Option("--port", help="Port (PODPLANE_PORT).")]
+HomeOpt = Annotated[Path | None, typer.Option("--home", help="State folder (PODPLANE_HOME).")]
+
+
+def _settings(host: str | None = None, port: int | None = None, home: Path | None = None) -> Settings:
+    overrides = {k: v for k, v in {"host": host, "port": port, "home": home}.items() if v is not None}
+    return Settings(**overrides)
+
+
+@app.command()
+def serve(host: HostOpt = None, port: PortOpt = None, home: HomeOpt = None) -> None:
+    """Run the control plane only (console, REST, WebSocket, MCP on one port)."""
+    from podplane import server
+
+    server.run(_settings(host, port, home))
+
+
+@app.command()
+def up(host: HostOpt = None, port: PortOpt = None, home: HomeOpt = None) -> None:
+    """Start the sandbox cloud (unless PODPLANE_BACKEND=aws) and the control plane."""
+    from podplane import server
+
+    server.run(_settings(host, port, home), with_sandbox=True)
+
+
+@token_app.command("create")
+def token_create(
+    name: Annotated[str, typer.Option("--name", help="A name for the token's holder.")],
+    role: Annotated[Role, typer.Option("--role", help="viewer | operator | admin")] = Role.VIEWER,
+    home: HomeOpt = None,
+) -> None:
+    """Create a token on PODPLANE_HOME's database and print the token alone."""
+    from podplane.server import local_ctx
+    from podplane.services import tokens
+
+    async def go() -> str:
+        async with local_ctx(_settings(home=home)) as ctx:
+            return (await tokens.mint(ctx, name, role)).secret
+
+    typer.echo(_run(go()))
+
+
+@token_app.command("list")
+def token_list(home: HomeOpt = None) -> None:
+    """List tokens (never their secrets)."""
+    from podplane.server import local_ctx
+    from podplane.services import tokens
+
+    async def go() -> list[tokens.TokenInfo]:
+        async with local_ctx(_settings(home=home)) as ctx:
+            return await tokens.list_tokens(ctx)
+
+    table = Table("name", "role", "created", "last used", "revoked")
+    for t in _run(go()):
+        table.add_row(t.name, t.role, f"{t.created_at:%Y-%m-%d %H:%M}",
+                      f"{t.last_used_at:%Y-%m-%d %H:%M}" if t.last_used_at else "-",
+                      "yes" if t.revoked else "")
+    out.print(table)
+
+
+@token_app.command("revoke")
+def token_revoke(name: Annotated[str, typer.Argument()], home: HomeOpt = None) -> None:
+    """Revoke a token by name; its console sessions end too."""
+    from podplane.server import local_ctx
+    from podplane.services import tokens
+
+    async def go() -> None:
+        async with local_ctx(_settings(home=home)) as ctx:
+            await tokens.revoke(ctx, name)
+
+    _run(go())
+    out.print(f"revoked {name}")
+
+
+def _run(coro):  # type: ignore[no-untyped-def]
+    try:
+        return asyncio.run(coro)
+    except PodplaneError as e:
+        err.print(f"[red]error[/red] ({e.code}): {e.message}")
+        if e.hint:
+            err.print(f"hint: {e.hint}")
+        raise typer.Exit(1) from None

@@ -1,0 +1,1 @@
+"""Pure domain: specs, validation rules, plans. No I/O."""

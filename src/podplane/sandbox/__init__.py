@@ -1,0 +1,1 @@
+"""The embedded sandbox cloud: AWS endpoint, Kubernetes API, controllers, virtual clock."""

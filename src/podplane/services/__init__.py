@@ -1,0 +1,1 @@
+"""Use cases. Every public function declares its effect once with @service."""

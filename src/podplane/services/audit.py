@@ -1,0 +1,42 @@
+"""Reading the audit log (writing happens in the @service wrapper)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from podplane.domain.effects import Effect
+from podplane.services.context import Ctx
+from podplane.services.registry import service
+from podplane.store import audit_log
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    id: int
+    at: datetime
+    principal: str
+    role: str
+    face: str
+    action: str
+    target: str
+    result: str
+    operation_id: str | None
+    detail: dict[str, Any] | None
+
+
+@service(Effect.READ, "audit.list")
+async def list_audit(
+    ctx: Ctx, limit: int = 100, before_id: int | None = None,
+    principal: str | None = None, action: str | None = None,
+) -> list[AuditEntry]:
+    async with ctx.app.sessions() as db:
+        rows = await audit_log.page(
+            db, limit=limit, before_id=before_id, principal=principal, action=action
+        )
+        return [
+            AuditEntry(r.id, r.at, r.principal, r.role, r.face, r.action, r.target, r.result,
+                       r.operation_id, r.detail)
+            for r in rows
+        ]

@@ -1,0 +1,1 @@
+"""Our own tables (tokens, sessions, audit, operations) through SQLAlchemy 2 + Alembic."""

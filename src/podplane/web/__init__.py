@@ -1,0 +1,1 @@
+"""Serves the console (placeholder until the console lands)."""

@@ -1,0 +1,98 @@
+"""Shared fixtures: a real app on a real database (SQLite, and PostgreSQL when configured)."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from podplane.bootstrap import build_app
+from podplane.domain.effects import Role
+from podplane.domain.principal import SYSTEM
+from podplane.services import tokens
+from podplane.services.context import Ctx
+from podplane.settings import Settings
+
+PG_URL = os.environ.get("PODPLANE_TEST_POSTGRES_URL")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "db_url" not in metafunc.fixturenames:
+        return
+    backends = ["sqlite"]
+    if metafunc.definition.get_closest_marker("postgres"):
+        if PG_URL:
+            backends.append("postgres")
+        elif os.environ.get("CI"):
+            raise RuntimeError("CI must set PODPLANE_TEST_POSTGRES_URL (see .ci/run)")
+    metafunc.parametrize("db_url", backends, indirect=True)
+
+
+@pytest.fixture
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'podplane.db'}"
+        return
+    yield from _fresh_postgres_db()
+
+
+def _fresh_postgres_db() -> Iterator[str]:
+    import psycopg
+
+    assert PG_URL
+    name = f"pp_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    base = PG_URL.rsplit("/", 1)[0]
+    try:
+        yield f"{base}/{name}"
+    finally:
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def settings(tmp_path: Path, request: pytest.FixtureRequest) -> Settings:
+    url = request.getfixturevalue("db_url") if "db_url" in request.fixturenames else None
+    return Settings(home=tmp_path / "home", database_url=url or f"sqlite:///{tmp_path / 'pp.db'}")
+
+
+@pytest.fixture
+async def app(settings: Settings):  # type: ignore[no-untyped-def]
+    application = build_app(settings)
+    async with application.router.lifespan_context(application):
+        yield application
+
+
+@pytest.fixture
+async def anon(app) -> AsyncIterator[httpx.AsyncClient]:  # type: ignore[no-untyped-def]
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:3099") as c:
+        yield c
+
+
+async def mint(app, name: str, role: Role) -> str:  # type: ignore[no-untyped-def]
+    ctx = Ctx(principal=SYSTEM, app=app.state.podplane)
+    return (await tokens.mint(ctx, name, role)).secret
+
+
+@pytest.fixture
+async def tokens_by_role(app) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    return {r.value: await mint(app, f"t-{r.value}", r) for r in Role}
+
+
+def client_for(app, token: str | None, **headers: str) -> httpx.AsyncClient:  # type: ignore[no-untyped-def]
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                             base_url="http://127.0.0.1:3099", headers=headers)
+
+
+@pytest.fixture
+async def admin(app, tokens_by_role) -> AsyncIterator[httpx.AsyncClient]:  # type: ignore[no-untyped-def]
+    async with client_for(app, tokens_by_role["admin"]) as c:
+        yield c
