@@ -26,9 +26,11 @@ PortOpt = Annotated[int | None, typer.Option("--port", help="Port (PODPLANE_PORT
 HomeOpt = Annotated[Path | None, typer.Option("--home", help="State folder (PODPLANE_HOME).")]
 
 
-def _settings(host: str | None = None, port: int | None = None, home: Path | None = None) -> Settings:
-    overrides = {k: v for k, v in {"host": host, "port": port, "home": home}.items() if v is not None}
-    return Settings(**overrides)
+def _settings(
+    host: str | None = None, port: int | None = None, home: Path | None = None
+) -> Settings:
+    given = {"host": host, "port": port, "home": home}
+    return Settings(**{k: v for k, v in given.items() if v is not None})
 
 
 @app.command()

@@ -47,7 +47,9 @@ async def test_token_lifecycle_is_audited(app, admin, db_url) -> None:  # type: 
 
 
 async def test_validation_error_is_422_problem(admin) -> None:  # type: ignore[no-untyped-def]
-    r = await admin.post("/api/v1/tokens", content=b"{not json", headers={"content-type": "application/json"})
+    r = await admin.post(
+        "/api/v1/tokens", content=b"{not json", headers={"content-type": "application/json"}
+    )
     assert r.status_code == 422
     assert r.json()["code"] == "invalid_input"
 

@@ -33,8 +33,10 @@ async def _principal(app: AppState, headers: Any, cookies: Any, method: str, url
         return await auth_service.principal_for_token(app, bearer, _face(headers))
     sid = cookies.get(SESSION_COOKIE)
     if not sid:
-        raise Unauthenticated("Send 'Authorization: Bearer <token>' or sign in to the console.",
-                              hint="Create a token with: podplane token create --name NAME --role viewer")
+        raise Unauthenticated(
+            "Send 'Authorization: Bearer <token>' or sign in to the console.",
+            hint="Create a token with: podplane token create --name NAME --role viewer",
+        )
     if method not in SAFE_METHODS:
         check_origin(app, headers, url, required=True)
     return await auth_service.principal_for_session(app, sid)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 
-class Effect(str, Enum):
+class Effect(StrEnum):
     READ = "read"
     CREATE = "create"
     MUTATE = "mutate"
@@ -16,7 +16,7 @@ class Effect(str, Enum):
         return self is not Effect.READ
 
 
-class Role(str, Enum):
+class Role(StrEnum):
     VIEWER = "viewer"
     OPERATOR = "operator"
     ADMIN = "admin"

@@ -61,5 +61,7 @@ def _principal(row: TokenModel, face: Face) -> Principal:
 def _touch(row: TokenModel) -> None:
     now = datetime.now(UTC)
     last = row.last_used_at
-    if last is None or (last if last.tzinfo else last.replace(tzinfo=UTC)) < now - _LAST_USED_GRANULARITY:
+    if last is not None and last.tzinfo is None:
+        last = last.replace(tzinfo=UTC)
+    if last is None or last < now - _LAST_USED_GRANULARITY:
         row.last_used_at = now

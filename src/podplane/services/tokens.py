@@ -42,7 +42,7 @@ def check_name(name: str) -> None:
     if not NAME_RULE.match(name):
         raise InvalidInput(
             f"Token name {name!r} is not valid.",
-            hint="Use 1-63 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit.",
+            hint="Use 1-63 characters: lowercase letters, digits, '.', '_', '-'.",
         )
 
 

@@ -1,0 +1,1 @@
+"""Cloud ports (typing.Protocol) and their real adapters: AWS (boto3) and Kubernetes."""

@@ -1,0 +1,1 @@
+"""The MCP face: tools are REST calls; annotations derive from service effects."""

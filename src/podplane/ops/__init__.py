@@ -1,0 +1,1 @@
+"""Durable operations engine: workflows, steps, idempotency, resume, retry-step."""
