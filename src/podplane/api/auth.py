@@ -84,6 +84,7 @@ def ctx_for(service_fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitabl
         check_role(ctx, spec)
         return ctx
 
+    dependency.__podplane_service__ = spec  # type: ignore[attr-defined]  # read by route tests
     return dependency
 
 
