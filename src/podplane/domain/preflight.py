@@ -1,0 +1,82 @@
+"""Pre-flight checks: pure functions over facts the service gathers before creating anything."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    severity: Literal["blocking", "warning"]
+    message: str
+    hint: str | None = None
+
+
+@dataclass(frozen=True)
+class CapacityFacts:
+    instance_type: str
+    availability_zone: str
+    count: int
+    offered_azs: list[str]              # AZs that offer the type
+    quota_limit: int | None             # SageMaker cluster-usage quota for the type
+    quota_used: int = 0
+    plan_az: str | None = None          # the training plan's AZ, when one is used
+    plan_instance_count: int | None = None
+
+
+@dataclass
+class PreflightReport:
+    findings: list[Finding] = field(default_factory=list)
+    adopted_az: str | None = None
+
+    @property
+    def blocking(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "blocking"]
+
+    def warnings_not_overridden(self, overridden: set[str]) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "warning" and f.code not in overridden]
+
+
+def check_capacity(facts: CapacityFacts) -> PreflightReport:
+    report = PreflightReport()
+    az = facts.availability_zone
+    if facts.plan_az and facts.plan_az != az:
+        report.adopted_az = facts.plan_az
+        report.findings.append(Finding(
+            "training_plan_az_adopted", "warning",
+            f"The training plan reserves capacity in {facts.plan_az}; using it instead of {az}.",
+            "Training-plan capacity exists only in the plan's availability zone.",
+        ))
+        az = facts.plan_az
+    if az not in facts.offered_azs:
+        offered = ", ".join(sorted(facts.offered_azs)) or "none in this region"
+        report.findings.append(Finding(
+            "type_not_offered", "blocking",
+            f"{facts.instance_type} is not offered in {az}.",
+            f"AZs that offer it: {offered}.",
+        ))
+    _check_quota(facts, report)
+    if facts.plan_instance_count is not None and facts.count > facts.plan_instance_count:
+        report.findings.append(Finding(
+            "training_plan_too_small", "blocking",
+            f"The training plan covers {facts.plan_instance_count} instances; "
+            f"{facts.count} were requested.",
+            "Request at most the plan's instance count or use another plan.",
+        ))
+    return report
+
+
+def _check_quota(facts: CapacityFacts, report: PreflightReport) -> None:
+    if facts.quota_limit is None:
+        return
+    left = facts.quota_limit - facts.quota_used
+    if facts.count > left:
+        report.findings.append(Finding(
+            "quota_exceeded", "blocking",
+            f"The SageMaker quota '{facts.instance_type} for cluster usage' allows {left} more "
+            f"instance(s) (limit {facts.quota_limit}, in use {facts.quota_used}); "
+            f"{facts.count} requested.",
+            "Request a quota increase in Service Quotas (SageMaker) or lower the count.",
+        ))
