@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from podplane.cli_remote import operation_app
 from podplane.domain.effects import Role
 from podplane.domain.errors import PodplaneError
 from podplane.settings import Settings
@@ -18,6 +19,7 @@ app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="Control plane for GPU clusters on AWS (EKS + SageMaker HyperPod).")
 token_app = typer.Typer(no_args_is_help=True, help="Create, list and revoke API tokens.")
 app.add_typer(token_app, name="token")
+app.add_typer(operation_app, name="operation")
 out = Console()
 err = Console(stderr=True)
 

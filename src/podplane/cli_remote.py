@@ -1,0 +1,130 @@
+"""CLI commands that talk to a running control plane over REST (the CLI is a face too)."""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Any
+
+import httpx
+import typer
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+operation_app = typer.Typer(no_args_is_help=True, help="Watch and steer durable operations.")
+out = Console()
+TERMINAL = {"succeeded", "failed", "cancelled"}
+STATUS_STYLE = {"succeeded": "green", "failed": "red", "running": "cyan", "cancelled": "yellow"}
+
+UrlOpt = Annotated[str, typer.Option("--url", envvar="PODPLANE_URL", help="Control plane URL.")]
+TokenOpt = Annotated[str, typer.Option("--token", envvar="PODPLANE_TOKEN", help="API token.",
+                                       show_default=False)]
+
+
+class Remote:
+    """One REST client; errors become a short message and exit code 1."""
+
+    def __init__(self, url: str, token: str) -> None:
+        self.http = httpx.Client(base_url=url.rstrip("/"), timeout=70.0, headers={
+            "Authorization": f"Bearer {token}", "X-Podplane-Face": "cli"})
+
+    def call(self, method: str, path: str, **kw: Any) -> Any:
+        try:
+            r = self.http.request(method, path, **kw)
+        except httpx.HTTPError as e:
+            raise _fail(f"cannot reach {self.http.base_url}: {e}") from None
+        if r.status_code >= 400:
+            body = _json(r)
+            hint = f"\nhint: {body['hint']}" if body.get("hint") else ""
+            raise _fail(f"{body.get('code', r.status_code)}: {body.get('detail', r.text)}{hint}")
+        return r.json() if r.content else None
+
+
+def steps_table(op: dict[str, Any]) -> Table:
+    status = op["status"]
+    table = Table(title=f"{op['kind']} {op['target']}  [{STATUS_STYLE.get(status, '')}]"
+                        f"{status}[/]  ({op['id']})")
+    for col in ("step", "status", "phase", "attempt", "detail / error"):
+        table.add_column(col)
+    for s in op.get("steps", []):
+        err = s.get("error") or {}
+        note = f"[red]{err.get('message')}[/] {err.get('hint') or ''}" if err else _detail(s)
+        style = STATUS_STYLE.get(s["status"], "")
+        table.add_row(s["name"], f"[{style}]{s['status']}[/]", s.get("phase") or "",
+                      str(s.get("attempt", "")), note)
+    return table
+
+
+@operation_app.command("list")
+def list_ops(url: UrlOpt = "http://127.0.0.1:3099", token: TokenOpt = "",
+             status: Annotated[str | None, typer.Option(help="Filter by status.")] = None) -> None:
+    """List recent operations."""
+    params = {"status": status} if status else {}
+    ops = Remote(url, _token(token)).call("GET", "/api/v1/operations", params=params)
+    table = Table("id", "kind", "target", "status", "updated")
+    for op in ops.get("items", ops) if isinstance(ops, dict) else ops:
+        table.add_row(op["id"], op["kind"], op["target"], op["status"], op["updated_at"])
+    out.print(table)
+
+
+@operation_app.command("get")
+def get_op(op_id: str, url: UrlOpt = "http://127.0.0.1:3099", token: TokenOpt = "") -> None:
+    """Show one operation with its steps."""
+    out.print(steps_table(Remote(url, _token(token)).call("GET", f"/api/v1/operations/{op_id}")))
+
+
+@operation_app.command("wait")
+def wait_op(op_id: str, url: UrlOpt = "http://127.0.0.1:3099", token: TokenOpt = "") -> None:
+    """Follow an operation live until it ends; exit 1 unless it succeeded."""
+    remote = Remote(url, _token(token))
+    op = remote.call("GET", f"/api/v1/operations/{op_id}")
+    with Live(steps_table(op), console=out, refresh_per_second=4) as live:
+        while op["status"] not in TERMINAL:
+            op = remote.call("GET", f"/api/v1/operations/{op_id}/wait", params={"timeout": 30})
+            live.update(steps_table(op))
+    if op["status"] != "succeeded":
+        raise typer.Exit(1)
+
+
+@operation_app.command("retry")
+def retry_step(op_id: str, step: str, url: UrlOpt = "http://127.0.0.1:3099",
+               token: TokenOpt = "") -> None:
+    """Re-run one failed step of an operation (and the steps after it)."""
+    op = Remote(url, _token(token)).call("POST", f"/api/v1/operations/{op_id}/steps/{step}/retry")
+    out.print(steps_table(op))
+
+
+@operation_app.command("cancel")
+def cancel_op(op_id: str, url: UrlOpt = "http://127.0.0.1:3099", token: TokenOpt = "") -> None:
+    """Ask a running operation to stop at its next safe point."""
+    out.print(steps_table(Remote(url, _token(token)).call(
+        "POST", f"/api/v1/operations/{op_id}/cancel")))
+
+
+def _detail(step: dict[str, Any]) -> str:
+    detail = step.get("detail") or {}
+    return str(detail.get("message", ""))
+
+
+def _json(r: httpx.Response) -> dict[str, Any]:
+    try:
+        body = r.json()
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def _token(token: str) -> str:
+    if token:
+        return token
+    env = os.environ.get("PODPLANE_TOKEN")
+    if not env:
+        raise _fail("no token: pass --token or set PODPLANE_TOKEN "
+                    "(create one with: podplane token create --name me --role operator)")
+    return env
+
+
+def _fail(message: str) -> typer.Exit:
+    Console(stderr=True).print(f"[red]error[/red] {message}")
+    return typer.Exit(1)
+
