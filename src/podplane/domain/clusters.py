@@ -1,0 +1,116 @@
+"""A cluster: the decisions a user makes, and everything podplane derives from them."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from podplane.domain.dependencies import CORE_UNITS, Unit
+from podplane.domain.errors import InvalidInput
+from podplane.domain.instance_groups import CapacityType, check_count, threads_per_core
+from podplane.domain.names import check_cluster_name
+from podplane.domain.network import VpcLayout, plan_vpc
+
+KUBERNETES_VERSION = "1.33"
+FIRST_GROUP = "accelerated-1"
+DEFAULT_EBS_GB = 500
+DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
+CREATE_STEPS = ("preflight", "network", "eks", "access", "dependencies", "hyperpod",
+                "storage", "verify")
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """Only decisions: everything else is derived and shown in the plan."""
+
+    name: str
+    region: str
+    availability_zone: str
+    instance_type: str
+    count: int
+    capacity_type: CapacityType = CapacityType.ON_DEMAND
+    training_plan_arn: str | None = None
+    deep_health_checks: bool = True
+
+    def validate(self) -> None:
+        check_cluster_name(self.name)
+        check_count(self.count, allow_zero=False)
+        if not self.instance_type.startswith("ml."):
+            raise InvalidInput(f"{self.instance_type!r} is not a SageMaker instance type.",
+                               hint="HyperPod types start with 'ml.', e.g. ml.p5.48xlarge.",
+                               field="instance_type")
+        plan_needed = self.capacity_type is CapacityType.TRAINING_PLAN
+        if plan_needed != bool(self.training_plan_arn):
+            raise InvalidInput(
+                "training_plan_arn goes with capacity_type 'training-plan', and only with it.",
+                field="training_plan_arn")
+
+
+@dataclass(frozen=True)
+class GroupPlan:
+    name: str
+    instance_type: str
+    count: int
+    capacity_type: CapacityType
+    threads_per_core: int
+    ebs_gb: int
+    deep_health_checks: tuple[str, ...]
+    training_plan_arn: str | None
+
+
+@dataclass(frozen=True)
+class ClusterPlan:
+    spec: ClusterSpec
+    vpc: VpcLayout
+    kubernetes_version: str
+    group: GroupPlan
+    units: tuple[Unit, ...]
+    bucket: str
+    node_recovery: str = "Automatic"
+    node_provisioning_mode: str = "Continuous"
+    steps: tuple[str, ...] = CREATE_STEPS
+    notes: list[str] = field(default_factory=list)
+
+    def describe(self) -> dict[str, Any]:
+        """The plan as the API and the console show it (dry_run=true)."""
+        return {
+            "cluster": self.spec.name, "region": self.spec.region,
+            "kubernetes_version": self.kubernetes_version, "steps": list(self.steps),
+            "network": _plain(asdict(self.vpc)), "instance_group": _plain(asdict(self.group)),
+            "node_recovery": self.node_recovery,
+            "node_provisioning_mode": self.node_provisioning_mode,
+            "dependencies": [{"name": u.name, "kind": u.kind, "version": u.version or "default"}
+                             for u in self.units],
+            "storage": {"bucket": self.bucket, "mount": "s3-claim (Mountpoint for S3 CSI)"},
+            "notes": list(self.notes),
+        }
+
+
+def plan_cluster(spec: ClusterSpec, region_azs: list[str], account_id: str) -> ClusterPlan:
+    spec.validate()
+    group = GroupPlan(
+        FIRST_GROUP, spec.instance_type, spec.count, spec.capacity_type,
+        threads_per_core(spec.instance_type, spec.capacity_type), DEFAULT_EBS_GB,
+        DEEP_HEALTH_CHECKS if spec.deep_health_checks else (), spec.training_plan_arn,
+    )
+    notes = [] if spec.deep_health_checks else [
+        "On-start deep health checks are off: faulty GPUs or links are found by jobs instead."]
+    return ClusterPlan(
+        spec=spec, vpc=plan_vpc(spec.availability_zone, region_azs),
+        kubernetes_version=KUBERNETES_VERSION, group=group, units=CORE_UNITS,
+        bucket=shared_bucket(spec.name, account_id, spec.region), notes=notes,
+    )
+
+
+def shared_bucket(cluster: str, account_id: str, region: str) -> str:
+    """One bucket per cluster shared by dev environment and pods (S3 names: <= 63 chars)."""
+    return f"podplane-{cluster}-{account_id}-{region}"[:63].rstrip("-")
+
+
+def _plain(value: Any) -> Any:
+    """Tuples become lists so the plan reads the same as its JSON."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
