@@ -1,0 +1,1 @@
+"""The MCP face: tools that are REST calls, declared once in `tools.TOOLS`."""
