@@ -7,6 +7,7 @@ token that opened it. Tools then call REST in-process with that same token.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -41,8 +42,29 @@ class McpHttp:
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        async with self.manager.run():
+        """Run the SDK's session manager for the app's lifetime.
+
+        Its task group lives in a task of its own: a lifespan may be entered and left in
+        different tasks (test fixtures do), and a task group must exit where it entered.
+        """
+        started, stop = asyncio.Event(), asyncio.Event()
+
+        async def hold() -> None:
+            async with self.manager.run():
+                started.set()
+                await stop.wait()
+
+        task = asyncio.create_task(hold(), name="mcp-session-manager")
+        ready = asyncio.create_task(started.wait())
+        await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
+        if task.done():
+            ready.cancel()
+            task.result()  # surfaces why the manager could not start
+        try:
             yield
+        finally:
+            stop.set()
+            await task
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
