@@ -9,6 +9,7 @@ from fastapi import FastAPI
 
 from podplane.api.app import create_app
 from podplane.mcp import http as mcp_http
+from podplane.services import operations
 from podplane.services.context import AppState
 from podplane.settings import Settings
 from podplane.store.db import make_engine, make_sessionmaker, migrate
@@ -29,10 +30,12 @@ def build_app(settings: Settings) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        ops = await operations.start_engine(state)  # sets state.extras["ops"]
         try:
             async with mcp_face.running():  # the MCP SDK's session manager
                 yield
         finally:
+            await ops.stop()
             await state.extras["engine"].dispose()
 
     app = create_app(state, lifespan=lifespan)
