@@ -20,7 +20,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from podplane.domain.errors import Forbidden, PodplaneError, Unauthenticated
+from podplane.domain.errors import Forbidden, NotFound, PodplaneError, Unauthenticated
 from podplane.domain.principal import Principal
 from podplane.mcp.rest import Caller, in_process_client
 from podplane.mcp.server import build_server
@@ -70,6 +70,8 @@ class McpHttp:
         if scope["type"] != "http":
             return
         try:
+            if _below_mount(scope) not in ("", "/"):
+                raise NotFound("The MCP endpoint is /mcp/ itself.")
             principal, token = await self._authenticate(Headers(scope=scope))
         except PodplaneError as err:
             await _problem(err)(scope, receive, send)
@@ -107,6 +109,11 @@ def mount(app: Any) -> McpHttp:
     face = McpHttp(app, app.state.podplane)
     app.mount(MOUNT, face)
     return face
+
+
+def _below_mount(scope: Scope) -> str:
+    path, root = scope["path"], scope.get("root_path", "")
+    return path[len(root):] if root and path.startswith(root) else path
 
 
 def _problem(err: PodplaneError) -> JSONResponse:

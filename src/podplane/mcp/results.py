@@ -53,8 +53,10 @@ def next_hint(op: dict[str, Any]) -> dict[str, Any] | None:
     """What to call next: keep waiting, retry the failed step, or nothing (finished)."""
     status = op.get("status")
     if status not in TERMINAL:
-        return {"tool": STATUS_TOOL, "arguments": {"operation_id": op["id"]},
-                "poll_after_seconds": 0,
+        args: dict[str, Any] = {"operation_id": op["id"]}
+        if isinstance(op.get("revision"), int):
+            args["revision"] = op["revision"]  # wake up on the next change
+        return {"tool": STATUS_TOOL, "arguments": args, "poll_after_seconds": 0,
                 "why": f"Still {status}. {STATUS_TOOL} blocks up to ~50 s, so call it again now."}
     if status == "failed":
         step = _current_step(op, [s for s in op.get("steps") or [] if isinstance(s, dict)])

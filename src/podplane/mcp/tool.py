@@ -93,3 +93,7 @@ def text(description: str, required: bool = False, **rules: Any) -> Param:
 
 def integer(description: str, required: bool = False, **rules: Any) -> Param:
     return Param({"type": "integer", "description": description, **rules}, required)
+
+
+def boolean(description: str, required: bool = False, **rules: Any) -> Param:
+    return Param({"type": "boolean", "description": description, **rules}, required)
