@@ -112,7 +112,7 @@ def mount(app: Any) -> McpHttp:
 
 
 def _below_mount(scope: Scope) -> str:
-    path, root = scope["path"], scope.get("root_path", "")
+    path, root = str(scope["path"]), str(scope.get("root_path", ""))
     return path[len(root):] if root and path.startswith(root) else path
 
 
