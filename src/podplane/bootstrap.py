@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from podplane.api.app import create_app
+from podplane.mcp import http as mcp_http
 from podplane.services import operations
 from podplane.services.context import AppState
 from podplane.settings import Settings
@@ -31,11 +32,13 @@ def build_app(settings: Settings) -> FastAPI:
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         ops = await operations.start_engine(state)  # sets state.extras["ops"]
         try:
-            yield
+            async with mcp_face.running():  # the MCP SDK's session manager
+                yield
         finally:
             await ops.stop()
             await state.extras["engine"].dispose()
 
     app = create_app(state, lifespan=lifespan)
     app.include_router(pages.router)
+    mcp_face = mcp_http.mount(app)  # streamable HTTP at /mcp/
     return app

@@ -13,6 +13,7 @@ from rich.table import Table
 from podplane.cli_remote import operation_app
 from podplane.domain.effects import Role
 from podplane.domain.errors import PodplaneError
+from podplane.mcp.cli import mcp as mcp_command
 from podplane.settings import Settings
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
@@ -20,6 +21,7 @@ app = typer.Typer(no_args_is_help=True, add_completion=False,
 token_app = typer.Typer(no_args_is_help=True, help="Create, list and revoke API tokens.")
 app.add_typer(token_app, name="token")
 app.add_typer(operation_app, name="operation")
+app.command("mcp")(mcp_command)
 out = Console()
 err = Console(stderr=True)
 

@@ -1,1 +1,1 @@
-"""The MCP face: tools are REST calls; annotations derive from service effects."""
+"""The MCP face: tools that are REST calls, declared once in `tools.TOOLS`."""

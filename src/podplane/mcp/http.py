@@ -1,0 +1,126 @@
+"""The MCP face mounted at /mcp/ (streamable HTTP) on the control plane's own app.
+
+Every HTTP request to /mcp/ must carry a valid bearer token: without one it gets a 401
+problem before the MCP SDK sees a byte. The session an MCP client opens is bound to the
+token that opened it. Tools then call REST in-process with that same token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from mcp.server import ServerRequestContext
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from podplane.domain.errors import Forbidden, NotFound, PodplaneError, Unauthenticated
+from podplane.domain.principal import Principal
+from podplane.mcp.rest import Caller, in_process_client
+from podplane.mcp.server import build_server
+from podplane.services import auth as auth_service
+from podplane.services.context import AppState
+
+MOUNT = "/mcp"
+_PRINCIPAL = "podplane.principal"
+_TOKEN = "podplane.token"
+
+
+class McpHttp:
+    """ASGI app for /mcp/: bearer auth, then the SDK's streamable-HTTP session manager."""
+
+    def __init__(self, app: ASGIApp, state: AppState) -> None:
+        self.app = app  # the whole control plane, for in-process REST calls
+        self.state = state
+        self.manager = StreamableHTTPSessionManager(app=build_server(self._caller))
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Run the SDK's session manager for the app's lifetime.
+
+        Its task group lives in a task of its own: a lifespan may be entered and left in
+        different tasks (test fixtures do), and a task group must exit where it entered.
+        """
+        started, stop = asyncio.Event(), asyncio.Event()
+
+        async def hold() -> None:
+            async with self.manager.run():
+                started.set()
+                await stop.wait()
+
+        task = asyncio.create_task(hold(), name="mcp-session-manager")
+        ready = asyncio.create_task(started.wait())
+        await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
+        if task.done():
+            ready.cancel()
+            task.result()  # surfaces why the manager could not start
+        try:
+            yield
+        finally:
+            stop.set()
+            await task
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        try:
+            if _below_mount(scope) not in ("", "/"):
+                raise NotFound("The MCP endpoint is /mcp/ itself.")
+            principal, token = await self._authenticate(Headers(scope=scope))
+        except PodplaneError as err:
+            await _problem(err)(scope, receive, send)
+            return
+        scope[_PRINCIPAL], scope[_TOKEN] = principal, token
+        # The SDK binds a session to this identity: another token cannot ride the session id.
+        scope["user"] = AuthenticatedUser(
+            AccessToken(token="-", client_id=principal.token_id, scopes=[principal.role.value])
+        )
+        await self.manager.handle_request(scope, receive, send)
+
+    async def _authenticate(self, headers: Headers) -> tuple[Principal, str]:
+        scheme, _, token = (headers.get("authorization") or "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise Unauthenticated(
+                "MCP calls need 'Authorization: Bearer <token>'.",
+                hint="Create one with: podplane token create --name my-agent --role viewer")
+        origin = headers.get("origin")
+        if origin is not None and origin not in self.state.settings.own_origins():
+            raise Forbidden(f"Origin {origin!r} is not allowed.",
+                            hint="Set PODPLANE_ALLOWED_ORIGINS to add a trusted origin.")
+        principal = await auth_service.principal_for_token(self.state, token.strip(), "agent")
+        return principal, token.strip()
+
+    async def _caller(self, ctx: ServerRequestContext[Any, Any]) -> Caller:
+        scope = ctx.request.scope if ctx.request is not None else {}
+        principal, token = scope.get(_PRINCIPAL), scope.get(_TOKEN)
+        if not isinstance(principal, Principal) or not isinstance(token, str):
+            raise RuntimeError("MCP request reached a tool without authentication")
+        return Caller(principal.role, lambda: in_process_client(self.app, token))
+
+
+def mount(app: Any) -> McpHttp:
+    """Mount the MCP face on the FastAPI app; enter `face.running()` in the app's lifespan."""
+    face = McpHttp(app, app.state.podplane)
+    app.mount(MOUNT, face)
+    return face
+
+
+def _below_mount(scope: Scope) -> str:
+    path, root = str(scope["path"]), str(scope.get("root_path", ""))
+    return path[len(root):] if root and path.startswith(root) else path
+
+
+def _problem(err: PodplaneError) -> JSONResponse:
+    body: dict[str, Any] = {"type": f"https://podplane.dev/problems/{err.code}", "title": err.title,
+                            "status": err.status, "code": err.code, "detail": err.message}
+    if err.hint:
+        body["hint"] = err.hint
+    headers = {"WWW-Authenticate": "Bearer"} if err.status == 401 else None
+    return JSONResponse(body, status_code=err.status, media_type="application/problem+json",
+                        headers=headers)

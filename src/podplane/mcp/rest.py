@@ -1,0 +1,81 @@
+"""The one way a tool reaches the backend: a REST call with the caller's own token.
+
+Mounted, the call goes in-process through `httpx.ASGITransport`; as `podplane mcp` (stdio)
+it goes over HTTP. Either way REST validation, auth and audit apply unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from podplane.domain.effects import Role
+
+FACE_HEADER = "X-Podplane-Face"
+AGENT = "agent"
+# operation_wait long-polls up to ~50 s; leave room for the answer to travel.
+REST_TIMEOUT = httpx.Timeout(10.0, read=75.0)
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    body: Any
+
+    @property
+    def ok(self) -> bool:
+        return self.status < 400
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is calling (their role decides what they see) and how their REST calls travel."""
+
+    role: Role
+    new_client: Callable[[], httpx.AsyncClient]
+
+    async def send(
+        self, method: str, path: str, query: dict[str, Any], body: dict[str, Any] | None
+    ) -> Reply:
+        try:
+            async with self.new_client() as client:
+                r = await client.request(method, path, params=query or None, json=body)
+        except httpx.HTTPError as e:
+            return Reply(503, problem(
+                503, "control_plane_unreachable",
+                f"Could not reach the control plane: {type(e).__name__}.",
+                "Check that `podplane serve` runs and PODPLANE_URL points at it."))
+        return Reply(r.status_code, _body(r))
+
+
+def agent_headers(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}", FACE_HEADER: AGENT}
+
+
+def in_process_client(app: Any, token: str) -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://podplane.local",
+                             headers=agent_headers(token), timeout=REST_TIMEOUT)
+
+
+def remote_client(url: str, token: str) -> httpx.AsyncClient:
+    return httpx.AsyncClient(base_url=url.rstrip("/"), headers=agent_headers(token),
+                             timeout=REST_TIMEOUT)
+
+
+def _body(r: httpx.Response) -> Any:
+    if not r.content:
+        return None
+    try:
+        return r.json()
+    except ValueError:
+        return problem(r.status_code, "unexpected_response", r.text[:500], None)
+
+
+def problem(status: int, code: str, detail: str, hint: str | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"status": status, "code": code, "detail": detail}
+    if hint:
+        out["hint"] = hint
+    return out

@@ -1,0 +1,163 @@
+"""The mounted MCP face: auth, per-role tools, enforcement, face parity with REST, audit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from podplane.domain.effects import Effect, Role
+from podplane.mcp.tools import TOOLS
+from tests.conftest import client_for, mint
+from tests.mcp.conftest import mcp_client, structured
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {},
+    "clientInfo": {"name": "t", "version": "0"}}}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@pytest.mark.parametrize("token", [None, "pp_not_a_token", "Basic abc"])
+async def test_no_or_bad_token_is_401_before_mcp(app, token) -> None:  # type: ignore[no-untyped-def]
+    headers = dict(MCP_HEADERS)
+    if token:
+        headers["Authorization"] = token if " " in token else f"Bearer {token}"
+    async with client_for(app, None) as c:
+        r = await c.post("/mcp/", json=INIT, headers=headers)
+    assert r.status_code == 401
+    assert r.headers["content-type"] == "application/problem+json"
+    assert r.json()["code"] == "unauthenticated"
+    assert "mcp-session-id" not in r.headers
+    assert r.headers["www-authenticate"] == "Bearer"
+
+
+async def test_foreign_origin_is_refused(app, tokens_by_role) -> None:  # type: ignore[no-untyped-def]
+    async with client_for(app, tokens_by_role["admin"], Origin="http://evil.example") as c:
+        r = await c.post("/mcp/", json=INIT, headers=MCP_HEADERS)
+    assert r.status_code == 403
+    assert r.json()["code"] == "forbidden"
+
+
+async def test_a_session_is_bound_to_the_token_that_opened_it(app, tokens_by_role) -> None:  # type: ignore[no-untyped-def]
+    async with client_for(app, tokens_by_role["viewer"]) as viewer:
+        opened = await viewer.post("/mcp/", json=INIT, headers=MCP_HEADERS)
+    assert opened.status_code == 200
+    session = opened.headers["mcp-session-id"]
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    headers = {**MCP_HEADERS, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
+    async with client_for(app, tokens_by_role["admin"]) as admin:
+        r = await admin.post("/mcp/", json=listing, headers=headers)
+    assert r.status_code == 404  # as if the session did not exist
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+@pytest.mark.parametrize("role", list(Role))
+async def test_tools_list_follows_the_role(app, tokens_by_role, role, mode) -> None:  # type: ignore[no-untyped-def]
+    async with mcp_client(app, tokens_by_role[role.value], mode) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+    assert set(listed) == {t.name for t in TOOLS if role.allows(t.role)}
+    assert "audit_list" in listed
+    if role is Role.VIEWER:
+        assert all(t.annotations and t.annotations.read_only_hint for t in listed.values())
+        assert "token_list" not in listed  # an admin-only read
+    if role is not Role.ADMIN:
+        assert "token_revoke" not in listed
+
+
+async def test_listed_annotations_equal_the_service_effects(app, tokens_by_role) -> None:  # type: ignore[no-untyped-def]
+    async with mcp_client(app, tokens_by_role["admin"]) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+    assert set(listed) == {t.name for t in TOOLS}
+    for tool in TOOLS:
+        a = listed[tool.name].annotations
+        assert a is not None
+        got = (a.read_only_hint, a.destructive_hint, a.idempotent_hint)
+        want = (tool.effect is Effect.READ, tool.effect is Effect.DESTROY,
+                tool.effect in (Effect.READ, Effect.MUTATE))
+        assert got == want, tool.name
+        assert listed[tool.name].input_schema == tool.input_schema()
+
+
+async def _active_tokens(admin: httpx.AsyncClient) -> set[str]:
+    return {t["name"] for t in (await admin.get("/api/v1/tokens")).json() if not t["revoked"]}
+
+
+async def _audited(admin: httpx.AsyncClient, action: str) -> list[dict[str, Any]]:
+    return (await admin.get("/api/v1/audit", params={"action": action})).json()  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("confirm", [None, False, "yes"])
+async def test_destructive_tool_without_confirm_is_refused(  # type: ignore[no-untyped-def]
+    app, admin, tokens_by_role, confirm
+) -> None:
+    await mint(app, "victim", Role.VIEWER)
+    args = {"name": "victim"} if confirm is None else {"name": "victim", "confirm": confirm}
+    async with mcp_client(app, tokens_by_role["admin"]) as client:
+        result = await client.call_tool("token_revoke", args)
+    assert result.is_error
+    assert structured(result)["error"]["code"] == "confirmation_required"
+    assert "victim" in await _active_tokens(admin)  # no REST call was made
+    assert await _audited(admin, "token.revoke") == []
+
+
+@pytest.mark.parametrize("role", ["viewer", "operator"])
+async def test_hidden_tool_is_refused_by_the_server(app, admin, tokens_by_role, role) -> None:  # type: ignore[no-untyped-def]
+    await mint(app, "victim", Role.VIEWER)
+    async with mcp_client(app, tokens_by_role[role]) as client:
+        result = await client.call_tool("token_revoke", {"name": "victim", "confirm": True})
+    assert result.is_error
+    error = structured(result)["error"]
+    assert error["code"] == "forbidden"
+    assert f"this token is {role}" in error["detail"]  # refused by the MCP server, not by REST
+    assert "victim" in await _active_tokens(admin)
+
+
+async def test_invalid_arguments_are_refused_with_a_problem(app, tokens_by_role) -> None:  # type: ignore[no-untyped-def]
+    async with mcp_client(app, tokens_by_role["viewer"]) as client:
+        bad = await client.call_tool("audit_list", {"limit": 0})
+        extra = await client.call_tool("audit_list", {"bogus": 1})
+        unknown = await client.call_tool("nope_do", {})
+    assert structured(bad)["error"]["code"] == "invalid_input"
+    assert "limit" in structured(bad)["error"]["detail"]
+    assert structured(extra)["error"]["code"] == "invalid_input"
+    assert structured(unknown)["error"]["code"] == "unknown_tool"
+
+
+async def test_tool_result_equals_the_rest_result(app, admin, tokens_by_role) -> None:  # type: ignore[no-untyped-def]
+    for name in ("alpha", "beta", "gamma"):
+        created = await admin.post("/api/v1/tokens", json={"name": name, "role": "viewer"})
+        assert created.status_code == 201
+    await admin.delete("/api/v1/tokens/beta")
+    query = {"limit": 2, "action": "token.create"}
+    async with mcp_client(app, tokens_by_role["admin"]) as client:
+        await client.call_tool("token_list", {})  # settle last-used times before comparing
+        via_rest = [(await admin.get("/api/v1/audit", params=query)).json(),
+                    (await admin.get("/api/v1/tokens")).json()]
+        via_mcp = [structured(await client.call_tool("audit_list", query))["result"],
+                   structured(await client.call_tool("token_list", {}))["result"]]
+    assert via_mcp == via_rest
+    assert [a["target"] for a in via_mcp[0]] == ["token/gamma", "token/beta"]
+
+
+async def test_tool_error_equals_the_rest_problem(app, admin, tokens_by_role) -> None:  # type: ignore[no-untyped-def]
+    rest = await admin.delete("/api/v1/tokens/ghost")
+    async with mcp_client(app, tokens_by_role["admin"]) as client:
+        result = await client.call_tool("token_revoke", {"name": "ghost", "confirm": True})
+    assert result.is_error
+    assert rest.status_code == 404
+    assert structured(result)["error"] == rest.json()
+
+
+async def test_mcp_mutation_is_audited_as_the_agent_face(app, admin, tokens_by_role) -> None:  # type: ignore[no-untyped-def]
+    await mint(app, "victim", Role.VIEWER)
+    async with mcp_client(app, tokens_by_role["admin"]) as client:
+        result = await client.call_tool("token_revoke", {"name": "victim", "confirm": True})
+    assert not result.is_error
+    out = structured(result)
+    assert out["result"]["name"] == "victim" and out["result"]["revoked"] is True
+    assert out["done"] is True
+    assert "victim" not in await _active_tokens(admin)
+    entries = await _audited(admin, "token.revoke")
+    assert [(a["face"], a["principal"], a["target"], a["result"]) for a in entries] == [
+        ("agent", "t-admin", "token/victim", "ok")]

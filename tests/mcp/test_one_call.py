@@ -1,0 +1,77 @@
+"""Each tool call is exactly one REST request, built from the table row (fake HTTP at the port)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from podplane.domain.effects import Role
+from podplane.mcp.rest import Caller
+from podplane.mcp.server import call
+from podplane.mcp.tool import CONFIRM, Tool
+from podplane.mcp.tools import BY_NAME, TOOLS
+
+SAMPLE = {"operation_id": "op-1", "step": "touch", "name": "bot"}
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.requests: list[httpx.Request] = []
+
+    def caller(self, role: Role = Role.ADMIN) -> Caller:
+        def handler(request: httpx.Request) -> httpx.Response:
+            self.requests.append(request)
+            return httpx.Response(200, json={"ok": True})
+
+        return Caller(role, lambda: httpx.AsyncClient(transport=httpx.MockTransport(handler),
+                                                      base_url="http://cp.test"))
+
+
+def required_args(tool: Tool) -> dict[str, Any]:
+    args = {name: SAMPLE[name] for name, p in tool.params.items() if p.required}
+    return {**args, CONFIRM: True} if tool.needs_confirmation else args
+
+
+@pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)
+async def test_one_tool_call_is_one_rest_request(tool: Tool) -> None:
+    rec = Recorder()
+    result = await call(tool.name, required_args(tool), rec.caller())
+    assert not result.is_error, result.structured_content
+    assert len(rec.requests) == 1
+    sent = rec.requests[0]
+    assert sent.method == tool.method
+    assert sent.url.path == tool.path.format(**SAMPLE)
+    assert CONFIRM not in str(sent.url) and CONFIRM.encode() not in sent.content
+
+
+async def test_defaults_and_arguments_land_where_rest_expects_them() -> None:
+    rec = Recorder()
+    caller = rec.caller()
+    await call("operation_wait", {"operation_id": "op-1"}, caller)
+    await call("operation_wait", {"operation_id": "op-1", "timeout": 5, "revision": 3}, caller)
+    await call("audit_list", {"action": "token.revoke"}, caller)
+    queries = [dict(r.url.params) for r in rec.requests]
+    assert queries == [{"timeout": "50"}, {"timeout": "5", "revision": "3"},
+                       {"limit": "100", "action": "token.revoke"}]
+    assert all(r.content == b"" for r in rec.requests)
+
+
+async def test_refusals_make_no_request() -> None:
+    rec = Recorder()
+    refused = [
+        await call("token_revoke", {"name": "bot"}, rec.caller(Role.ADMIN)),
+        await call("operation_retry_step", {"operation_id": "op-1", "step": "touch"},
+                   rec.caller(Role.VIEWER)),
+        await call("operation_wait", {"operation_id": "../../tokens"}, rec.caller(Role.ADMIN)),
+        await call("operation_wait", {"operation_id": "op-1", "timeout": 600},
+                   rec.caller(Role.ADMIN)),
+        await call("cluster_explode", {}, rec.caller(Role.ADMIN)),
+    ]
+    codes = [json.loads(r.content[0].text)["error"]["code"] for r in refused]  # type: ignore[union-attr]
+    assert codes == ["confirmation_required", "forbidden", "invalid_input", "invalid_input",
+                     "unknown_tool"]
+    assert rec.requests == []
+    assert BY_NAME["operation_retry_step"].role is Role.OPERATOR

@@ -1,0 +1,111 @@
+"""`podplane mcp` over stdio against a real control plane in a subprocess on a free port."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from mcp import Client, StdioServerParameters
+from podplane.domain.effects import Role
+from podplane.mcp.tools import TOOLS
+from podplane.server import local_ctx
+from podplane.services import tokens
+from podplane.settings import Settings
+from tests.mcp.conftest import structured
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+pytestmark = pytest.mark.slow
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PODPLANE_")}
+    return {**env, "PYTHONPATH": SRC, **extra}
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+@pytest.fixture
+async def secrets(home: Path) -> dict[str, str]:
+    async with local_ctx(Settings(home=home)) as ctx:
+        return {name: (await tokens.mint(ctx, name, role)).secret
+                for name, role in (("agent", Role.OPERATOR), ("boss", Role.ADMIN))}
+
+
+@pytest.fixture
+def server_url(home: Path, secrets: dict[str, str]) -> Iterator[str]:
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "podplane", "serve", "--port", str(port), "--home", str(home)],
+        env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        _wait_healthy(url, proc)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            err = proc.stderr.read().decode() if proc.stderr else ""
+            raise AssertionError(f"server exited: {err}")
+        try:
+            if httpx.get(f"{url}/api/v1/health", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)  # waiting for a process to start, not simulating time
+    raise AssertionError("server did not become healthy")
+
+
+async def test_stdio_lists_and_calls_over_http(server_url: str, secrets: dict[str, str]) -> None:
+    boss = {"Authorization": f"Bearer {secrets['boss']}"}
+    made = httpx.post(f"{server_url}/api/v1/tokens", json={"name": "ci", "role": "viewer"},
+                      headers=boss)
+    assert made.status_code == 201  # gives the audit log something to show
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "podplane", "mcp"],
+        env=_env(PODPLANE_URL=server_url, PODPLANE_TOKEN=secrets["agent"]),
+    )
+    async with Client(params, mode="legacy", cache=None) as client:
+        listed = {t.name for t in (await client.list_tools()).tools}
+        result = await client.call_tool("audit_list", {"limit": 5})
+        refused = await client.call_tool("token_list", {})
+    assert listed == {t.name for t in TOOLS if Role.OPERATOR.allows(t.role)}
+    assert "token_list" not in listed and "audit_list" in listed
+    headers = {"Authorization": f"Bearer {secrets['agent']}"}
+    rest = httpx.get(f"{server_url}/api/v1/audit", params={"limit": 5}, headers=headers)
+    assert not result.is_error
+    assert structured(result)["result"] == rest.json()
+    assert [(a["action"], a["target"]) for a in rest.json()] == [("token.create", "token/ci")]
+    assert structured(refused)["error"]["code"] == "forbidden"
+
+
+def test_stdio_refuses_to_start_with_a_bad_token(server_url: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "podplane", "mcp"], input=b"", capture_output=True, timeout=30,
+        env=_env(PODPLANE_URL=server_url, PODPLANE_TOKEN="pp_wrong"),
+    )
+    assert done.returncode == 1
+    assert b"refused the token" in done.stderr
