@@ -20,7 +20,21 @@ from tests.conftest import mint
 _home = Path(tempfile.mkdtemp(prefix="podplane-fuzz-"))
 app = build_app(Settings(home=_home, database_url=f"sqlite:///{_home / 'fuzz.db'}"))
 ADMIN = asyncio.run(mint(app, "fuzz-admin", Role.ADMIN))
-schema = schemathesis.openapi.from_asgi("/openapi.json", app)
+
+
+async def without_lifespan(scope, receive, send):  # type: ignore[no-untyped-def]
+    """Schemathesis enters the lifespan on every call; the MCP session manager runs once per
+    process, so this harness answers lifespan itself and lets HTTP through (the routes
+    under test need no background runner: reads and 202s only)."""
+    if scope["type"] == "lifespan":
+        while (message := await receive())["type"] != "lifespan.shutdown":
+            await send({"type": "lifespan.startup.complete"})
+        await send({"type": "lifespan.shutdown.complete"})
+        return
+    await app(scope, receive, send)
+
+
+schema = schemathesis.openapi.from_asgi("/openapi.json", without_lifespan)
 
 
 @schema.parametrize()
