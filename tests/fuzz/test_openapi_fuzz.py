@@ -27,7 +27,7 @@ async def without_lifespan(scope, receive, send):  # type: ignore[no-untyped-def
     process, so this harness answers lifespan itself and lets HTTP through (the routes
     under test need no background runner: reads and 202s only)."""
     if scope["type"] == "lifespan":
-        while (message := await receive())["type"] != "lifespan.shutdown":
+        while (await receive())["type"] != "lifespan.shutdown":
             await send({"type": "lifespan.startup.complete"})
         await send({"type": "lifespan.shutdown.complete"})
         return
