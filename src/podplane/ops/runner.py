@@ -58,6 +58,7 @@ class Runner:
         self._cooldown: dict[str, datetime] = {}
         self._background: list[asyncio.Task[None]] = []
         self._kick: asyncio.Event | None = None
+        self._stopping: asyncio.Event | None = None
 
     @property
     def owner(self) -> str:
@@ -68,7 +69,7 @@ class Runner:
         return set(self._tasks)
 
     async def start(self) -> None:
-        self._kick = asyncio.Event()
+        self._kick, self._stopping = asyncio.Event(), asyncio.Event()
         self._background = [asyncio.create_task(self._scan_loop()),
                             asyncio.create_task(self._heartbeat_loop())]
 
@@ -78,13 +79,21 @@ class Runner:
             self._kick.set()
 
     async def stop(self) -> None:
-        tasks = self._background + list(self._tasks.values())
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
+        # Loops stop at their wait points, never inside a transaction: a cancel in the middle of
+        # an aiosqlite write can leave the connection holding SQLite's write lock.
+        if self._stopping is not None:
+            self._stopping.set()
+            self.kick()
+        for task in self._background:
             with contextlib.suppress(BaseException):
                 await task
-        self._background, self._kick = [], None
+        executions = list(self._tasks.values())
+        for task in executions:
+            task.cancel()  # an execution stopped mid-step resumes from its persisted phase
+        for task in executions:
+            with contextlib.suppress(BaseException):
+                await task
+        self._background, self._kick, self._stopping = [], None, None
         async with self.engine.sessions.begin() as db:
             await repo.release_all(db, self.owner)  # let the next process resume at once
 
@@ -124,8 +133,8 @@ class Runner:
             self.engine.notifier.notify(op_id)
 
     async def _scan_loop(self) -> None:
-        assert self._kick is not None
-        while True:
+        assert self._kick is not None and self._stopping is not None
+        while not self._stopping.is_set():
             self._kick.clear()
             try:
                 await self.scan_once()
@@ -135,8 +144,11 @@ class Runner:
                 await asyncio.wait_for(self._kick.wait(), timeout=self.scan_every)
 
     async def _heartbeat_loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.lease.total_seconds() / 3)
+        assert self._stopping is not None
+        while not self._stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), self.lease.total_seconds() / 3)
+                return
             try:
                 await self.renew_once()
             except Exception:

@@ -129,3 +129,21 @@ class PreferenceModel(Base):
     principal: Mapped[str] = mapped_column(String(64), primary_key=True)
     key: Mapped[str] = mapped_column(String(64), primary_key=True)
     value: Mapped[str] = mapped_column(Text)
+
+
+class ClusterModel(Base):
+    """A cluster podplane manages (created or imported). The cloud stays the source of truth
+    for state; this row holds identity, origin and the facts needed to reach the cluster."""
+
+    __tablename__ = "clusters"
+    name: Mapped[str] = mapped_column(String(63), primary_key=True)
+    region: Mapped[str] = mapped_column(String(32))
+    eks_cluster_name: Mapped[str] = mapped_column(String(100))
+    hyperpod_cluster_name: Mapped[str | None] = mapped_column(String(63))
+    origin: Mapped[str] = mapped_column(String(16))      # created | imported
+    state: Mapped[str] = mapped_column(String(16))       # creating | active | failed | deleting
+    spec: Mapped[dict[str, Any]] = mapped_column(JSON)
+    facts: Mapped[dict[str, Any]] = mapped_column(JSON)  # vpc, subnets, security group, bucket
+    operation_id: Mapped[str | None] = mapped_column(String(40))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
