@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -36,20 +38,23 @@ def _env(**extra: str) -> dict[str, str]:
     return {**env, "PYTHONPATH": SRC, **extra}
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
+@dataclass(frozen=True)
+class Served:
+    url: str
+    secrets: dict[str, str]
 
 
-@pytest.fixture
-async def secrets(home: Path) -> dict[str, str]:
+async def _mint(home: Path) -> dict[str, str]:
     async with local_ctx(Settings(home=home)) as ctx:
         return {name: (await tokens.mint(ctx, name, role)).secret
                 for name, role in (("agent", Role.OPERATOR), ("boss", Role.ADMIN))}
 
 
-@pytest.fixture
-def server_url(home: Path, secrets: dict[str, str]) -> Iterator[str]:
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One control plane for the module: starting a process is the slow part."""
+    home = tmp_path_factory.mktemp("stdio") / "home"
+    secrets = asyncio.run(_mint(home))
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen(
@@ -58,7 +63,7 @@ def server_url(home: Path, secrets: dict[str, str]) -> Iterator[str]:
     )
     try:
         _wait_healthy(url, proc)
-        yield url
+        yield Served(url, secrets)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -79,7 +84,8 @@ def _wait_healthy(url: str, proc: subprocess.Popen[bytes]) -> None:
     raise AssertionError("server did not become healthy")
 
 
-async def test_stdio_lists_and_calls_over_http(server_url: str, secrets: dict[str, str]) -> None:
+async def test_stdio_lists_and_calls_over_http(served: Served) -> None:
+    server_url, secrets = served.url, served.secrets
     boss = {"Authorization": f"Bearer {secrets['boss']}"}
     made = httpx.post(f"{server_url}/api/v1/tokens", json={"name": "ci", "role": "viewer"},
                       headers=boss)
@@ -102,10 +108,10 @@ async def test_stdio_lists_and_calls_over_http(server_url: str, secrets: dict[st
     assert structured(refused)["error"]["code"] == "forbidden"
 
 
-def test_stdio_refuses_to_start_with_a_bad_token(server_url: str) -> None:
+def test_stdio_refuses_to_start_with_a_bad_token(served: Served) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "podplane", "mcp"], input=b"", capture_output=True, timeout=30,
-        env=_env(PODPLANE_URL=server_url, PODPLANE_TOKEN="pp_wrong"),
+        env=_env(PODPLANE_URL=served.url, PODPLANE_TOKEN="pp_wrong"),
     )
     assert done.returncode == 1
     assert b"refused the token" in done.stderr
