@@ -10,7 +10,7 @@ import pytest
 from podplane.domain.effects import Effect, Role
 from podplane.mcp.tools import TOOLS
 from tests.conftest import client_for, mint
-from tests.mcp.conftest import mcp_client, structured
+from tests.mcp.conftest import mcp_client, required_args, structured
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-11-25", "capabilities": {},
@@ -111,6 +111,15 @@ async def test_hidden_tool_is_refused_by_the_server(app, admin, tokens_by_role, 
     assert error["code"] == "forbidden"
     assert f"this token is {role}" in error["detail"]  # refused by the MCP server, not by REST
     assert "victim" in await _active_tokens(admin)
+
+
+@pytest.mark.parametrize("role", [Role.VIEWER, Role.OPERATOR])
+async def test_every_tool_refuses_a_role_below_its_service_role(app, tokens_by_role, role) -> None:  # type: ignore[no-untyped-def]
+    async with mcp_client(app, tokens_by_role[role.value]) as client:
+        for tool in TOOLS:
+            result = await client.call_tool(tool.name, required_args(tool))
+            code = structured(result)["error"]["code"] if result.is_error else None
+            assert (code == "forbidden") is (not role.allows(tool.role)), (tool.name, code)
 
 
 async def test_invalid_arguments_are_refused_with_a_problem(app, tokens_by_role) -> None:  # type: ignore[no-untyped-def]
