@@ -8,9 +8,9 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx2
+from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp import Client
 from podplane.mcp.tool import CONFIRM, Tool
 
 BASE = "http://127.0.0.1:3099"

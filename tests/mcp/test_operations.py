@@ -8,8 +8,8 @@ from typing import Any
 
 import httpx
 import pytest
+from mcp.client.client import Client
 
-from mcp import Client
 from podplane.bootstrap import build_app
 from podplane.ops import testing
 from podplane.ops.clock import ManualClock

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from mcp.client.client import Client
+from mcp.client.stdio import StdioServerParameters
 
-from mcp import Client, StdioServerParameters
 from podplane.domain.effects import Role
 from podplane.mcp.tools import TOOLS
 from podplane.server import local_ctx
