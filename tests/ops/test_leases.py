@@ -55,6 +55,17 @@ async def row_of(eng: OpsEngine, op_id: str) -> tuple[str, int, str | None]:
         return row.status, row.revision, row.lease_owner
 
 
+async def polling(eng: OpsEngine, op_id: str) -> None:
+    """Let the execution reach its poll sleep (blocked on the manual clock)."""
+    for _ in range(400):
+        await asyncio.sleep(0.005)
+        async with eng.sessions() as db:
+            steps = await repo.steps(db, [op_id])
+        if steps[1].phase == "polling":
+            return
+    raise AssertionError("the touch step never reached polling")
+
+
 def dead_pid() -> int:
     proc = subprocess.Popen(["true"])
     proc.wait()
@@ -96,12 +107,7 @@ async def test_a_lost_lease_stops_the_execution(state: AppState, db_url: str) ->
     op_id = await new_op(eng, "thief", delay=600, poll=5)
     assert await eng.runner.scan_once() == [op_id]
     task = eng.runner._tasks[op_id]
-    for _ in range(200):  # let it reach its poll sleep
-        await asyncio.sleep(0.005)
-        async with eng.sessions() as db:
-            steps = await repo.steps(db, [op_id])
-        if steps[1].phase == "polling":
-            break
+    await polling(eng, op_id)
     await set_lease(eng, op_id, "thief:1:abc", 30)
     await eng.runner.renew_once()
     with pytest.raises(asyncio.CancelledError):
@@ -112,3 +118,23 @@ async def test_a_lost_lease_stops_the_execution(state: AppState, db_url: str) ->
     assert (status, owner) == ("running", "thief:1:abc")
     assert await row_of(eng, op_id) == (status, revision, owner)
     assert eng.runner.running == set()
+
+
+@pytest.mark.postgres
+async def test_an_orderly_stop_releases_leases_for_the_next_process(
+    state: AppState, db_url: str
+) -> None:
+    clock = ManualClock(auto=False)
+    first = engine(state, clock)
+    await first.start()
+    op_id = await new_op(first, "handover", delay=600, poll=5)
+    first.changed(op_id)
+    await polling(first, op_id)
+    assert (await row_of(first, op_id))[2] == first.runner.owner
+    await first.stop()
+    assert (await row_of(first, op_id))[::2] == ("running", None)
+
+    second = engine(state, ManualClock(auto=True))
+    assert await second.runner.scan_once() == [op_id]
+    await second.runner.drain()
+    assert (await row_of(second, op_id))[0] == "succeeded"
