@@ -126,6 +126,7 @@ async def test_non_retryable_error_fails_then_retry_step_resumes(admin, cloud: F
     assert r.status_code == 202, r.text
     done = await settle(admin, op["id"])
     assert done["status"] == "succeeded" and done["error"] is None
+    assert done["result"]["name"] == "test-denied"  # kept from the step that ran before
     assert step(done, "touch")["attempt"] == 2
     assert step(done, "prepare")["attempt"] == 1
     assert any("retry requested by t-admin" in (e["message"] or "")
