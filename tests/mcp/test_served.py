@@ -1,4 +1,5 @@
-"""`podplane mcp` over stdio against a real control plane in a subprocess on a free port."""
+"""Against a real control plane (uvicorn in a subprocess on a free port): `podplane mcp` over
+stdio, and the mounted /mcp/ over a real socket (real SSE streams, not a buffered transport)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import httpx2
 import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 from podplane.domain.effects import Role
 from podplane.mcp.tools import TOOLS
@@ -116,3 +119,17 @@ def test_stdio_refuses_to_start_with_a_bad_token(served: Served) -> None:
     )
     assert done.returncode == 1
     assert b"refused the token" in done.stderr
+
+
+@pytest.mark.parametrize("path", ["/mcp/", "/mcp"])
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_mounted_face_over_a_real_socket(served: Served, mode: str, path: str) -> None:
+    headers = {"Authorization": f"Bearer {served.secrets['agent']}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+        transport = streamable_http_client(served.url + path, http_client=http)
+        async with Client(transport, mode=mode, cache=None) as client:
+            listed = {t.name for t in (await client.list_tools()).tools}
+            waited = await client.call_tool("operation_wait",
+                                            {"operation_id": "op-nope", "timeout": 1})
+    assert listed == {t.name for t in TOOLS if Role.OPERATOR.allows(t.role)}
+    assert structured(waited)["error"]["code"] == "not_found"
