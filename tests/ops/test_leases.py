@@ -4,29 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from podplane.bootstrap import build_state
 from podplane.ops import starting, testing
 from podplane.ops.clock import ManualClock, RealClock
 from podplane.ops.engine import OpsEngine
 from podplane.ops.execute import Execution
 from podplane.ops.runner import HOST
 from podplane.services.context import AppState
-from podplane.settings import Settings
 from podplane.store import operations as repo
-
-
-@pytest.fixture
-async def state(settings: Settings) -> AsyncIterator[AppState]:
-    testing.register(settings.home / "fake-cloud.jsonl")
-    st = build_state(settings)
-    yield st
-    await st.extras["engine"].dispose()
 
 
 def engine(state: AppState, clock: ManualClock) -> OpsEngine:
