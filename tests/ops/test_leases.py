@@ -4,29 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from podplane.bootstrap import build_state
 from podplane.ops import starting, testing
 from podplane.ops.clock import ManualClock, RealClock
 from podplane.ops.engine import OpsEngine
 from podplane.ops.execute import Execution
 from podplane.ops.runner import HOST
 from podplane.services.context import AppState
-from podplane.settings import Settings
 from podplane.store import operations as repo
-
-
-@pytest.fixture
-async def state(settings: Settings) -> AsyncIterator[AppState]:
-    testing.register(settings.home / "fake-cloud.jsonl")
-    st = build_state(settings)
-    yield st
-    await st.extras["engine"].dispose()
 
 
 def engine(state: AppState, clock: ManualClock) -> OpsEngine:
@@ -138,3 +127,18 @@ async def test_an_orderly_stop_releases_leases_for_the_next_process(
     assert await second.runner.scan_once() == [op_id]
     await second.runner.drain()
     assert (await row_of(second, op_id))[0] == "succeeded"
+
+
+@pytest.mark.postgres
+async def test_two_processes_scanning_together_run_each_operation_once(
+    state: AppState, db_url: str
+) -> None:
+    a, b = engine(state, ManualClock()), engine(state, ManualClock())
+    ops = [await new_op(a, f"pair-{i}") for i in range(10)]
+    claimed_a, claimed_b = await asyncio.gather(a.runner.scan_once(), b.runner.scan_once())
+    assert not set(claimed_a) & set(claimed_b)
+    assert sorted(claimed_a + claimed_b) == sorted(ops)
+    await asyncio.gather(a.runner.drain(), b.runner.drain())
+    assert {(await row_of(a, op_id))[0] for op_id in ops} == {"succeeded"}
+    ledger = testing.FakeCloud(Path(state.settings.home) / "fake-cloud.jsonl").entries()
+    assert sorted(e["name"] for e in ledger) == sorted(f"pair-{i}" for i in range(10))

@@ -228,3 +228,20 @@ async def test_test_workflow_needs_the_env_flag(admin, monkeypatch: pytest.Monke
     monkeypatch.delenv("PODPLANE_TEST_WORKFLOWS")
     r = await start(admin, "test/off")
     assert r.status_code == 404 and r.json()["code"] == "not_found"
+
+
+@pytest.mark.postgres
+async def test_hostile_inputs_are_problems_not_500s(admin, db_url: str) -> None:
+    probes = [
+        admin.get("/api/v1/operations", params={"target": "a\x00b"}),
+        admin.get("/api/v1/operations", params={"cursor": "../x"}),
+        admin.get("/api/v1/operations/op%00x"),
+        admin.get("/api/v1/operations/op-x/wait", params={"timeout": "nan"}),
+        admin.post("/api/v1/operations/op-x/steps/a%20b/retry"),
+        start(admin, "t\x00x"),
+        admin.post("/api/v1/operations/_test", headers={"Idempotency-Key": "a b"},
+                   json={"target": "test/x", "params": {}}),
+    ]
+    for r in await asyncio.gather(*probes):
+        assert r.status_code in (404, 422), (r.request.url, r.status_code, r.text)
+        assert r.headers["content-type"] == "application/problem+json"
