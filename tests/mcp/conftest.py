@@ -8,9 +8,10 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx2
+from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp import Client
+from podplane.mcp.tool import CONFIRM, Tool
 
 BASE = "http://127.0.0.1:3099"
 MCP_URL = f"{BASE}/mcp/"
@@ -33,3 +34,12 @@ def structured(result: Any) -> dict[str, Any]:
     assert json.loads(result.content[0].text) == json.loads(
         json.dumps(result.structured_content, default=str))
     return result.structured_content  # type: ignore[no-any-return]
+
+
+SAMPLE = {"operation_id": "op-1", "step": "touch", "name": "bot"}
+
+
+def required_args(tool: Tool) -> dict[str, Any]:
+    """The least arguments that pass the tool's own checks (confirmation included)."""
+    args = {name: SAMPLE[name] for name, p in tool.params.items() if p.required}
+    return {**args, CONFIRM: True} if tool.needs_confirmation else args

@@ -10,7 +10,7 @@ import pytest
 from podplane.domain.effects import Effect, Role
 from podplane.mcp.tools import TOOLS
 from tests.conftest import client_for, mint
-from tests.mcp.conftest import mcp_client, structured
+from tests.mcp.conftest import mcp_client, required_args, structured
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-11-25", "capabilities": {},
@@ -18,18 +18,16 @@ INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
-@pytest.mark.parametrize("token", [None, "pp_not_a_token", "Basic abc"])
-async def test_no_or_bad_token_is_401_before_mcp(app, token) -> None:  # type: ignore[no-untyped-def]
-    headers = dict(MCP_HEADERS)
-    if token:
-        headers["Authorization"] = token if " " in token else f"Bearer {token}"
-    async with client_for(app, None) as c:
-        r = await c.post("/mcp/", json=INIT, headers=headers)
-    assert r.status_code == 401
-    assert r.headers["content-type"] == "application/problem+json"
-    assert r.json()["code"] == "unauthenticated"
-    assert "mcp-session-id" not in r.headers
-    assert r.headers["www-authenticate"] == "Bearer"
+async def test_no_or_bad_token_is_401_before_mcp(app) -> None:  # type: ignore[no-untyped-def]
+    for auth in (None, "Bearer pp_not_a_token", "Basic abc", "Bearer "):
+        headers = dict(MCP_HEADERS, **({"Authorization": auth} if auth else {}))
+        async with client_for(app, None) as c:
+            r = await c.post("/mcp/", json=INIT, headers=headers)
+        assert r.status_code == 401, auth
+        assert r.headers["content-type"] == "application/problem+json"
+        assert r.json()["code"] == "unauthenticated"
+        assert "mcp-session-id" not in r.headers
+        assert r.headers["www-authenticate"] == "Bearer"
 
 
 async def test_foreign_origin_is_refused(app, tokens_by_role) -> None:  # type: ignore[no-untyped-def]
@@ -52,17 +50,17 @@ async def test_a_session_is_bound_to_the_token_that_opened_it(app, tokens_by_rol
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-@pytest.mark.parametrize("role", list(Role))
-async def test_tools_list_follows_the_role(app, tokens_by_role, role, mode) -> None:  # type: ignore[no-untyped-def]
-    async with mcp_client(app, tokens_by_role[role.value], mode) as client:
-        listed = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(listed) == {t.name for t in TOOLS if role.allows(t.role)}
-    assert "audit_list" in listed
-    if role is Role.VIEWER:
-        assert all(t.annotations and t.annotations.read_only_hint for t in listed.values())
-        assert "token_list" not in listed  # an admin-only read
-    if role is not Role.ADMIN:
-        assert "token_revoke" not in listed
+async def test_tools_list_follows_the_role(app, tokens_by_role, mode) -> None:  # type: ignore[no-untyped-def]
+    for role in Role:
+        async with mcp_client(app, tokens_by_role[role.value], mode) as client:
+            listed = {t.name: t for t in (await client.list_tools()).tools}
+        assert set(listed) == {t.name for t in TOOLS if role.allows(t.role)}, role
+        assert "audit_list" in listed
+        if role is Role.VIEWER:
+            assert all(t.annotations and t.annotations.read_only_hint for t in listed.values())
+            assert "token_list" not in listed  # an admin-only read
+        if role is not Role.ADMIN:
+            assert "token_revoke" not in listed
 
 
 async def test_listed_annotations_equal_the_service_effects(app, tokens_by_role) -> None:  # type: ignore[no-untyped-def]
@@ -87,30 +85,37 @@ async def _audited(admin: httpx.AsyncClient, action: str) -> list[dict[str, Any]
     return (await admin.get("/api/v1/audit", params={"action": action})).json()  # type: ignore[no-any-return]
 
 
-@pytest.mark.parametrize("confirm", [None, False, "yes"])
-async def test_destructive_tool_without_confirm_is_refused(  # type: ignore[no-untyped-def]
-    app, admin, tokens_by_role, confirm
-) -> None:
+async def test_destructive_tool_without_confirm_is_refused(app, admin, tokens_by_role) -> None:  # type: ignore[no-untyped-def]
     await mint(app, "victim", Role.VIEWER)
-    args = {"name": "victim"} if confirm is None else {"name": "victim", "confirm": confirm}
     async with mcp_client(app, tokens_by_role["admin"]) as client:
-        result = await client.call_tool("token_revoke", args)
-    assert result.is_error
-    assert structured(result)["error"]["code"] == "confirmation_required"
+        for confirm in (None, False, "yes", 1):
+            args = {"name": "victim"} if confirm is None else {"name": "victim", "confirm": confirm}
+            result = await client.call_tool("token_revoke", args)
+            assert result.is_error
+            assert structured(result)["error"]["code"] == "confirmation_required", confirm
     assert "victim" in await _active_tokens(admin)  # no REST call was made
     assert await _audited(admin, "token.revoke") == []
 
 
-@pytest.mark.parametrize("role", ["viewer", "operator"])
-async def test_hidden_tool_is_refused_by_the_server(app, admin, tokens_by_role, role) -> None:  # type: ignore[no-untyped-def]
+async def test_hidden_tool_is_refused_by_the_server(app, admin, tokens_by_role) -> None:  # type: ignore[no-untyped-def]
     await mint(app, "victim", Role.VIEWER)
-    async with mcp_client(app, tokens_by_role[role]) as client:
-        result = await client.call_tool("token_revoke", {"name": "victim", "confirm": True})
-    assert result.is_error
-    error = structured(result)["error"]
-    assert error["code"] == "forbidden"
-    assert f"this token is {role}" in error["detail"]  # refused by the MCP server, not by REST
+    for role in ("viewer", "operator"):
+        async with mcp_client(app, tokens_by_role[role]) as client:
+            result = await client.call_tool("token_revoke", {"name": "victim", "confirm": True})
+        assert result.is_error
+        error = structured(result)["error"]
+        assert error["code"] == "forbidden"
+        assert f"this token is {role}" in error["detail"]  # refused by MCP, not by REST
     assert "victim" in await _active_tokens(admin)
+
+
+async def test_every_tool_refuses_a_role_below_its_service_role(app, tokens_by_role) -> None:  # type: ignore[no-untyped-def]
+    for role in (Role.VIEWER, Role.OPERATOR):
+        async with mcp_client(app, tokens_by_role[role.value]) as client:
+            for tool in TOOLS:
+                result = await client.call_tool(tool.name, required_args(tool))
+                code = structured(result)["error"]["code"] if result.is_error else None
+                assert (code == "forbidden") is (not role.allows(tool.role)), (tool.name, code)
 
 
 async def test_invalid_arguments_are_refused_with_a_problem(app, tokens_by_role) -> None:  # type: ignore[no-untyped-def]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import httpx
 import pytest
@@ -13,8 +12,7 @@ from podplane.mcp.rest import Caller
 from podplane.mcp.server import call
 from podplane.mcp.tool import CONFIRM, Tool
 from podplane.mcp.tools import BY_NAME, TOOLS
-
-SAMPLE = {"operation_id": "op-1", "step": "touch", "name": "bot"}
+from tests.mcp.conftest import SAMPLE, required_args
 
 
 class Recorder:
@@ -28,11 +26,6 @@ class Recorder:
 
         return Caller(role, lambda: httpx.AsyncClient(transport=httpx.MockTransport(handler),
                                                       base_url="http://cp.test"))
-
-
-def required_args(tool: Tool) -> dict[str, Any]:
-    args = {name: SAMPLE[name] for name, p in tool.params.items() if p.required}
-    return {**args, CONFIRM: True} if tool.needs_confirmation else args
 
 
 @pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)

@@ -8,8 +8,8 @@ from typing import Any
 
 import httpx
 import pytest
+from mcp.client.client import Client
 
-from mcp import Client
 from podplane.bootstrap import build_app
 from podplane.ops import testing
 from podplane.ops.clock import ManualClock
@@ -84,11 +84,13 @@ async def test_the_same_operation_through_rest_and_mcp_is_the_same(  # type: ign
             structured(await client.call_tool("operation_get",
                                               {"operation_id": op_id, "history": True}))["result"],
             structured(await client.call_tool("operation_list", {"limit": 5}))["result"],
+            structured(await client.call_tool("operation_wait", {"operation_id": op_id}))["result"],
         ]
     via_rest = [
         (await operator.get(f"/api/v1/operations/{op_id}", params={"history": False})).json(),
         (await operator.get(f"/api/v1/operations/{op_id}", params={"history": True})).json(),
         (await operator.get("/api/v1/operations", params={"limit": 5})).json(),
+        (await operator.get(f"/api/v1/operations/{op_id}/wait", params={"timeout": 50})).json(),
     ]
     assert via_mcp == via_rest
     assert via_mcp[0]["status"] == "succeeded"

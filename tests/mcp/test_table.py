@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 
 import pytest
+from fastapi.routing import APIRoute, iter_route_contexts
 from jsonschema import Draft202012Validator
 
 from podplane.domain.effects import Effect, mcp_hints
 from podplane.mcp.tool import CONFIRM, Tool
 from podplane.mcp.tools import BY_NAME, TOOLS
-from podplane.services.registry import REGISTRY, effect_of
+from podplane.services.registry import REGISTRY, ServiceSpec, effect_of
 
 NOUN_VERB = re.compile(r"^[a-z]+(_[a-z]+)+$")
 
@@ -47,3 +48,23 @@ def test_mutating_tools_point_at_operation_wait() -> None:
     for tool in TOOLS:
         says_wait = "operation_wait" in tool.describe()
         assert says_wait is (tool.effect.mutates and tool.returns_operation), tool.name
+
+
+def _shape(path: str) -> str:
+    return re.sub(r"\{[^}]+\}", "{}", path)
+
+
+def _route_specs(app, method: str, path: str) -> list[ServiceSpec]:  # type: ignore[no-untyped-def]
+    """The ServiceSpecs the REST route's auth dependency (ctx_for) closes over."""
+    routes = [c.original_route for c in iter_route_contexts(app.routes)
+              if isinstance(c.original_route, APIRoute) and method in c.original_route.methods
+              and _shape(c.path or "") == _shape(path)]
+    assert len(routes) == 1, (method, path)
+    cells = [c.cell_contents for d in routes[0].dependant.dependencies
+             for c in (getattr(d.call, "__closure__", None) or ())]
+    return [c for c in cells if isinstance(c, ServiceSpec)]
+
+
+@pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)
+async def test_the_route_enforces_the_same_service_the_tool_declares(app, tool: Tool) -> None:  # type: ignore[no-untyped-def]
+    assert _route_specs(app, tool.method, tool.path) == [effect_of(tool.service)]

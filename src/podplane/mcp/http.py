@@ -67,7 +67,9 @@ class McpHttp:
             await task
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http":  # no WebSocket transport for MCP
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
             return
         try:
             if _below_mount(scope) not in ("", "/"):

@@ -56,7 +56,9 @@ def agent_headers(token: str) -> dict[str, str]:
 
 
 def in_process_client(app: Any, token: str) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://podplane.local",
+    # A server error must reach the agent as the REST problem it produced, not as an exception.
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    return httpx.AsyncClient(transport=transport, base_url="http://podplane.local",
                              headers=agent_headers(token), timeout=REST_TIMEOUT)
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcp import types
+import mcp.types as types
+
 from podplane.mcp.rest import Reply
 from podplane.mcp.tool import STATUS_TOOL, Tool
 

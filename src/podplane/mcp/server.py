@@ -12,10 +12,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import quote
 
+import mcp.types as types
 from jsonschema import Draft202012Validator
 from mcp.server import Server, ServerRequestContext
 
-from mcp import types
 from podplane import __version__
 from podplane.domain.effects import Role
 from podplane.mcp import results

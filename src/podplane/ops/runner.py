@@ -78,6 +78,11 @@ class Runner:
         if self._kick is not None:
             self._kick.set()
 
+    async def drain(self) -> None:
+        """Wait until no execution is in flight (tests, orderly shutdown)."""
+        while self._tasks:
+            await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+
     async def stop(self) -> None:
         # Loops stop at their wait points, never inside a transaction: a cancel in the middle of
         # an aiosqlite write can leave the connection holding SQLite's write lock.

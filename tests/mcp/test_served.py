@@ -1,19 +1,25 @@
-"""`podplane mcp` over stdio against a real control plane in a subprocess on a free port."""
+"""Against a real control plane (uvicorn in a subprocess on a free port): `podplane mcp` over
+stdio, and the mounted /mcp/ over a real socket (real SSE streams, not a buffered transport)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import httpx2
 import pytest
+from mcp.client.client import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
-from mcp import Client, StdioServerParameters
 from podplane.domain.effects import Role
 from podplane.mcp.tools import TOOLS
 from podplane.server import local_ctx
@@ -36,20 +42,23 @@ def _env(**extra: str) -> dict[str, str]:
     return {**env, "PYTHONPATH": SRC, **extra}
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
+@dataclass(frozen=True)
+class Served:
+    url: str
+    secrets: dict[str, str]
 
 
-@pytest.fixture
-async def secrets(home: Path) -> dict[str, str]:
+async def _mint(home: Path) -> dict[str, str]:
     async with local_ctx(Settings(home=home)) as ctx:
         return {name: (await tokens.mint(ctx, name, role)).secret
                 for name, role in (("agent", Role.OPERATOR), ("boss", Role.ADMIN))}
 
 
-@pytest.fixture
-def server_url(home: Path, secrets: dict[str, str]) -> Iterator[str]:
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One control plane for the module: starting a process is the slow part."""
+    home = tmp_path_factory.mktemp("stdio") / "home"
+    secrets = asyncio.run(_mint(home))
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen(
@@ -58,7 +67,7 @@ def server_url(home: Path, secrets: dict[str, str]) -> Iterator[str]:
     )
     try:
         _wait_healthy(url, proc)
-        yield url
+        yield Served(url, secrets)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -79,7 +88,8 @@ def _wait_healthy(url: str, proc: subprocess.Popen[bytes]) -> None:
     raise AssertionError("server did not become healthy")
 
 
-async def test_stdio_lists_and_calls_over_http(server_url: str, secrets: dict[str, str]) -> None:
+async def test_stdio_lists_and_calls_over_http(served: Served) -> None:
+    server_url, secrets = served.url, served.secrets
     boss = {"Authorization": f"Bearer {secrets['boss']}"}
     made = httpx.post(f"{server_url}/api/v1/tokens", json={"name": "ci", "role": "viewer"},
                       headers=boss)
@@ -102,10 +112,24 @@ async def test_stdio_lists_and_calls_over_http(server_url: str, secrets: dict[st
     assert structured(refused)["error"]["code"] == "forbidden"
 
 
-def test_stdio_refuses_to_start_with_a_bad_token(server_url: str) -> None:
+def test_stdio_refuses_to_start_with_a_bad_token(served: Served) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "podplane", "mcp"], input=b"", capture_output=True, timeout=30,
-        env=_env(PODPLANE_URL=server_url, PODPLANE_TOKEN="pp_wrong"),
+        env=_env(PODPLANE_URL=served.url, PODPLANE_TOKEN="pp_wrong"),
     )
     assert done.returncode == 1
     assert b"refused the token" in done.stderr
+
+
+@pytest.mark.parametrize("path", ["/mcp/", "/mcp"])
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_mounted_face_over_a_real_socket(served: Served, mode: str, path: str) -> None:
+    headers = {"Authorization": f"Bearer {served.secrets['agent']}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+        transport = streamable_http_client(served.url + path, http_client=http)
+        async with Client(transport, mode=mode, cache=None) as client:
+            listed = {t.name for t in (await client.list_tools()).tools}
+            waited = await client.call_tool("operation_wait",
+                                            {"operation_id": "op-nope", "timeout": 1})
+    assert listed == {t.name for t in TOOLS if Role.OPERATOR.allows(t.role)}
+    assert structured(waited)["error"]["code"] == "not_found"
