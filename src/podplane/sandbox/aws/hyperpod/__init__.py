@@ -1,0 +1,15 @@
+"""SageMaker HyperPod emulator (JSON 1.1): clusters, nodes, training plans, MLflow."""
+
+from __future__ import annotations
+
+from podplane.sandbox.aws.hyperpod.clusters import ClustersMixin
+from podplane.sandbox.aws.hyperpod.plans import PlansMixin
+
+
+class HyperPodEmulator(ClustersMixin, PlansMixin):
+    """Also the sandbox's `NodeSource` for the Kubernetes side (see `sandbox_nodes`)."""
+
+    service = "sagemaker"
+
+
+__all__ = ["HyperPodEmulator"]
