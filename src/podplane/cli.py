@@ -12,12 +12,14 @@ from rich.table import Table
 
 from podplane.domain.effects import Role
 from podplane.domain.errors import PodplaneError
+from podplane.sandbox.cli import sandbox as sandbox_command
 from podplane.settings import Settings
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="Control plane for GPU clusters on AWS (EKS + SageMaker HyperPod).")
 token_app = typer.Typer(no_args_is_help=True, help="Create, list and revoke API tokens.")
 app.add_typer(token_app, name="token")
+app.command("sandbox")(sandbox_command)
 out = Console()
 err = Console(stderr=True)
 
