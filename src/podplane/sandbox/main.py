@@ -74,17 +74,19 @@ class Sandbox:
     def start(self) -> None:
         """Load state, then serve the AWS endpoint on a background thread."""
         restored = self.store.load()
-        if not restored:
-            moto_side.seed(self.world.seed)
+        if not restored:  # a fresh account: moto is process-global, so clear what it holds
+            moto_side.reset(self.world.seed)
         control = ControlApi(self.world, self.hyperpod, self.store.save, self.reset)
         app = AwsRouter(self.world, self.eks, self.hyperpod, self.quotas, moto_side.make_app(),
                         control, self.store.save)
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no per-request lines
         self._server = make_server(self.host, self.aws_port, app, threaded=True)
         self.aws_port = self._server.server_port
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True,
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
+                                        daemon=True,
                                         name="sandbox-aws")
         self._thread.start()
+        self.store.start_autosave()
         self.write_env()
         log.info("sandbox AWS endpoint on %s (restored=%s)", self.aws_url, restored)
 
@@ -93,6 +95,7 @@ class Sandbox:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
+        self.store.stop_autosave()
         self.store.save_all()
 
     def reset(self, seed: int) -> None:
@@ -100,7 +103,7 @@ class Sandbox:
             self.world.seed = seed
             self.world.reset()
             moto_side.reset(seed)
-        self.store.save_all()
+        self.store.save(moto=True)
 
     def env_lines(self) -> list[str]:
         return [f"export AWS_ENDPOINT_URL={self.aws_url}",

@@ -21,6 +21,8 @@ class StateStore:
         self.folder = folder
         self.world = world
         self._lock = threading.Lock()
+        self._moto_dirty = False
+        self._stop = threading.Event()
         folder.mkdir(parents=True, exist_ok=True)
 
     def load(self) -> bool:
@@ -32,15 +34,34 @@ class StateStore:
         return moto_side.load(self.folder / MOTO_FILE) or loaded
 
     def save(self, moto: bool = False) -> None:
+        """Our state is written at once; moto's (large) pickle is marked dirty and written by
+        `flush_moto` (a background tick and on stop), so a burst of EC2 calls costs one write."""
         with self._lock:
             with self.world.lock:
                 text = json.dumps(self.world.dump())
             _atomic_write(self.folder / STATE_FILE, text)
-            if moto:
+            self._moto_dirty = self._moto_dirty or moto
+
+    def flush_moto(self) -> None:
+        with self._lock:
+            if self._moto_dirty:
+                self._moto_dirty = False
                 moto_side.save(self.folder / MOTO_FILE)
 
     def save_all(self) -> None:
-        self.save(moto=True)
+        self.save()
+        self.flush_moto()
+
+    def start_autosave(self, interval: float = 1.0) -> None:
+        def loop() -> None:
+            while not self._stop.wait(interval):
+                self.flush_moto()
+
+        self._stop.clear()
+        threading.Thread(target=loop, daemon=True, name="sandbox-autosave").start()
+
+    def stop_autosave(self) -> None:
+        self._stop.set()
 
 
 def _atomic_write(path: Path, text: str) -> None:

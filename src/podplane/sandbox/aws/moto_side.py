@@ -14,7 +14,7 @@ os.environ.setdefault("MOTO_IAM_LOAD_MANAGED_POLICIES", "true")
 
 from moto.backends import get_backend  # noqa: E402
 from moto.core.base_backend import BackendDict  # noqa: E402
-from moto.moto_api._internal import mock_random, moto_api_backend  # noqa: E402
+from moto.moto_api._internal import mock_random  # noqa: E402
 from moto.server import DomainDispatcherApplication, create_backend_app  # noqa: E402
 
 PERSISTED = ("ec2", "iam", "s3", "sts", "sagemaker", "cloudformation", "logs", "kms", "ssm",
@@ -25,12 +25,18 @@ def make_app() -> Any:
     return DomainDispatcherApplication(create_backend_app)
 
 
+# regions worth keeping: ours, the global ones, and the aws partition (IAM keys it "aws");
+# other partitions only hold moto's preloaded AWS-managed IAM policies (tens of MB)
+KEPT_REGIONS = {"us-west-2", "us-east-1", "global", "aws"}
+
+
 def save(path: Path) -> None:
     data = {}
     for name in PERSISTED:
         backend = get_backend(name)  # type: ignore[call-overload]
         if len(backend):
-            data[name] = dict(backend)
+            data[name] = {account: {r: b for r, b in regions.items() if r in KEPT_REGIONS}
+                          for account, regions in backend.items()}
     tmp = path.with_suffix(".tmp")
     tmp.write_bytes(pickle.dumps(data))
     tmp.replace(path)
@@ -43,14 +49,20 @@ def load(path: Path) -> bool:
     for name, accounts in data.items():
         backend = get_backend(name)  # type: ignore[call-overload]
         backend.clear()
-        backend.update(accounts)
+        for account, regions in accounts.items():
+            for region, region_backend in regions.items():
+                backend[account][region] = region_backend
         if backend not in BackendDict._instances:
             BackendDict._instances.append(backend)
     return True
 
 
 def reset(seed: int) -> None:
-    moto_api_backend.reset()
+    """Forget every account moto holds. Backends are rebuilt lazily on next use (fast), unlike
+    moto's own reset which rebuilds every region at once."""
+    for backend in list(BackendDict._instances):
+        backend.clear()
+    BackendDict._instances.clear()
     mock_random.seed(seed)
 
 

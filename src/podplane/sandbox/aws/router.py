@@ -78,7 +78,9 @@ class AwsRouter:
             return protocol.json_error(err, rest=False)
 
     def _rest_eks(self, environ: dict[str, Any], path: str, body: bytes) -> Response:
-        matched = protocol.match_rest("eks", environ["REQUEST_METHOD"], path)
+        # match on the raw path: ARNs in the path carry %2F, which PATH_INFO has decoded
+        raw = environ.get("RAW_URI") or environ.get("REQUEST_URI") or path
+        matched = protocol.match_rest("eks", environ["REQUEST_METHOD"], raw.split("?")[0])
         if matched is None or not self.eks.handles(matched[0]):
             what = matched[0] if matched else path
             return protocol.json_error(AwsError(
