@@ -31,7 +31,7 @@ class Box:
         client = boto3.client(service, endpoint_url=self.url, region_name="us-west-2",
                               aws_access_key_id="test", aws_secret_access_key="test",
                               config=Config(retries={"mode": "standard",
-                                                     "max_attempts": attempts}))
+                                                     "total_max_attempts": attempts}))
         return self.shapes.attach(client)
 
     def advance(self, seconds: float) -> dict[str, Any]:

@@ -38,7 +38,7 @@ class AwsCaller:
         self.session = session or boto3.session.Session(region_name=region)
         self._clients: dict[str, Any] = {}
         self._config = Config(retries={"mode": "standard",
-                                                "max_attempts": botocore_attempts},
+                                       "total_max_attempts": botocore_attempts},
                               connect_timeout=5, read_timeout=60)
 
     def client(self, service: str) -> Any:
