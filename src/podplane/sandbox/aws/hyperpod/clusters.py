@@ -60,9 +60,9 @@ class ClustersMixin(NodesMixin):
             cluster["AutoScaling"] = {"Mode": p["AutoScaling"]["Mode"], "Status": "InService",
                                       **({"AutoScalerType": p["AutoScaling"]["AutoScalerType"]}
                                          if "AutoScalerType" in p["AutoScaling"] else {})}
-        self.table("clusters")[name] = cluster
-        for group in groups:
+        for group in groups:  # validate everything before storing anything
             self.bind_plan(cluster, group)
+        self.table("clusters")[name] = cluster
         self._launch_groups(cluster, groups, fail_cluster=True)
         script = self.w.faults.fire("cluster_creation_failure", cluster=name)
         if script and not cluster.get("_fail_at"):
@@ -155,6 +155,8 @@ class ClustersMixin(NodesMixin):
         for g, _ in scaled:
             current[g["InstanceType"]] = current.get(g["InstanceType"], 0) + g["TargetCount"]
         self.check_quotas(proposed, current)
+        for group in added:
+            self.bind_plan(cluster, group)
         for key in ("NodeRecovery", "TieredStorageConfig", "NodeProvisioningMode",
                     "ClusterRole"):
             if key in p:
@@ -176,9 +178,7 @@ class ClustersMixin(NodesMixin):
             apply_update(group, spec)
             group["Status"] = "Updating"
             self._shrink(cluster, group, now)
-        for group in added:
-            cluster["InstanceGroups"].append(group)
-            self.bind_plan(cluster, group)
+        cluster["InstanceGroups"].extend(added)
         for name in to_delete:
             group = self.group(cluster, name)
             group.update(Status="Deleting", TargetCount=0)

@@ -69,8 +69,8 @@ class NodesMixin(Emulator):
         raise NoCapacity(itype, azs, room)
 
     def launch(self, cluster: dict[str, Any], group: dict[str, Any], az: str,
-               logical_id: str | None = None) -> dict[str, Any]:
-        now = self.w.now()
+               logical_id: str | None = None, at: float | None = None) -> dict[str, Any]:
+        now = self.w.now() if at is None else at
         iid = self.w.instance_id()
         deep = bool(group.get("OnStartDeepHealthChecks"))
         node = {"InstanceGroupName": group["InstanceGroupName"], "InstanceId": iid,
@@ -86,15 +86,21 @@ class NodesMixin(Emulator):
 
     # lifecycle -----------------------------------------------------------------------------
     def tick_nodes(self, cluster: dict[str, Any], now: float) -> None:
+        """Apply due node events in time order, each at its own deadline, so one big clock
+        step gives the same result as many small ones."""
         nodes = self.nodes(cluster["ClusterName"])
-        for iid, n in list(nodes.items()):
-            auto = n.get("_auto_at")
-            if auto and now >= auto:
+        while True:
+            due = [(at, iid) for iid, n in nodes.items()
+                   if (at := _next_event(n)) is not None and at <= now]
+            if not due:
+                return
+            at, iid = min(due)
+            n = nodes[iid]
+            if n.get("_auto_at") == at:
                 n.pop("_auto_at")
-                self._recover(cluster, n, n.pop("_auto_action"), now)
-            if n.get("_until") is None or now < n["_until"]:
-                continue
-            self._advance_node(cluster, nodes, iid, n, now)
+                self._recover(cluster, n, n.pop("_auto_action"), at)
+            else:
+                self._advance_node(cluster, nodes, iid, n, at)
 
     def _advance_node(self, cluster: dict[str, Any], nodes: dict[str, Any], iid: str,
                       n: dict[str, Any], now: float) -> None:
@@ -109,7 +115,7 @@ class NodesMixin(Emulator):
             del nodes[iid]
             if n.get("_replace"):
                 group = self.group(cluster, n["InstanceGroupName"])
-                self.launch(cluster, group, n["_az"], n["NodeLogicalId"])
+                self.launch(cluster, group, n["_az"], n["NodeLogicalId"], at=now)
 
     def _recover(self, cluster: dict[str, Any], n: dict[str, Any], action: str,
                  now: float) -> None:
@@ -234,6 +240,11 @@ class NodesMixin(Emulator):
                 for n in self.nodes(cluster["ClusterName"]).values():
                     out.append(_sandbox_node(cluster, eks_name, n))
         return out
+
+
+def _next_event(n: dict[str, Any]) -> float | None:
+    times = [t for t in (n.get("_until"), n.get("_auto_at")) if t is not None]
+    return min(times) if times else None
 
 
 def _sandbox_node(cluster: dict[str, Any], eks_name: str, n: dict[str, Any]) -> SandboxNode:
