@@ -81,8 +81,21 @@ def group(name: str, itype: str, count: int, **extra: Any) -> dict[str, Any]:
             "ExecutionRole": ROLE, "ThreadsPerCore": 1, **extra}
 
 
+def ensure_eks(box: Box, name: str = "eks1") -> str:
+    """An ACTIVE EKS cluster (HyperPod refuses anything else); returns its ARN."""
+    eks = box.client("eks")
+    if name not in eks.list_clusters()["clusters"]:
+        eks.create_cluster(name=name, roleArn=ROLE,
+                           accessConfig={"authenticationMode": "API_AND_CONFIG_MAP"},
+                           resourcesVpcConfig={"subnetIds": ["subnet-0123456789abcdef0"]})
+    if eks.describe_cluster(name=name)["cluster"]["status"] != "ACTIVE":
+        box.advance(700)
+    return str(eks.describe_cluster(name=name)["cluster"]["arn"])
+
+
 def hyperpod_cluster(box: Box, name: str, groups: list[dict[str, Any]],
                      subnet: str, sg: str, **extra: Any) -> str:
+    ensure_eks(box)
     sm = box.client("sagemaker")
     return str(sm.create_cluster(
         ClusterName=name, InstanceGroups=groups, NodeRecovery="Automatic",

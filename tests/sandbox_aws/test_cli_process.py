@@ -32,8 +32,6 @@ def test_pypi_aws_cli_works_unchanged(box: Box, tmp_path: Path) -> None:
     subnet, sg = network(box)
     box.client("s3").create_bucket(Bucket="sagemaker-scripts",
                                    CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
-    box.client("eks").create_cluster(name="eks1", roleArn="arn:aws:iam::123456789012:role/r",
-                                     resourcesVpcConfig={"subnetIds": [subnet]})
     hyperpod_cluster(box, "hp1", [group("ctrl", "ml.m5.xlarge", 1),
                                   group("gpu", "ml.g5.8xlarge", 2)], subnet, sg)
     box.advance(1300)

@@ -25,9 +25,11 @@ def test_clock_control(box: Box) -> None:
 def test_ledger_records_each_mutation_exactly_once(box: Box) -> None:
     eks, sm = box.client("eks"), box.client("sagemaker")
     eks.create_cluster(name="eks1", roleArn="arn:aws:iam::123456789012:role/r",
-                       resourcesVpcConfig={"subnetIds": [SUBNET]}, clientRequestToken="tok-1")
+                       resourcesVpcConfig={"subnetIds": [SUBNET]}, clientRequestToken="tok-1",
+                       accessConfig={"authenticationMode": "API"})
     eks.describe_cluster(name="eks1")
     eks.list_clusters()
+    box.advance(700)
     hyperpod_cluster(box, "hp1", [group("cpu", "ml.m5.xlarge", 1)], SUBNET, SG)
     sm.describe_cluster(ClusterName="hp1")
     box.advance(700)
@@ -77,9 +79,9 @@ def test_state_and_clock_survive_a_restart(tmp_path: Path) -> None:
     subnet, sg = network(b)
     b.client("s3").create_bucket(Bucket="sagemaker-lifecycle",
                                  CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
-    hyperpod_cluster(b, "hp1", [group("w", "ml.m5.xlarge", 2)], subnet, sg)
-    b.client("eks").create_cluster(name="eks1", roleArn="arn:aws:iam::123456789012:role/r",
+    b.client("eks").create_cluster(name="eks2", roleArn="arn:aws:iam::123456789012:role/r",
                                    resourcesVpcConfig={"subnetIds": [subnet]})
+    hyperpod_cluster(b, "hp1", [group("w", "ml.m5.xlarge", 2)], subnet, sg)
     b.advance(300)
     before = b.control("GET", "/clock")["now"]
     b.sandbox.stop()
@@ -89,7 +91,7 @@ def test_state_and_clock_survive_a_restart(tmp_path: Path) -> None:
         assert again.control("GET", "/clock")["now"] == before
         sm, eks = again.client("sagemaker"), again.client("eks")
         assert sm.describe_cluster(ClusterName="hp1")["ClusterStatus"] == "Creating"
-        assert eks.describe_cluster(name="eks1")["cluster"]["status"] == "CREATING"
+        assert eks.describe_cluster(name="eks2")["cluster"]["status"] == "ACTIVE"
         assert again.client("ec2").describe_subnets(SubnetIds=[subnet])["Subnets"][0][
             "AvailabilityZone"] == "us-west-2a"
         buckets = [x["Name"] for x in again.client("s3").list_buckets()["Buckets"]]

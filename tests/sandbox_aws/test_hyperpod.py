@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from botocore.exceptions import ClientError
 
-from tests.sandbox_aws.conftest import Box, group, hyperpod_cluster
+from tests.sandbox_aws.conftest import ROLE, Box, group, hyperpod_cluster
 
 SUBNET, SG = "subnet-0123456789abcdef0", "sg-0123456789abcdef0"
 
@@ -158,3 +158,22 @@ def test_duplicate_and_invalid_creates(box: Box) -> None:
         hyperpod_cluster(box, "hp2", [group("g", "ml.m5.xlarge", 1, LifeCycleConfig={
             "SourceS3Uri": "not-a-uri", "OnCreate": "x.sh"})], SUBNET, SG)
     assert bad_uri.value.response["Error"]["Code"] == "ValidationException"
+
+
+def test_hyperpod_on_eks_needs_an_active_eks_cluster_with_api_auth(box: Box) -> None:
+    sm, eks = box.client("sagemaker"), box.client("eks")
+    arn = "arn:aws:eks:us-west-2:123456789012:cluster/"
+    spec = {"ClusterName": "hp9", "InstanceGroups": [group("w", "ml.m5.xlarge", 1)],
+            "VpcConfig": {"Subnets": [SUBNET], "SecurityGroupIds": [SG]}}
+    with pytest.raises(ClientError) as missing:
+        sm.create_cluster(**spec, Orchestrator={"Eks": {"ClusterArn": arn + "nope"}})
+    assert missing.value.response["Error"]["Code"] == "ValidationException"
+    eks.create_cluster(name="cm", roleArn=ROLE, resourcesVpcConfig={"subnetIds": [SUBNET]})
+    with pytest.raises(ClientError) as creating:
+        sm.create_cluster(**spec, Orchestrator={"Eks": {"ClusterArn": arn + "cm"}})
+    assert "ACTIVE" in creating.value.response["Error"]["Message"]
+    box.advance(700)
+    with pytest.raises(ClientError) as config_map:
+        sm.create_cluster(**spec, Orchestrator={"Eks": {"ClusterArn": arn + "cm"}})
+    assert "API_AND_CONFIG_MAP" in config_map.value.response["Error"]["Message"]
+    assert sm.list_clusters()["ClusterSummaries"] == []

@@ -20,7 +20,6 @@ class StateStore:
     def __init__(self, folder: Path, world: World) -> None:
         self.folder = folder
         self.world = world
-        self._lock = threading.Lock()
         self._moto_dirty = False
         self._stop = threading.Event()
         folder.mkdir(parents=True, exist_ok=True)
@@ -36,14 +35,12 @@ class StateStore:
     def save(self, moto: bool = False) -> None:
         """Our state is written at once; moto's (large) pickle is marked dirty and written by
         `flush_moto` (a background tick and on stop), so a burst of EC2 calls costs one write."""
-        with self._lock:
-            with self.world.lock:
-                text = json.dumps(self.world.dump())
-            _atomic_write(self.folder / STATE_FILE, text)
+        with self.world.lock:  # the one lock: requests, moto calls and saves never interleave
+            _atomic_write(self.folder / STATE_FILE, json.dumps(self.world.dump()))
             self._moto_dirty = self._moto_dirty or moto
 
     def flush_moto(self) -> None:
-        with self._lock:
+        with self.world.lock:
             if self._moto_dirty:
                 self._moto_dirty = False
                 moto_side.save(self.folder / MOTO_FILE)

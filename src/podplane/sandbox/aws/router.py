@@ -116,7 +116,8 @@ class AwsRouter:
             captured["status"] = int(status.split()[0])
             return start_response(status, headers, exc_info)
 
-        chunks = list(self.moto_app(environ, capture))
+        with self.w.lock:  # moto's backends are plain dicts; persistence pickles them
+            chunks = list(self.moto_app(environ, capture))
         action = _moto_action(environ, body)
         if action and captured.get("status", 500) < 400:
             service = _scope_service(environ) or "unknown"

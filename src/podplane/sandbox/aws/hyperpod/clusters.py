@@ -47,6 +47,7 @@ class ClustersMixin(NodesMixin):
         name = p["ClusterName"]
         if name in self.table("clusters"):
             raise sm_in_use(f"Cluster {name} already exists")
+        self.check_orchestrator(p.get("Orchestrator") or {})
         groups = [new_group(spec) for spec in p.get("InstanceGroups", [])]
         _unique_names(groups)
         self.check_quotas(groups, {})
@@ -89,6 +90,20 @@ class ClustersMixin(NodesMixin):
                         cluster["_fail_at"] = self.w.now() + FAIL_SECONDS
                     cluster["_fail_msg"] = e.message
                     break
+
+    def check_orchestrator(self, orchestrator: dict[str, Any]) -> None:
+        """HyperPod on EKS needs an ACTIVE EKS cluster that accepts access entries."""
+        arn = orchestrator.get("Eks", {}).get("ClusterArn")
+        if not arn:
+            return
+        eks = self.w.service_state("eks").get("clusters", {}).get(arn.rsplit("/", 1)[-1])
+        if eks is None or eks["arn"] != arn:
+            raise sm_validation(f"The EKS cluster {arn} does not exist.")
+        if eks["status"] != "ACTIVE":
+            raise sm_validation(f"The EKS cluster {arn} is {eks['status']}; it must be ACTIVE.")
+        if eks["accessConfig"]["authenticationMode"] == "CONFIG_MAP":
+            raise sm_validation(f"The EKS cluster {arn} must use authentication mode API or "
+                                "API_AND_CONFIG_MAP.")
 
     def check_quotas(self, groups: list[dict[str, Any]], current: dict[str, int]) -> None:
         wanted: dict[str, int] = {}
