@@ -122,3 +122,19 @@ def test_unknown_fault_kind_is_a_400(box: Box) -> None:
     import httpx
     r = httpx.post(f"{box.url}/_sandbox/faults", json={"kind": "meteor"})
     assert r.status_code == 400 and "unknown fault kind" in r.json()["error"]
+
+
+@pytest.mark.parametrize(("service", "call", "kind", "code"), [
+    ("ec2", lambda c: c.describe_vpcs(), "throttling", "RequestLimitExceeded"),
+    ("sts", lambda c: c.get_caller_identity(), "throttling", "Throttling"),
+    ("s3", lambda c: c.list_buckets(), "access_denied", "AccessDenied"),
+    ("iam", lambda c: c.list_roles(), "access_denied", "AccessDenied"),
+])
+def test_faults_reach_moto_served_services(box: Box, service: str, call: object, kind: str,
+                                           code: str) -> None:
+    client = box.client(service)
+    box.control("POST", "/faults", json={"kind": kind, "service": service, "remaining": 1})
+    with pytest.raises(ClientError) as err:
+        call(client)  # type: ignore[operator]
+    assert err.value.response["Error"]["Code"] == code
+    call(client)  # type: ignore[operator]  # used up: moto answers again

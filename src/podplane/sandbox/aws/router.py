@@ -14,6 +14,7 @@ from urllib.parse import parse_qs
 from podplane.sandbox.aws import protocol
 from podplane.sandbox.aws.base import Emulator
 from podplane.sandbox.aws.errors import AwsError
+from podplane.sandbox.aws.moto_faults import injected_error
 from podplane.sandbox.aws.world import World
 
 log = logging.getLogger("podplane.sandbox")
@@ -38,6 +39,10 @@ class AwsRouter:
                     environ["REQUEST_METHOD"], path, environ.get("QUERY_STRING", ""), body)
             else:
                 routed = self._ours(environ, path, body)
+                if routed is None:
+                    with self.w.lock:
+                        routed = injected_error(self.w.faults, _scope_service(environ),
+                                                environ, body)
                 if routed is None:
                     return self._moto(environ, body, start_response)
                 status, headers, out = routed
