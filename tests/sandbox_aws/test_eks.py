@@ -180,3 +180,32 @@ def test_invalid_input_is_rejected_like_aws(box: Box) -> None:
     assert r.headers["x-amzn-ErrorType"] == "InvalidParameterException"
     assert "roleArn" in r.json()["message"]
     assert eks.list_clusters()["clusters"] == []
+
+
+def test_version_update_and_degraded_addon_update(box: Box) -> None:
+    eks = box.client("eks")
+    make_cluster(box)
+    box.advance(700)
+    update = eks.update_cluster_version(name="eks1", version="1.34")["update"]
+    assert update["type"] == "VersionUpdate"
+    box.advance(181)
+    assert eks.describe_cluster(name="eks1")["cluster"]["version"] == "1.34"
+    eks.create_addon(clusterName="eks1", addonName="kube-proxy")
+    box.advance(121)
+    box.control("POST", "/faults", json={"kind": "addon_failure", "addon_name": "kube-proxy"})
+    failing = eks.update_addon(clusterName="eks1", addonName="kube-proxy",
+                               addonVersion="v1.32.3-eksbuild.7")["update"]
+    box.advance(121)
+    addon = eks.describe_addon(clusterName="eks1", addonName="kube-proxy")["addon"]
+    assert addon["status"] == "DEGRADED" and addon["health"]["issues"]
+    assert eks.describe_update(name="eks1", updateId=failing["id"],
+                               addonName="kube-proxy")["update"]["status"] == "Failed"
+
+
+def test_version_updates_go_one_minor_at_a_time(box: Box) -> None:
+    eks = box.client("eks")
+    make_cluster(box)
+    box.advance(700)
+    with pytest.raises(ClientError) as err:
+        eks.update_cluster_version(name="eks1", version="1.35")
+    assert err.value.response["Error"]["Code"] == "InvalidParameterException"

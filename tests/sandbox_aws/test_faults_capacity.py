@@ -138,3 +138,17 @@ def test_faults_reach_moto_served_services(box: Box, service: str, call: object,
         call(client)  # type: ignore[operator]
     assert err.value.response["Error"]["Code"] == code
     call(client)  # type: ignore[operator]  # used up: moto answers again
+
+
+def test_scale_up_without_capacity_leaves_the_group_degraded(box: Box) -> None:
+    sm = box.client("sagemaker")
+    subnet, sg = network(box, az="us-west-2c")
+    hyperpod_cluster(box, "hp1", [group("gpu", "ml.p5.48xlarge", 4)], subnet, sg)
+    box.advance(700)
+    sm.update_cluster(ClusterName="hp1", InstanceGroups=[group("gpu", "ml.p5.48xlarge", 6)])
+    box.advance(700)
+    cluster = sm.describe_cluster(ClusterName="hp1")
+    gpu = cluster["InstanceGroups"][0]
+    assert cluster["ClusterStatus"] == "InService"
+    assert (gpu["Status"], gpu["CurrentCount"], gpu["TargetCount"]) == ("Degraded", 4, 6)
+    assert "InsufficientCapacityError" in cluster["FailureMessage"]

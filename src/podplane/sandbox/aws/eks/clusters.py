@@ -117,6 +117,10 @@ class ClustersMixin(Emulator):
 
     def update_cluster_version(self, p: dict[str, Any]) -> dict[str, Any]:
         c = self.active_cluster(p["name"])
+        major, minor = c["version"].split(".")
+        if p["version"] != f"{major}.{int(minor) + 1}":
+            raise eks_invalid_param(f"Unsupported Kubernetes minor version update from "
+                                    f"{c['version']} to {p['version']}")
         update = self._new_update(c, "VersionUpdate", {"version": p["version"]},
                                   p.get("clientRequestToken"))
         c["_pending_version"] = p["version"]
