@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from podplane.sandbox.aws.eks.access import AccessMixin
-from podplane.sandbox.aws.eks.addons import AddonsMixin
 from podplane.sandbox.aws.eks.clusters import ClustersMixin
 
 
-class EksEmulator(ClustersMixin, AddonsMixin, AccessMixin):
+class EksEmulator(ClustersMixin):
     service = "eks"
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from podplane.sandbox.aws.base import Emulator, paginate
+from podplane.sandbox.aws.base import paginate
+from podplane.sandbox.aws.eks.base import EksBase
 from podplane.sandbox.aws.errors import (
     eks_in_use,
     eks_invalid_param,
@@ -21,7 +22,7 @@ ACCESS_POLICIES = ["AmazonEKSAdminPolicy", "AmazonEKSClusterAdminPolicy", "Amazo
 CALLER_ARN = f"arn:aws:iam::{ACCOUNT}:user/moto"
 
 
-class AccessMixin(Emulator):
+class AccessMixin(EksBase):
     # access entries -----------------------------------------------------------------------
     def _entries(self, cluster: str) -> dict[str, Any]:
         c = self.cluster(cluster)

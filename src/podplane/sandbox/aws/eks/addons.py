@@ -5,14 +5,15 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from podplane.sandbox.aws.base import Emulator, paginate
+from podplane.sandbox.aws.base import paginate
+from podplane.sandbox.aws.eks.base import EksBase
 from podplane.sandbox.aws.eks.catalog import ADDONS, addon_info, default_version
 from podplane.sandbox.aws.errors import eks_in_use, eks_invalid_param, eks_not_found
 
 ADDON_SECONDS = 120.0
 
 
-class AddonsMixin(Emulator):
+class AddonsMixin(EksBase):
     def describe_addon_versions(self, p: dict[str, Any]) -> dict[str, Any]:
         names = [p["addonName"]] if p.get("addonName") else sorted(ADDONS)
         infos = [addon_info(n, p.get("kubernetesVersion")) for n in names if n in ADDONS]

@@ -6,7 +6,9 @@ import json
 import uuid
 from typing import Any
 
-from podplane.sandbox.aws.base import Emulator, paginate
+from podplane.sandbox.aws.base import paginate
+from podplane.sandbox.aws.eks.access import AccessMixin
+from podplane.sandbox.aws.eks.addons import AddonsMixin
 from podplane.sandbox.aws.errors import (
     AwsError,
     eks_in_use,
@@ -23,19 +25,7 @@ DEFAULT_VERSION = "1.33"
 CALLER_ARN = f"arn:aws:iam::{ACCOUNT}:user/moto"
 
 
-class ClustersMixin(Emulator):
-    def cluster(self, name: str) -> dict[str, Any]:
-        c = self.table("clusters").get(name)
-        if c is None:
-            raise eks_not_found(f"No cluster found for name: {name}.")
-        return c
-
-    def active_cluster(self, name: str) -> dict[str, Any]:
-        c = self.cluster(name)
-        if c["status"] != "ACTIVE":
-            raise eks_in_use(f"Cluster {name} is in {c['status']} state; wait until it is ACTIVE.")
-        return c
-
+class ClustersMixin(AccessMixin, AddonsMixin):
     def create_cluster(self, p: dict[str, Any]) -> dict[str, Any]:
         name = p["name"]
         if name in self.table("clusters"):

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from podplane.sandbox.aws.hyperpod.clusters import ClustersMixin
-from podplane.sandbox.aws.hyperpod.plans import PlansMixin
 
 
-class HyperPodEmulator(ClustersMixin, PlansMixin):
+class HyperPodEmulator(ClustersMixin):
     """Also the sandbox's `NodeSource` for the Kubernetes side (see `sandbox_nodes`)."""
 
     service = "sagemaker"

@@ -9,12 +9,12 @@ from podplane.sandbox.aws.errors import (
     sm_conflict,
     sm_in_use,
     sm_limit,
-    sm_not_found,
     sm_validation,
 )
 from podplane.sandbox.aws.hyperpod.capacity import quota_name
 from podplane.sandbox.aws.hyperpod.groups import apply_update, check_update, new_group
-from podplane.sandbox.aws.hyperpod.nodes import SHUTDOWN_SECONDS, NoCapacity, NodesMixin
+from podplane.sandbox.aws.hyperpod.nodes import SHUTDOWN_SECONDS, NoCapacity
+from podplane.sandbox.aws.hyperpod.plans import PlansMixin
 
 FAIL_SECONDS = 90.0            # capacity failures surface quickly
 SCRIPT_FAIL_SECONDS = 420.0    # lifecycle-script failures surface after the scripts ran
@@ -23,26 +23,7 @@ TOP_LEVEL = ("VpcConfig", "Orchestrator", "NodeRecovery", "NodeProvisioningMode"
              "TieredStorageConfig", "ClusterRole")
 
 
-class ClustersMixin(NodesMixin):
-    def get_cluster(self, name_or_arn: str) -> dict[str, Any]:
-        name = name_or_arn.rsplit("/", 1)[-1]
-        cluster = self.table("clusters").get(name)
-        if cluster is None:
-            raise sm_not_found(f"Cluster {name_or_arn} not found")
-        return cluster
-
-    def group(self, cluster: dict[str, Any], name: str) -> dict[str, Any]:
-        for g in cluster["InstanceGroups"]:
-            if g["InstanceGroupName"] == name:
-                return g
-        raise sm_validation(f"Instance group {name} not found in cluster "
-                            f"{cluster['ClusterName']}")
-
-    def require_in_service(self, cluster: dict[str, Any]) -> None:
-        if cluster["ClusterStatus"] != "InService":
-            raise sm_conflict(f"Cluster {cluster['ClusterName']} is in "
-                              f"{cluster['ClusterStatus']} status; retry when it is InService.")
-
+class ClustersMixin(PlansMixin):
     def create_cluster(self, p: dict[str, Any]) -> dict[str, Any]:
         name = p["ClusterName"]
         if name in self.table("clusters"):

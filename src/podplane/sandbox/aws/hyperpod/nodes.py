@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from podplane.sandbox.aws.base import Emulator, paginate
+from podplane.sandbox.aws.errors import sm_conflict, sm_not_found, sm_validation
 from podplane.sandbox.aws.hyperpod.capacity import Capacity
 from podplane.sandbox.aws.world import AZ_IDS, AZS
 from podplane.sandbox.contracts import SandboxNode
@@ -29,6 +30,25 @@ class NoCapacity(Exception):
 
 
 class NodesMixin(Emulator):
+    def get_cluster(self, name_or_arn: str) -> dict[str, Any]:
+        name = name_or_arn.rsplit("/", 1)[-1]
+        cluster = self.table("clusters").get(name)
+        if cluster is None:
+            raise sm_not_found(f"Cluster {name_or_arn} not found")
+        return cluster
+
+    def group(self, cluster: dict[str, Any], name: str) -> dict[str, Any]:
+        for g in cluster["InstanceGroups"]:
+            if g["InstanceGroupName"] == name:
+                return g
+        raise sm_validation(f"Instance group {name} not found in cluster "
+                            f"{cluster['ClusterName']}")
+
+    def require_in_service(self, cluster: dict[str, Any]) -> None:
+        if cluster["ClusterStatus"] != "InService":
+            raise sm_conflict(f"Cluster {cluster['ClusterName']} is in "
+                              f"{cluster['ClusterStatus']} status; retry when it is InService.")
+
     @property
     def cap(self) -> Capacity:
         return Capacity(self.w.service_state("capacity"))
@@ -156,7 +176,6 @@ class NodesMixin(Emulator):
         cluster = self.get_cluster(p["ClusterName"])
         node = self._find_node(cluster, p.get("NodeId"), p.get("NodeLogicalId"))
         if node is None:
-            from podplane.sandbox.aws.errors import sm_not_found
             raise sm_not_found(f"Node {p.get('NodeId') or p.get('NodeLogicalId')} not found "
                                f"in cluster {cluster['ClusterArn']}")
         group = self.group(cluster, node["InstanceGroupName"])

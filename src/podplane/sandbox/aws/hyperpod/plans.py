@@ -5,14 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from podplane.domain.catalog import CATALOG
-from podplane.sandbox.aws.base import Emulator, paginate
+from podplane.sandbox.aws.base import paginate
 from podplane.sandbox.aws.errors import sm_in_use, sm_not_found, sm_validation
+from podplane.sandbox.aws.hyperpod.nodes import NodesMixin
 from podplane.sandbox.aws.world import AZ_IDS, AZS
 
 MLFLOW_SECONDS = 1200.0
 
 
-class PlansMixin(Emulator):
+class PlansMixin(NodesMixin):
     def search_training_plan_offerings(self, p: dict[str, Any]) -> dict[str, Any]:
         itype = p.get("InstanceType")
         if not itype or not p.get("InstanceCount"):
@@ -106,7 +107,7 @@ class PlansMixin(Emulator):
             raise sm_validation(f"Training plan {plan['TrainingPlanName']} has "
                                 f"{plan['AvailableInstanceCount']} instances available; "
                                 f"{group['TargetCount']} requested.")
-        azs = self.group_azs(cluster, group)  # type: ignore[attr-defined]
+        azs = self.group_azs(cluster, group)
         if plan["_az"] not in azs:
             raise sm_validation(f"Training plan {plan['TrainingPlanName']} is in {plan['_az']}; "
                                 f"the instance group's subnets are in {', '.join(azs)}.")
