@@ -209,3 +209,16 @@ def test_version_updates_go_one_minor_at_a_time(box: Box) -> None:
     with pytest.raises(ClientError) as err:
         eks.update_cluster_version(name="eks1", version="1.35")
     assert err.value.response["Error"]["Code"] == "InvalidParameterException"
+
+
+def test_retry_with_the_same_client_token_is_idempotent(box: Box) -> None:
+    eks = box.client("eks")
+    kwargs = {"name": "eks1", "roleArn": ROLE, "clientRequestToken": "op-42",
+              "resourcesVpcConfig": {"subnetIds": ["subnet-0a1b2c3d4e5f60718"]}}
+    first = eks.create_cluster(**kwargs)["cluster"]
+    again = eks.create_cluster(**kwargs)["cluster"]
+    assert again["arn"] == first["arn"]
+    assert len(box.ledger(action="CreateCluster")) == 1
+    with pytest.raises(ClientError) as other:
+        eks.create_cluster(**{**kwargs, "clientRequestToken": "op-43"})
+    assert other.value.response["Error"]["Code"] == "ResourceInUseException"

@@ -177,3 +177,17 @@ def test_hyperpod_on_eks_needs_an_active_eks_cluster_with_api_auth(box: Box) -> 
         sm.create_cluster(**spec, Orchestrator={"Eks": {"ClusterArn": arn + "cm"}})
     assert "API_AND_CONFIG_MAP" in config_map.value.response["Error"]["Message"]
     assert sm.list_clusters()["ClusterSummaries"] == []
+
+
+def test_tags_on_emulated_clusters(box: Box) -> None:
+    sm = box.client("sagemaker")
+    arn = hyperpod_cluster(box, "hp1", [group("w", "ml.m5.xlarge", 1)], SUBNET, SG,
+                           Tags=[{"Key": "managed-by", "Value": "podplane"}])
+    assert sm.list_tags(ResourceArn=arn)["Tags"] == [{"Key": "managed-by", "Value": "podplane"}]
+    sm.add_tags(ResourceArn=arn, Tags=[{"Key": "team", "Value": "a"},
+                                       {"Key": "managed-by", "Value": "podplane-2"}])
+    sm.delete_tags(ResourceArn=arn, TagKeys=["team"])
+    assert sm.list_tags(ResourceArn=arn)["Tags"] == [{"Key": "managed-by",
+                                                      "Value": "podplane-2"}]
+    assert [e["action"] for e in box.ledger(service="sagemaker")] == [
+        "CreateCluster", "AddTags", "DeleteTags"]

@@ -29,6 +29,10 @@ class Emulator:
     def handles(self, action: str) -> bool:
         return hasattr(self, _snake(action))
 
+    def accepts(self, action: str, params: dict[str, Any]) -> bool:
+        """Whether this request is ours (else it goes to moto)."""
+        return self.handles(action)
+
     def call(self, action: str, params: dict[str, Any]) -> dict[str, Any]:
         self.w.check_common_faults(self.service, action)
         result: dict[str, Any] = getattr(self, _snake(action))(params)

@@ -13,8 +13,8 @@ from podplane.sandbox.aws.hyperpod.capacity import Capacity, default_quota, quot
 class QuotasEmulator(Emulator):
     service = "service-quotas"
 
-    def owns(self, params: dict[str, Any]) -> bool:
-        return params.get("ServiceCode") == "sagemaker"
+    def accepts(self, action: str, params: dict[str, Any]) -> bool:
+        return self.handles(action) and params.get("ServiceCode") == "sagemaker"
 
     @property
     def cap(self) -> Capacity:

@@ -25,7 +25,7 @@ Response = tuple[int, dict[str, str], bytes]
 
 
 class AwsRouter:
-    def __init__(self, world: World, eks: Emulator, sagemaker: Emulator, quotas: Any,
+    def __init__(self, world: World, eks: Emulator, sagemaker: Emulator, quotas: Emulator,
                  moto_app: Any, control: Any, on_mutation: Callable[[bool], None]) -> None:
         self.w, self.eks, self.sm, self.quotas = world, eks, sagemaker, quotas
         self.moto_app, self.control, self.on_mutation = moto_app, control, on_mutation
@@ -56,16 +56,13 @@ class AwsRouter:
     # our emulators -------------------------------------------------------------------------
     def _ours(self, environ: dict[str, Any], path: str, body: bytes) -> Response | None:
         target = environ.get("HTTP_X_AMZ_TARGET", "")
-        if target.startswith("SageMaker."):
-            action = target.split(".", 1)[1]
-            return self._json11("sagemaker", self.sm, action, body) \
-                if self.sm.handles(action) else None
-        if target.startswith("ServiceQuotasV20190624."):
-            action = target.split(".", 1)[1]
-            params = json.loads(body or b"{}")
-            if self.quotas.handles(action) and self.quotas.owns(params):
-                return self._json11("service-quotas", self.quotas, action, body)
-            return None
+        for prefix, service, emu in (("SageMaker.", "sagemaker", self.sm),
+                                     ("ServiceQuotasV20190624.", "service-quotas", self.quotas)):
+            if target.startswith(prefix):
+                action = target.split(".", 1)[1]
+                with self.w.lock:
+                    mine = emu.accepts(action, _json_or_empty(body))
+                return self._json11(service, emu, action, body) if mine else None
         scope = SCOPE.search(environ.get("HTTP_AUTHORIZATION", ""))
         service = scope.group(1) if scope else None
         if service == "eks" or (service is None and path.startswith(EKS_PATHS)):
@@ -131,6 +128,14 @@ class AwsRouter:
                               _client_token(environ, body))
             self.on_mutation(True)
         return chunks
+
+
+def _json_or_empty(body: bytes) -> dict[str, Any]:
+    try:
+        value = json.loads(body or b"{}")
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _read_body(environ: dict[str, Any]) -> bytes:

@@ -152,6 +152,8 @@ class AccessMixin(EksBase):
         assocs = self._assocs(p["clusterName"])
         for a in assocs.values():
             if (a["namespace"], a["serviceAccount"]) == (p["namespace"], p["serviceAccount"]):
+                if p.get("clientRequestToken") and a.get("_token") == p["clientRequestToken"]:
+                    return {"association": a}  # an idempotent retry
                 raise eks_in_use("Association already exists for this service account: "
                                  f"{a['associationArn']}")
         now = self.w.now()
@@ -161,7 +163,8 @@ class AccessMixin(EksBase):
                  "associationArn": self.w.arn(
                      "eks", f"podidentityassociation/{p['clusterName']}/{assoc_id}"),
                  "associationId": assoc_id, "tags": p.get("tags", {}), "createdAt": now,
-                 "modifiedAt": now, "disableSessionTags": p.get("disableSessionTags", False)}
+                 "modifiedAt": now, "disableSessionTags": p.get("disableSessionTags", False),
+                 "_token": p.get("clientRequestToken")}
         assocs[assoc_id] = assoc
         self.w.record("eks", "CreatePodIdentityAssociation",
                       f"{p['clusterName']}/{p['namespace']}/{p['serviceAccount']}",

@@ -40,7 +40,10 @@ class AddonsMixin(EksBase):
         version = p.get("addonVersion") or default_version(name)
         if version not in ADDONS[name][1]:
             raise eks_invalid_param(f"Addon version specified {version} is not supported")
-        if name in self._addons(c["name"]):
+        existing = self._addons(c["name"]).get(name)
+        if existing is not None:
+            if p.get("clientRequestToken") and existing.get("_token") == p["clientRequestToken"]:
+                return {"addon": existing}  # an idempotent retry
             raise eks_in_use(f"Addon already exists: {name}")
         now = self.w.now()
         failed = self.w.faults.fire("addon_failure", addon_name=name, cluster=c["name"])
@@ -48,7 +51,8 @@ class AddonsMixin(EksBase):
                  "addonVersion": version, "health": {"issues": []},
                  "addonArn": self.w.arn("eks", f"addon/{c['name']}/{name}/{self.w.hex_id(8)}"),
                  "createdAt": now, "modifiedAt": now, "tags": p.get("tags", {}),
-                 "_done_at": now + ADDON_SECONDS, "_fail": bool(failed)}
+                 "_done_at": now + ADDON_SECONDS, "_fail": bool(failed),
+                 "_token": p.get("clientRequestToken")}
         for key in ("serviceAccountRoleArn", "configurationValues"):
             if key in p:
                 addon[key] = p[key]

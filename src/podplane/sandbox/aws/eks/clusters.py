@@ -28,7 +28,10 @@ CALLER_ARN = f"arn:aws:iam::{ACCOUNT}:user/moto"
 class ClustersMixin(AccessMixin, AddonsMixin):
     def create_cluster(self, p: dict[str, Any]) -> dict[str, Any]:
         name = p["name"]
-        if name in self.table("clusters"):
+        existing = self.table("clusters").get(name)
+        if existing is not None:
+            if _same_token(existing, p):  # an idempotent retry: same answer, no new mutation
+                return {"cluster": existing}
             raise eks_in_use(f"Cluster already exists with name: {name}")
         now = self.w.now()
         access = {"authenticationMode": "CONFIG_MAP",
@@ -195,6 +198,11 @@ class ClustersMixin(AccessMixin, AddonsMixin):
                     c["version"] = c.pop("_pending_version")
         if all(u["status"] != "InProgress" for u in pending):
             c["status"] = "ACTIVE"
+
+
+def _same_token(resource: dict[str, Any], p: dict[str, Any]) -> bool:
+    token = p.get("clientRequestToken")
+    return bool(token) and resource.get("_token", resource.get("clientRequestToken")) == token
 
 
 def _update_type(changes: dict[str, Any]) -> str:

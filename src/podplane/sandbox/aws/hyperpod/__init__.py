@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from podplane.sandbox.aws.hyperpod.clusters import ClustersMixin
+from podplane.sandbox.aws.hyperpod.tags import TagsMixin
 
 
-class HyperPodEmulator(ClustersMixin):
+class HyperPodEmulator(TagsMixin):
     """Also the sandbox's `NodeSource` for the Kubernetes side (see `sandbox_nodes`)."""
 
     service = "sagemaker"

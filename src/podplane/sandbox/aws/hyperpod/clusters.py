@@ -36,7 +36,7 @@ class ClustersMixin(PlansMixin):
         cluster = {"ClusterName": name, "ClusterArn": self.w.arn(
                        "sagemaker", f"cluster/{self.w.hex_id(12)}"),
                    "ClusterStatus": "Creating", "CreationTime": now, "InstanceGroups": groups,
-                   "NodeRecovery": p.get("NodeRecovery", "Automatic"), "_tags": p.get("Tags", [])}
+                   "NodeRecovery": p.get("NodeRecovery", "Automatic")}
         cluster.update({k: p[k] for k in TOP_LEVEL if k in p})
         if "AutoScaling" in p:
             cluster["AutoScaling"] = {"Mode": p["AutoScaling"]["Mode"], "Status": "InService",
@@ -45,6 +45,7 @@ class ClustersMixin(PlansMixin):
         for group in groups:  # validate everything before storing anything
             self.bind_plan(cluster, group)
         self.table("clusters")[name] = cluster
+        self.table("tags")[cluster["ClusterArn"]] = list(p.get("Tags", []))
         self._launch_groups(cluster, groups, fail_cluster=True)
         script = self.w.faults.fire("cluster_creation_failure", cluster=name)
         if script and not cluster.get("_fail_at"):
@@ -211,6 +212,7 @@ class ClustersMixin(PlansMixin):
             if status == "Deleting" and now >= cluster["_delete_at"]:
                 del clusters[name]
                 self.table("nodes").pop(name, None)
+                self.table("tags").pop(cluster["ClusterArn"], None)
             elif status == "Creating" and cluster.get("_fail_at") and now >= cluster["_fail_at"]:
                 self._fail(cluster)
             elif status in ("Creating", "Updating", "SystemUpdating"):

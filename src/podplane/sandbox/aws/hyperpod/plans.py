@@ -53,6 +53,7 @@ class PlansMixin(NodesMixin):
                 offer["TargetResources"], "_az": rc["AvailabilityZone"],
                 "_type": rc["InstanceType"]}
         self.table("plans")[p["TrainingPlanName"]] = plan
+        self.table("tags")[arn] = list(p.get("Tags", []))
         self.w.record("sagemaker", "CreateTrainingPlan", p["TrainingPlanName"],
                       offering=p["TrainingPlanOfferingId"])
         return {"TrainingPlanArn": arn}
@@ -130,6 +131,7 @@ class PlansMixin(NodesMixin):
                                                         "Tue:03:30"),
                   "CreationTime": now, "LastModifiedTime": now, "_ready_at": now + MLFLOW_SECONDS}
         self.table("mlflow")[name] = server
+        self.table("tags")[server["TrackingServerArn"]] = list(p.get("Tags", []))
         self.w.record("sagemaker", "CreateMlflowTrackingServer", name)
         return {"TrackingServerArn": server["TrackingServerArn"]}
 
@@ -155,5 +157,6 @@ class PlansMixin(NodesMixin):
     def delete_mlflow_tracking_server(self, p: dict[str, Any]) -> dict[str, Any]:
         server = self.describe_mlflow_tracking_server(p)
         del self.table("mlflow")[server["TrackingServerName"]]
+        self.table("tags").pop(server["TrackingServerArn"], None)
         self.w.record("sagemaker", "DeleteMlflowTrackingServer", server["TrackingServerName"])
         return {"TrackingServerArn": server["TrackingServerArn"]}
