@@ -57,7 +57,8 @@ def test_deep_health_checks_delay_running(box: Box) -> None:
                                         OnStartDeepHealthChecks=["InstanceStress"])], SUBNET, SG)
     box.advance(700)
     assert [n["InstanceStatus"]["Status"] for n in nodes(box)] == ["DeepHealthCheckInProgress"]
-    box.advance(600)
+    assert [n.health for n in box.sandbox.node_source.sandbox_nodes()] == ["Unschedulable"]
+    box.advance(3600)
     assert status(box) == "InService"
 
 

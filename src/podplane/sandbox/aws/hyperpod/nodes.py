@@ -11,7 +11,7 @@ from podplane.sandbox.aws.world import AZ_IDS, AZS
 from podplane.sandbox.contracts import SandboxNode
 
 LAUNCH_SECONDS = 480.0        # Pending -> Running (+ seeded jitter up to 120 s)
-DEEP_HEALTH_SECONDS = 600.0   # on-start deep health checks
+DEEP_HEALTH_SECONDS = 3600.0  # on-start deep health checks (AWS: about 60-90 minutes)
 REBOOT_SECONDS = 180.0
 SHUTDOWN_SECONDS = 120.0
 SOFTWARE_SECONDS = 600.0
