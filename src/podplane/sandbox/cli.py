@@ -14,7 +14,7 @@ def sandbox(
     aws_port: Annotated[int, typer.Option("--aws-port", help="AWS endpoint port.")] = 4566,
     kube_port: Annotated[int, typer.Option("--kube-port", help="Kubernetes API port.")] = 6443,
     speed: Annotated[float, typer.Option("--speed", help="Virtual seconds per real second "
-                                         "(0 freezes the clock).")] = 20.0,
+                                         "(0 freezes the clock).")] = 60.0,
     seed: Annotated[int, typer.Option("--seed", help="Seed for reproducible runs.")] = 0,
     print_env: Annotated[bool, typer.Option("--print-env", help="Print the export lines for "
                                             "the AWS CLI and kubectl, then exit.")] = False,

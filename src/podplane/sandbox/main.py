@@ -29,7 +29,7 @@ from podplane.sandbox.control import ControlApi
 from podplane.sandbox.state import StateStore
 
 log = logging.getLogger("podplane.sandbox")
-DEFAULT_SPEED = 20.0  # a HyperPod cluster on a new EKS cluster takes ~1 real minute
+DEFAULT_SPEED = 60.0  # EKS + HyperPod (with deep health checks) in about 1.5 real minutes
 TEST_KEY = "test"
 REGION = "us-west-2"
 
