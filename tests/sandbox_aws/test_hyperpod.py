@@ -192,3 +192,10 @@ def test_tags_on_emulated_clusters(box: Box) -> None:
                                                       "Value": "podplane-2"}]
     assert [e["action"] for e in box.ledger(service="sagemaker")] == [
         "CreateCluster", "AddTags", "DeleteTags"]
+
+
+def test_unknown_instance_type_is_a_validation_error(box: Box) -> None:
+    with pytest.raises(ClientError) as err:
+        hyperpod_cluster(box, "hp1", [group("w", "ml.p99.48xlarge", 1)], SUBNET, SG)
+    assert err.value.response["Error"]["Code"] == "ValidationException"
+    assert "ml.p99.48xlarge" in err.value.response["Error"]["Message"]

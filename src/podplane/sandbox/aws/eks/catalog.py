@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-K8S_VERSIONS = ("1.31", "1.32", "1.33")
+K8S_VERSIONS = ("1.31", "1.32", "1.33", "1.34")
 
 # name -> (type, versions newest first, default namespace)
 ADDONS: dict[str, tuple[str, list[str], str]] = {

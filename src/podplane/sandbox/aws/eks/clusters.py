@@ -9,6 +9,7 @@ from typing import Any
 from podplane.sandbox.aws.base import paginate
 from podplane.sandbox.aws.eks.access import AccessMixin
 from podplane.sandbox.aws.eks.addons import AddonsMixin
+from podplane.sandbox.aws.eks.catalog import K8S_VERSIONS
 from podplane.sandbox.aws.errors import (
     AwsError,
     eks_in_use,
@@ -33,6 +34,8 @@ class ClustersMixin(AccessMixin, AddonsMixin):
             if _same_token(existing, p):  # an idempotent retry: same answer, no new mutation
                 return {"cluster": existing}
             raise eks_in_use(f"Cluster already exists with name: {name}")
+        if p.get("version") and p["version"] not in K8S_VERSIONS:
+            raise eks_invalid_param(f"unsupported Kubernetes version {p['version']}")
         now = self.w.now()
         access = {"authenticationMode": "CONFIG_MAP",
                   "bootstrapClusterCreatorAdminPermissions": True, **p.get("accessConfig", {})}
@@ -111,7 +114,7 @@ class ClustersMixin(AccessMixin, AddonsMixin):
     def update_cluster_version(self, p: dict[str, Any]) -> dict[str, Any]:
         c = self.active_cluster(p["name"])
         major, minor = c["version"].split(".")
-        if p["version"] != f"{major}.{int(minor) + 1}":
+        if p["version"] != f"{major}.{int(minor) + 1}" or p["version"] not in K8S_VERSIONS:
             raise eks_invalid_param(f"Unsupported Kubernetes minor version update from "
                                     f"{c['version']} to {p['version']}")
         update = self._new_update(c, "VersionUpdate", {"version": p["version"]},

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from podplane.sandbox.aws.errors import sm_validation
+from podplane.sandbox.aws.protocol import service_model
 
 # fields AWS refuses to change on an existing instance group
 IMMUTABLE = ("InstanceType", "ThreadsPerCore", "OverrideVpcConfig", "TrainingPlanArn",
@@ -19,6 +20,11 @@ def new_group(spec: dict[str, Any]) -> dict[str, Any]:
     if not spec.get("InstanceType"):
         raise sm_validation(f"InstanceType is required for instance group "
                             f"{spec['InstanceGroupName']}.")
+    allowed = service_model("sagemaker").shape_for("ClusterInstanceType").enum
+    if spec["InstanceType"] not in allowed:
+        raise sm_validation(f"1 validation error detected: Value '{spec['InstanceType']}' at "
+                            "'instanceGroups.1.member.instanceType' failed to satisfy "
+                            "constraint: Member must satisfy enum value set")
     uri = spec.get("LifeCycleConfig", {}).get("SourceS3Uri")
     if not spec.get("LifeCycleConfig") or not uri:
         raise sm_validation(f"LifeCycleConfig.SourceS3Uri is required for instance group "
