@@ -21,9 +21,12 @@ def test_injected_insufficient_capacity_fails_creation_with_aws_shape(box: Box) 
     hyperpod_cluster(box, "hp1", [group("gpu", "ml.p5.48xlarge", 2)], subnet, sg)
     assert sm.describe_cluster(ClusterName="hp1")["ClusterStatus"] == "Creating"
     box.advance(100)
+    assert sm.describe_cluster(ClusterName="hp1")["ClusterStatus"] == "RollingBack"
+    box.advance(200)
     failed = sm.describe_cluster(ClusterName="hp1")
     assert failed["ClusterStatus"] == "Failed"
-    assert "InsufficientCapacityError" in failed["FailureMessage"]
+    assert failed["FailureMessage"].startswith(
+        "We currently do not have sufficient capacity for the requested instance type(s).")
     assert "ml.p5.48xlarge" in failed["FailureMessage"]
     assert sm.list_cluster_nodes(ClusterName="hp1")["ClusterNodeSummaries"] == []
     err = failure_of(failed)
@@ -36,7 +39,7 @@ def test_finite_capacity_per_az_without_any_fault(box: Box) -> None:
     sm = box.client("sagemaker")
     subnet, sg = network(box, az="us-west-2c")  # 4 x p5 free in 2c by default
     hyperpod_cluster(box, "big", [group("gpu", "ml.p5.48xlarge", 5)], subnet, sg)
-    box.advance(100)
+    box.advance(300)
     failed = sm.describe_cluster(ClusterName="big")
     assert failed["ClusterStatus"] == "Failed"
     assert "us-west-2c" in failed["FailureMessage"]
@@ -111,6 +114,8 @@ def test_lifecycle_script_failure_fails_the_cluster(box: Box) -> None:
     box.advance(300)
     assert sm.describe_cluster(ClusterName="hp1")["ClusterStatus"] == "Creating"
     box.advance(200)
+    assert sm.describe_cluster(ClusterName="hp1")["ClusterStatus"] == "RollingBack"
+    box.advance(200)
     failed = sm.describe_cluster(ClusterName="hp1")
     assert failed["ClusterStatus"] == "Failed"
     assert failed["FailureMessage"] == "on_create.sh: exit 1 (mount failed)"
@@ -151,4 +156,4 @@ def test_scale_up_without_capacity_leaves_the_group_degraded(box: Box) -> None:
     gpu = cluster["InstanceGroups"][0]
     assert cluster["ClusterStatus"] == "InService"
     assert (gpu["Status"], gpu["CurrentCount"], gpu["TargetCount"]) == ("Degraded", 4, 6)
-    assert "InsufficientCapacityError" in cluster["FailureMessage"]
+    assert "sufficient capacity" in cluster["FailureMessage"]

@@ -82,10 +82,10 @@ def capacity_error(text: str, message: str) -> CloudError:
 
 
 def capacity_azs(message: str) -> list[str]:
-    m = re.search(r"(?:available in|choosing|by choosing)[: ]+([a-z0-9-,\s]+?)\.?$", message)
+    m = re.search(r"(?:available in|by choosing|choosing)[: ]+(.*)$", message)
     if not m:
         return []
-    return [az for az in re.findall(r"[a-z]{2}-[a-z]+-\d[a-z]", m.group(1))]
+    return re.findall(r"\b[a-z]{2}-[a-z]+-\d[a-z]\b", m.group(1))
 
 
 def quota_hint(message: str) -> str:

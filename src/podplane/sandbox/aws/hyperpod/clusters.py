@@ -19,6 +19,7 @@ from podplane.sandbox.aws.hyperpod.plans import PlansMixin
 FAIL_SECONDS = 90.0            # capacity failures surface quickly
 SCRIPT_FAIL_SECONDS = 420.0    # lifecycle-script failures surface after the scripts ran
 DELETE_SECONDS = 300.0
+ROLLBACK_SECONDS = 150.0
 TOP_LEVEL = ("VpcConfig", "Orchestrator", "NodeRecovery", "NodeProvisioningMode",
              "TieredStorageConfig", "ClusterRole")
 
@@ -110,7 +111,8 @@ class ClustersMixin(PlansMixin):
     def describe_cluster(self, p: dict[str, Any]) -> dict[str, Any]:
         cluster = self.get_cluster(p["ClusterName"])
         out = dict(cluster)
-        if cluster.get("_fail_msg") and cluster["ClusterStatus"] in ("Failed", "InService"):
+        if cluster.get("_fail_msg") and cluster["ClusterStatus"] in ("Failed", "InService",
+                                                                     "RollingBack"):
             out["FailureMessage"] = cluster["_fail_msg"]
         return out
 
@@ -213,11 +215,21 @@ class ClustersMixin(PlansMixin):
                 del clusters[name]
                 self.table("nodes").pop(name, None)
                 self.table("tags").pop(cluster["ClusterArn"], None)
-            elif status == "Creating" and cluster.get("_fail_at") and now >= cluster["_fail_at"]:
+                continue
+            if status == "Creating" and cluster.get("_fail_at") and now >= cluster["_fail_at"]:
+                self._roll_back(cluster, cluster["_fail_at"])
+                status = "RollingBack"
+            if status == "RollingBack" and now >= cluster["_failed_at"]:
                 self._fail(cluster)
-            elif status in ("Creating", "Updating", "SystemUpdating"):
+            if status in ("Creating", "Updating", "SystemUpdating"):
                 self._settle(cluster)
             self._counts(cluster)
+
+    def _roll_back(self, cluster: dict[str, Any], at: float) -> None:
+        """A failed creation rolls back (instances terminate) before it shows Failed."""
+        cluster.update(ClusterStatus="RollingBack", _failed_at=at + ROLLBACK_SECONDS)
+        for n in self.nodes(cluster["ClusterName"]).values():
+            n.update(Status="ShuttingDown", _until=at + SHUTDOWN_SECONDS, _replace=False)
 
     def _fail(self, cluster: dict[str, Any]) -> None:
         cluster["ClusterStatus"] = "Failed"

@@ -22,10 +22,11 @@ class NoCapacity(Exception):
     def __init__(self, instance_type: str, azs: list[str], room: list[str]) -> None:
         self.instance_type, self.azs, self.room = instance_type, azs, room
         where = ", ".join(room) if room else "no Availability Zone right now"
-        self.message = (f"InsufficientCapacityError: We currently do not have sufficient "
-                        f"capacity to launch new {instance_type} instances in "
-                        f"{', '.join(azs)}. Capacity for {instance_type} is available in: "
-                        f"{where}.")
+        # AWS's own words first; the sandbox adds where capacity is (real AWS does not)
+        self.message = ("We currently do not have sufficient capacity for the requested "
+                        "instance type(s). Please try again. (InsufficientCapacityError: "
+                        f"{instance_type} in {', '.join(azs)}; capacity for {instance_type} "
+                        f"is available in: {where}.)")
         Exception.__init__(self, self.message)
 
 
