@@ -111,17 +111,19 @@ class NodesMixin(Emulator):
         step gives the same result as many small ones."""
         nodes = self.nodes(cluster["ClusterName"])
         while True:
-            due = [(at, iid) for iid, n in nodes.items()
-                   if (at := _next_event(n)) is not None and at <= now]
+            due = sorted((at, iid) for iid, n in nodes.items()
+                         if (at := _next_event(n)) is not None and at <= now)
             if not due:
                 return
-            at, iid = min(due)
-            n = nodes[iid]
-            if n.get("_auto_at") == at:
-                n.pop("_auto_at")
-                self._recover(cluster, n, n.pop("_auto_action"), at)
-            else:
-                self._advance_node(cluster, nodes, iid, n, at)
+            for at, iid in due:  # one step per node per pass; chained steps take more passes
+                n = nodes.get(iid)
+                if n is None or _next_event(n) != at:
+                    continue
+                if n.get("_auto_at") == at:
+                    n.pop("_auto_at")
+                    self._recover(cluster, n, n.pop("_auto_action"), at)
+                else:
+                    self._advance_node(cluster, nodes, iid, n, at)
 
     def _advance_node(self, cluster: dict[str, Any], nodes: dict[str, Any], iid: str,
                       n: dict[str, Any], now: float) -> None:
