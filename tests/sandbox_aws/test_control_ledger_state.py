@@ -79,6 +79,11 @@ def test_state_and_clock_survive_a_restart(tmp_path: Path) -> None:
     subnet, sg = network(b)
     b.client("s3").create_bucket(Bucket="sagemaker-lifecycle",
                                  CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    b.client("s3").put_object(Bucket="sagemaker-lifecycle", Key="on_create.sh", Body=b"echo")
+    iam = b.client("iam")
+    iam.create_role(RoleName="hp", AssumeRolePolicyDocument='{"Version":"2012-10-17"}')
+    managed = "arn:aws:iam::aws:policy/AmazonSageMakerClusterInstanceRolePolicy"
+    iam.attach_role_policy(RoleName="hp", PolicyArn=managed)
     b.client("eks").create_cluster(name="eks2", roleArn="arn:aws:iam::123456789012:role/r",
                                    resourcesVpcConfig={"subnetIds": [subnet]})
     hyperpod_cluster(b, "hp1", [group("w", "ml.m5.xlarge", 2)], subnet, sg)
@@ -96,6 +101,10 @@ def test_state_and_clock_survive_a_restart(tmp_path: Path) -> None:
             "AvailabilityZone"] == "us-west-2a"
         buckets = [x["Name"] for x in again.client("s3").list_buckets()["Buckets"]]
         assert buckets == ["sagemaker-lifecycle"]
+        assert again.client("s3").get_object(Bucket="sagemaker-lifecycle",
+                                             Key="on_create.sh")["Body"].read() == b"echo"
+        attached = again.client("iam").list_attached_role_policies(RoleName="hp")
+        assert [p["PolicyArn"] for p in attached["AttachedPolicies"]] == [managed]
         again.advance(700)
         assert sm.describe_cluster(ClusterName="hp1")["ClusterStatus"] == "InService"
         assert [e["action"] for e in again.ledger(service="sagemaker")] == ["CreateCluster"]
