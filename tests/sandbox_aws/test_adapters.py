@@ -100,3 +100,21 @@ def test_classify(code: str, message: str, ours: str, retryable: bool) -> None:
     assert (err.code, err.retryable) == (ours, retryable)
     if ours == "insufficient_capacity":
         assert err.extra["available_azs"] == ["us-west-2b", "us-west-2c"]
+
+
+async def test_build_aws_uses_aws_endpoint_url_and_satisfies_the_ports(
+        box: Box, monkeypatch: pytest.MonkeyPatch) -> None:
+    from podplane.cloud.aws import build_aws
+    from podplane.cloud.ports_aws import EksPort, HyperPodPort, QuotasPort
+
+    for key, value in (("AWS_ENDPOINT_URL", box.url), ("AWS_ACCESS_KEY_ID", "test"),
+                       ("AWS_SECRET_ACCESS_KEY", "test")):
+        monkeypatch.setenv(key, value)
+    aws = build_aws("us-west-2")
+    ports: tuple[EksPort, HyperPodPort, QuotasPort] = (aws.eks, aws.hyperpod, aws.quotas)
+    assert await ports[0].list_clusters() == []
+    assert await ports[1].list_clusters() == []
+    zones = await aws.ec2.availability_zones()
+    assert [z["ZoneName"] for z in zones][:2] == ["us-west-2a", "us-west-2b"]
+    offers = await aws.ec2.instance_type_offerings(["ml.p5.48xlarge"])
+    assert {o["InstanceType"] for o in offers} == {"p5.48xlarge"}

@@ -5,5 +5,7 @@ from podplane.cloud.aws.ec2 import Ec2Adapter
 from podplane.cloud.aws.eks import EksAdapter
 from podplane.cloud.aws.hyperpod import HyperPodAdapter
 from podplane.cloud.aws.quotas import QuotasAdapter
+from podplane.cloud.aws.wiring import AwsAdapters, build_aws
 
-__all__ = ["AwsCaller", "Ec2Adapter", "EksAdapter", "HyperPodAdapter", "QuotasAdapter"]
+__all__ = ["AwsAdapters", "AwsCaller", "Ec2Adapter", "EksAdapter", "HyperPodAdapter",
+           "QuotasAdapter", "build_aws"]
