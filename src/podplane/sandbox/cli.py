@@ -35,7 +35,12 @@ def sandbox(
         return
     typer.echo(f"sandbox AWS endpoint http://{host}:{aws_port}  "
                f"(env: {box.folder / 'env'}; speed {speed}x, seed {seed})")
-    asyncio.run(box.serve())
+    try:
+        asyncio.run(box.serve())
+    except OSError as e:  # typically: the port is taken (another sandbox already runs)
+        typer.echo(f"error: cannot serve the sandbox on {host}:{aws_port}: {e.strerror or e}",
+                   err=True)
+        raise typer.Exit(1) from None
 
 
 def _kube_factory() -> Any:
