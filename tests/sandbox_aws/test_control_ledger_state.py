@@ -121,3 +121,16 @@ def test_shape_checker_catches_wrong_bodies() -> None:
         "sagemaker", "DescribeCluster", {"ClusterStatus": "InService", "InstanceGroups": []})
     assert problems("eks", "DescribeCluster", {"cluster": {"nmae": "x"}}) \
         == ["DescribeCluster.cluster: unknown member nmae"]
+
+
+def test_garbage_requests_get_aws_errors_not_tracebacks(box: Box) -> None:
+    h = {"Content-Type": "application/x-amz-json-1.1"}
+    bad_json = httpx.post(box.url, content=b"{nope", headers={
+        **h, "X-Amz-Target": "SageMaker.DescribeCluster"})
+    assert bad_json.status_code == 400 and bad_json.json()["__type"] == "SerializationException"
+    # internal helpers are not operations: only botocore's operation names are ours
+    assert not box.sandbox.hyperpod.handles("Tick")
+    assert box.sandbox.hyperpod.handles("DescribeCluster")
+    unrouted = httpx.get(f"{box.url}/clusters/x/fargate-profiles")
+    assert unrouted.status_code == 400
+    assert unrouted.headers["x-amzn-ErrorType"] == "InvalidRequestException"

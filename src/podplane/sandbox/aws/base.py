@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import copy
+from functools import lru_cache
 from typing import Any
 
+from podplane.sandbox.aws.protocol import service_model
 from podplane.sandbox.aws.world import World
 
 
@@ -27,7 +29,8 @@ class Emulator:
         """Apply lifecycle transitions whose deadline has passed."""
 
     def handles(self, action: str) -> bool:
-        return hasattr(self, _snake(action))
+        """Only real API operations (botocore's model) that we implement; never a helper."""
+        return action in _operations(self.service) and hasattr(self, _snake(action))
 
     def accepts(self, action: str, params: dict[str, Any]) -> bool:
         """Whether this request is ours (else it goes to moto)."""
@@ -55,6 +58,11 @@ def paginate(items: list[Any], params: dict[str, Any], max_key: str, token_key: 
     page = items[start:start + size]
     nxt = str(start + size) if start + size < len(items) else None
     return page, nxt
+
+
+@lru_cache(maxsize=8)
+def _operations(service: str) -> frozenset[str]:
+    return frozenset(service_model(service).operation_names)
 
 
 def _snake(action: str) -> str:

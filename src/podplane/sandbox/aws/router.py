@@ -78,6 +78,9 @@ class AwsRouter:
             return protocol.json_ok(result, rest=False)
         except AwsError as err:
             return protocol.json_error(err, rest=False)
+        except json.JSONDecodeError:
+            return protocol.json_error(AwsError("SerializationException", "Invalid JSON body"),
+                                       rest=False)
 
     def _rest_eks(self, environ: dict[str, Any], path: str, body: bytes) -> Response:
         # match on the raw path: ARNs in the path carry %2F, which PATH_INFO has decoded
