@@ -14,6 +14,7 @@ from podplane.cli_remote import operation_app
 from podplane.domain.effects import Role
 from podplane.domain.errors import PodplaneError
 from podplane.mcp.cli import mcp as mcp_command
+from podplane.sandbox.cli import sandbox as sandbox_command
 from podplane.settings import Settings
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
@@ -22,6 +23,7 @@ token_app = typer.Typer(no_args_is_help=True, help="Create, list and revoke API 
 app.add_typer(token_app, name="token")
 app.add_typer(operation_app, name="operation")
 app.command("mcp")(mcp_command)
+app.command("sandbox")(sandbox_command)
 out = Console()
 err = Console(stderr=True)
 

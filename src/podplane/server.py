@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
+from urllib.parse import urlsplit
 
+import httpx
 import uvicorn
 from rich.console import Console
 
@@ -29,6 +36,52 @@ async def local_ctx(settings: Settings) -> AsyncIterator[Ctx]:
 
 
 def run(settings: Settings, with_sandbox: bool = False) -> None:
+    child = _start_sandbox(settings) if with_sandbox and settings.backend == "sandbox" else None
+    try:
+        _serve(settings)
+    finally:
+        if child is not None:
+            child.terminate()  # SIGTERM: the sandbox saves its state and exits
+            try:
+                child.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                child.kill()
+
+
+SANDBOX_AWS_URL = "http://127.0.0.1:4566"
+
+
+def _start_sandbox(settings: Settings) -> subprocess.Popen[bytes] | None:
+    """Start `podplane sandbox` as a child (unless one already answers) and point AWS at it."""
+    for key, value in (("AWS_ACCESS_KEY_ID", "test"), ("AWS_SECRET_ACCESS_KEY", "test"),
+                       ("AWS_DEFAULT_REGION", settings.region)):
+        os.environ.setdefault(key, value)
+    url = settings.aws_endpoint_url or SANDBOX_AWS_URL
+    settings.aws_endpoint_url = os.environ["AWS_ENDPOINT_URL"] = url
+    if _sandbox_ready(url):
+        return None
+    src = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (src, os.environ.get("PYTHONPATH")) if p)}
+    child = subprocess.Popen([sys.executable, "-m", "podplane", "sandbox", "--home",
+                              str(settings.home), "--aws-port", str(urlsplit(url).port)], env=env)
+    deadline = time.monotonic() + 60
+    while not _sandbox_ready(url):
+        if child.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"the sandbox did not start on {url}")
+        time.sleep(0.2)
+    console.print(f"sandbox cloud: {url} (env file: {settings.sandbox_dir / 'env'})")
+    return child
+
+
+def _sandbox_ready(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/_sandbox/clock", timeout=1.0).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _serve(settings: Settings) -> None:
     app = build_app(settings)
     admin = asyncio.run(auth.ensure_admin_token(app.state.podplane))
     url = f"http://{settings.host}:{settings.port}/"

@@ -1,1 +1,1 @@
-"""Cloud ports (typing.Protocol) and their real adapters: AWS (boto3) and Kubernetes."""
+"""Ports (typing.Protocol) the services use, and their real adapters (boto3, Kubernetes)."""

@@ -1,0 +1,96 @@
+"""HyperPodPort over boto3 (SageMaker cluster APIs). Failed clusters raise their cause."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from podplane.cloud.aws.caller import AwsCaller
+from podplane.cloud.aws.errors import capacity_error
+from podplane.cloud.ports_aws import Shape
+from podplane.domain.errors import CloudError
+
+
+class HyperPodAdapter:
+    def __init__(self, caller: AwsCaller) -> None:
+        self.aws = caller
+
+    async def _call(self, operation: str, **params: Any) -> Shape:
+        return await self.aws.call("sagemaker", operation, **params)
+
+    async def create_cluster(self, spec: Shape) -> str:
+        return str((await self._call("create_cluster", **spec))["ClusterArn"])
+
+    async def describe_cluster(self, name: str) -> Shape | None:
+        return await self.aws.maybe("sagemaker", "describe_cluster", ClusterName=name)
+
+    async def list_clusters(self) -> list[Shape]:
+        out: list[Shape] = []
+        token: str | None = None
+        while True:
+            page = await self._call("list_clusters", **({"NextToken": token} if token else {}))
+            out.extend(page["ClusterSummaries"])
+            token = page.get("NextToken")
+            if not token:
+                return out
+
+    async def update_cluster(self, spec: Shape) -> str:
+        return str((await self._call("update_cluster", **spec))["ClusterArn"])
+
+    async def update_cluster_software(self, name: str, **extra: Any) -> str:
+        return str((await self._call("update_cluster_software", ClusterName=name,
+                                     **extra))["ClusterArn"])
+
+    async def delete_cluster(self, name: str) -> str:
+        return str((await self._call("delete_cluster", ClusterName=name))["ClusterArn"])
+
+    async def list_cluster_nodes(self, name: str) -> list[Shape]:
+        out: list[Shape] = []
+        token: str | None = None
+        while True:
+            page = await self._call("list_cluster_nodes", ClusterName=name,
+                                    **({"NextToken": token} if token else {}))
+            out.extend(page["ClusterNodeSummaries"])
+            token = page.get("NextToken")
+            if not token:
+                return out
+
+    async def describe_cluster_node(self, name: str, node_id: str) -> Shape:
+        found = await self._call("describe_cluster_node", ClusterName=name, NodeId=node_id)
+        return dict(found["NodeDetails"])
+
+    async def reboot_nodes(self, name: str, node_ids: list[str]) -> Shape:
+        return await self._call("batch_reboot_cluster_nodes", ClusterName=name, NodeIds=node_ids)
+
+    async def replace_nodes(self, name: str, node_ids: list[str]) -> Shape:
+        return await self._call("batch_replace_cluster_nodes", ClusterName=name,
+                                NodeIds=node_ids)
+
+    async def delete_nodes(self, name: str, node_ids: list[str]) -> Shape:
+        return await self._call("batch_delete_cluster_nodes", ClusterName=name, NodeIds=node_ids)
+
+    async def search_training_plan_offerings(self, instance_type: str, count: int,
+                                             duration_hours: int) -> list[Shape]:
+        return list((await self._call("search_training_plan_offerings",
+                                      InstanceType=instance_type, InstanceCount=count,
+                                      DurationHours=duration_hours,
+                                      TargetResources=["hyperpod-cluster"])
+                     )["TrainingPlanOfferings"])
+
+    async def create_training_plan(self, name: str, offering_id: str) -> str:
+        return str((await self._call("create_training_plan", TrainingPlanName=name,
+                                     TrainingPlanOfferingId=offering_id))["TrainingPlanArn"])
+
+    async def list_training_plans(self) -> list[Shape]:
+        return list((await self._call("list_training_plans"))["TrainingPlanSummaries"])
+
+
+def failure_of(cluster: Shape) -> CloudError | None:
+    """A Failed cluster's FailureMessage as a classified error (capacity -> hint with AZs)."""
+    if cluster.get("ClusterStatus") != "Failed":
+        return None
+    message = str(cluster.get("FailureMessage", "cluster creation failed"))
+    if "InsufficientCapacity" in message or "sufficient capacity" in message:
+        return capacity_error(f"sagemaker.create_cluster: {message}", message)
+    return CloudError(message, code="cluster_failed", retryable=False,
+                      hint="See the FailureMessage; lifecycle-script logs are in CloudWatch "
+                      "under /aws/sagemaker/Clusters.")

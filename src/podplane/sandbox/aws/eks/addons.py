@@ -1,0 +1,137 @@
+"""EKS add-ons: CREATING -> ACTIVE (CREATE_FAILED / DEGRADED under the addon_failure fault)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from podplane.sandbox.aws.base import paginate
+from podplane.sandbox.aws.eks.base import EksBase
+from podplane.sandbox.aws.eks.catalog import ADDONS, addon_info, default_version
+from podplane.sandbox.aws.errors import eks_in_use, eks_invalid_param, eks_not_found
+
+ADDON_SECONDS = 120.0
+
+
+class AddonsMixin(EksBase):
+    def describe_addon_versions(self, p: dict[str, Any]) -> dict[str, Any]:
+        names = [p["addonName"]] if p.get("addonName") else sorted(ADDONS)
+        infos = [addon_info(n, p.get("kubernetesVersion")) for n in names if n in ADDONS]
+        if p.get("types"):
+            infos = [i for i in infos if i["type"] in p["types"]]
+        page, nxt = paginate(infos, p, "maxResults", "nextToken")
+        return {"addons": page, **({"nextToken": nxt} if nxt else {})}
+
+    def _addons(self, cluster: str) -> dict[str, Any]:
+        return self.table("addons").setdefault(cluster, {})
+
+    def _addon(self, cluster: str, name: str) -> dict[str, Any]:
+        self.cluster(cluster)
+        addon = self._addons(cluster).get(name)
+        if addon is None:
+            raise eks_not_found(f"No addon: {name} found in cluster: {cluster}")
+        return addon
+
+    def create_addon(self, p: dict[str, Any]) -> dict[str, Any]:
+        c = self.cluster(p["clusterName"])
+        name = p["addonName"]
+        if name not in ADDONS:
+            raise eks_invalid_param(f"Addon {name} specified is not supported")
+        version = p.get("addonVersion") or default_version(name)
+        if version not in ADDONS[name][1]:
+            raise eks_invalid_param(f"Addon version specified {version} is not supported")
+        existing = self._addons(c["name"]).get(name)
+        if existing is not None:
+            if p.get("clientRequestToken") and existing.get("_token") == p["clientRequestToken"]:
+                return {"addon": existing}  # an idempotent retry
+            raise eks_in_use(f"Addon already exists: {name}")
+        now = self.w.now()
+        failed = self.w.faults.fire("addon_failure", addon_name=name, cluster=c["name"])
+        addon = {"addonName": name, "clusterName": c["name"], "status": "CREATING",
+                 "addonVersion": version, "health": {"issues": []},
+                 "addonArn": self.w.arn("eks", f"addon/{c['name']}/{name}/{self.w.hex_id(8)}"),
+                 "createdAt": now, "modifiedAt": now, "tags": p.get("tags", {}),
+                 "_done_at": now + ADDON_SECONDS, "_fail": bool(failed),
+                 "_token": p.get("clientRequestToken")}
+        for key in ("serviceAccountRoleArn", "configurationValues"):
+            if key in p:
+                addon[key] = p[key]
+        if p.get("podIdentityAssociations"):
+            addon["podIdentityAssociations"] = [
+                self.w.arn("eks", f"podidentityassociation/{c['name']}/a-{self.w.hex_id(17)}")
+                for _ in p["podIdentityAssociations"]]
+        self._addons(c["name"])[name] = addon
+        self.w.record("eks", "CreateAddon", f"{c['name']}/{name}", p.get("clientRequestToken"),
+                      version=version)
+        return {"addon": addon}
+
+    def describe_addon(self, p: dict[str, Any]) -> dict[str, Any]:
+        return {"addon": self._addon(p["clusterName"], p["addonName"])}
+
+    def list_addons(self, p: dict[str, Any]) -> dict[str, Any]:
+        self.cluster(p["clusterName"])
+        names = sorted(self._addons(p["clusterName"]))
+        page, nxt = paginate(names, p, "maxResults", "nextToken")
+        return {"addons": page, **({"nextToken": nxt} if nxt else {})}
+
+    def update_addon(self, p: dict[str, Any]) -> dict[str, Any]:
+        addon = self._addon(p["clusterName"], p["addonName"])
+        if addon["status"] in ("CREATING", "UPDATING", "DELETING"):
+            raise eks_in_use(f"Addon {addon['addonName']} is {addon['status']}")
+        version = p.get("addonVersion") or addon["addonVersion"]
+        if version not in ADDONS[addon["addonName"]][1]:
+            raise eks_invalid_param(f"Addon version specified {version} is not supported")
+        now = self.w.now()
+        params = []
+        for key, ptype in (("addonVersion", "AddonVersion"), ("configurationValues",
+                           "ConfigurationValues"), ("serviceAccountRoleArn",
+                           "ServiceAccountRoleArn"), ("resolveConflicts", "ResolveConflicts")):
+            if key in p:
+                params.append({"type": ptype, "value": str(p[key])})
+                if key != "resolveConflicts":
+                    addon[key] = p[key]
+        failed = self.w.faults.fire("addon_failure", addon_name=addon["addonName"],
+                                    cluster=addon["clusterName"])
+        addon.update(status="UPDATING", modifiedAt=now, _done_at=now + ADDON_SECONDS,
+                     _fail=bool(failed))
+        update = {"id": str(uuid.UUID(int=self.w.rng.getrandbits(128))), "status": "InProgress",
+                  "type": "AddonUpdate", "params": params, "createdAt": now, "errors": []}
+        key = f"{addon['clusterName']}/{addon['addonName']}"
+        self.table("addon_updates").setdefault(key, {})[update["id"]] = update
+        self.w.record("eks", "UpdateAddon", key, p.get("clientRequestToken"), version=version)
+        return {"update": update}
+
+    def delete_addon(self, p: dict[str, Any]) -> dict[str, Any]:
+        addon = self._addon(p["clusterName"], p["addonName"])
+        if addon["status"] != "DELETING":
+            addon.update(status="DELETING", _done_at=self.w.now() + ADDON_SECONDS / 2)
+            self.w.record("eks", "DeleteAddon", f"{addon['clusterName']}/{addon['addonName']}")
+        return {"addon": addon}
+
+    def tick(self, now: float) -> None:
+        super().tick(now)
+        for cluster, addons in self.table("addons").items():
+            for name, addon in list(addons.items()):
+                if now < addon.get("_done_at", now + 1):
+                    continue
+                self._settle_addon(cluster, addons, name, addon)
+
+    def _settle_addon(self, cluster: str, addons: dict[str, Any], name: str,
+                      addon: dict[str, Any]) -> None:
+        status = addon["status"]
+        addon.pop("_done_at", None)
+        if status == "DELETING":
+            del addons[name]
+            return
+        if addon.pop("_fail", False):
+            addon["status"] = "CREATE_FAILED" if status == "CREATING" else "DEGRADED"
+            addon["health"] = {"issues": [{"code": "InsufficientNumberOfReplicas",
+                                           "message": f"The add-on {name} is unhealthy because "
+                                           "it doesn't have the desired number of replicas.",
+                                           "resourceIds": [f"{name}-controller"]}]}
+        else:
+            addon["status"] = "ACTIVE"
+            addon["health"] = {"issues": []}
+        for update in self.table("addon_updates").get(f"{cluster}/{name}", {}).values():
+            if update["status"] == "InProgress":
+                update["status"] = "Failed" if addon["status"] == "DEGRADED" else "Successful"

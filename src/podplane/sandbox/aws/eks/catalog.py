@@ -1,0 +1,51 @@
+"""EKS add-on versions the sandbox offers (a plausible subset of the real catalogue)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+K8S_VERSIONS = ("1.31", "1.32", "1.33", "1.34")
+
+# name -> (type, versions newest first, default namespace)
+ADDONS: dict[str, tuple[str, list[str], str]] = {
+    "vpc-cni": ("networking", ["v1.20.0-eksbuild.1", "v1.19.5-eksbuild.3"], "kube-system"),
+    "coredns": ("networking", ["v1.12.1-eksbuild.2", "v1.11.4-eksbuild.14"], "kube-system"),
+    "kube-proxy": ("networking", ["v1.33.0-eksbuild.2", "v1.32.3-eksbuild.7"], "kube-system"),
+    "eks-pod-identity-agent": ("security", ["v1.3.7-eksbuild.2", "v1.3.5-eksbuild.2"],
+                               "kube-system"),
+    "aws-ebs-csi-driver": ("storage", ["v1.45.0-eksbuild.2", "v1.44.0-eksbuild.1"],
+                           "kube-system"),
+    "aws-mountpoint-s3-csi-driver": ("storage", ["v1.15.0-eksbuild.1"], "kube-system"),
+    "aws-fsx-csi-driver": ("storage", ["v1.5.0-eksbuild.1"], "kube-system"),
+    "amazon-cloudwatch-observability": ("observability",
+                                        ["v4.1.0-eksbuild.1", "v3.7.0-eksbuild.1"],
+                                        "amazon-cloudwatch"),
+    "metrics-server": ("observability", ["v0.7.2-eksbuild.3"], "kube-system"),
+    "cert-manager": ("security", ["v1.17.2-eksbuild.1"], "cert-manager"),
+    "amazon-sagemaker-hyperpod-taskgovernance": ("machine-learning", ["v1.2.0-eksbuild.1"],
+                                                 "kube-system"),
+    "amazon-sagemaker-hyperpod-observability": ("observability", ["v1.0.3-eksbuild.1"],
+                                                "hyperpod-observability"),
+    "amazon-sagemaker-hyperpod-training-operator": ("machine-learning", ["v1.1.0-eksbuild.1"],
+                                                    "aws-hyperpod"),
+}
+
+
+def addon_info(name: str, k8s_version: str | None) -> dict[str, Any]:
+    kind, versions, namespace = ADDONS[name]
+    compat = [k8s_version] if k8s_version else list(K8S_VERSIONS)
+    return {
+        "addonName": name, "type": kind, "owner": "aws", "publisher": "eks",
+        "defaultNamespace": namespace,
+        "addonVersions": [{
+            "addonVersion": v, "architecture": ["amd64", "arm64"],
+            "compatibilities": [{"clusterVersion": cv, "platformVersions": ["*"],
+                                 "defaultVersion": i == 0} for cv in compat],
+            "requiresConfiguration": False, "requiresIamPermissions": name in
+            ("vpc-cni", "aws-ebs-csi-driver", "aws-mountpoint-s3-csi-driver"),
+        } for i, v in enumerate(versions)],
+    }
+
+
+def default_version(name: str) -> str:
+    return ADDONS[name][1][0]

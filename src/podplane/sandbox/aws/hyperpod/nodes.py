@@ -1,0 +1,313 @@
+"""HyperPod nodes: placement, Pending -> Running, reboot / replace / delete, software updates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from podplane.sandbox.aws.base import Emulator, paginate
+from podplane.sandbox.aws.errors import sm_conflict, sm_not_found, sm_validation
+from podplane.sandbox.aws.hyperpod.capacity import Capacity
+from podplane.sandbox.aws.world import AZ_IDS, AZS
+from podplane.sandbox.contracts import SandboxNode
+
+LAUNCH_SECONDS = 480.0        # Pending -> Running (+ seeded jitter up to 120 s)
+DEEP_HEALTH_SECONDS = 3600.0  # on-start deep health checks (AWS: about 60-90 minutes)
+REBOOT_SECONDS = 180.0
+SHUTDOWN_SECONDS = 120.0
+SOFTWARE_SECONDS = 600.0
+AUTO_RECOVERY_SECONDS = 300.0
+
+
+class NoCapacity(Exception):
+    def __init__(self, instance_type: str, azs: list[str], room: list[str]) -> None:
+        self.instance_type, self.azs, self.room = instance_type, azs, room
+        where = ", ".join(room) if room else "no Availability Zone right now"
+        # AWS's own words first; the sandbox adds where capacity is (real AWS does not)
+        self.message = ("We currently do not have sufficient capacity for the requested "
+                        "instance type(s). Please try again. (InsufficientCapacityError: "
+                        f"{instance_type} in {', '.join(azs)}; capacity for {instance_type} "
+                        f"is available in: {where}.)")
+        Exception.__init__(self, self.message)
+
+
+class NodesMixin(Emulator):
+    def get_cluster(self, name_or_arn: str) -> dict[str, Any]:
+        name = name_or_arn.rsplit("/", 1)[-1]
+        cluster = self.table("clusters").get(name)
+        if cluster is None:
+            raise sm_not_found(f"Cluster {name_or_arn} not found")
+        return cluster
+
+    def group(self, cluster: dict[str, Any], name: str) -> dict[str, Any]:
+        for g in cluster["InstanceGroups"]:
+            if g["InstanceGroupName"] == name:
+                return g
+        raise sm_validation(f"Instance group {name} not found in cluster "
+                            f"{cluster['ClusterName']}")
+
+    def require_in_service(self, cluster: dict[str, Any]) -> None:
+        if cluster["ClusterStatus"] != "InService":
+            raise sm_conflict(f"Cluster {cluster['ClusterName']} is in "
+                              f"{cluster['ClusterStatus']} status; retry when it is InService.")
+
+    @property
+    def cap(self) -> Capacity:
+        return Capacity(self.w.service_state("capacity"))
+
+    def nodes(self, cluster: str) -> dict[str, Any]:
+        return self.table("nodes").setdefault(cluster, {})
+
+    def used(self, instance_type: str) -> dict[str, int]:
+        """Instances per AZ of a type, outside training plans (plans bring their own capacity)."""
+        out: dict[str, int] = {}
+        for nodes in self.table("nodes").values():
+            for n in nodes.values():
+                if n["InstanceType"] == instance_type and not n.get("_plan"):
+                    out[n["_az"]] = out.get(n["_az"], 0) + 1
+        return out
+
+    def group_azs(self, cluster: dict[str, Any], group: dict[str, Any]) -> list[str]:
+        vpc = group.get("OverrideVpcConfig") or cluster.get("VpcConfig") or {}
+        azs = [self.w.subnet_azs(s) if self.w.subnet_azs else None
+               for s in vpc.get("Subnets", [])]
+        found = [az for az in azs if az]
+        return sorted(set(found)) or list(AZS)
+
+    def place(self, cluster: dict[str, Any], group: dict[str, Any]) -> str:
+        itype = group["InstanceType"]
+        plan = group.get("_plan_az")
+        if plan:
+            return str(plan)
+        azs = self.group_azs(cluster, group)
+        used = self.used(itype)
+        for az in azs:
+            free = self.cap.capacity(itype, az) - used.get(az, 0)
+            if free > 0 and not self.w.faults.fire("insufficient_capacity", instance_type=itype,
+                                                   availability_zone=az):
+                return az
+        room = [az for az in self.cap.azs_with_room(itype, used)
+                if not _blocked(self, itype, az)]
+        raise NoCapacity(itype, azs, room)
+
+    def launch(self, cluster: dict[str, Any], group: dict[str, Any], az: str,
+               logical_id: str | None = None, at: float | None = None) -> dict[str, Any]:
+        now = self.w.now() if at is None else at
+        iid = self.w.instance_id()
+        deep = bool(group.get("OnStartDeepHealthChecks"))
+        node = {"InstanceGroupName": group["InstanceGroupName"], "InstanceId": iid,
+                "NodeLogicalId": logical_id or self.w.hex_id(8) + "-" + self.w.hex_id(4),
+                "InstanceType": group["InstanceType"], "LaunchTime": now,
+                "Status": "Pending", "Message": "", "_az": az, "_deep": deep,
+                "_until": now + LAUNCH_SECONDS + self.w.rng.uniform(0, 120),
+                "_ip": f"10.1.{self.w.rng.randint(0, 255)}.{self.w.rng.randint(2, 254)}",
+                "_plan": group.get("TrainingPlanArn"), "_health": "Unschedulable",
+                "_capacity": _capacity_type(group)}
+        self.nodes(cluster["ClusterName"])[iid] = node
+        return node
+
+    # lifecycle -----------------------------------------------------------------------------
+    def tick_nodes(self, cluster: dict[str, Any], now: float) -> None:
+        """Apply due node events in time order, each at its own deadline, so one big clock
+        step gives the same result as many small ones."""
+        nodes = self.nodes(cluster["ClusterName"])
+        while True:
+            due = sorted((at, iid) for iid, n in nodes.items()
+                         if (at := _next_event(n)) is not None and at <= now)
+            if not due:
+                return
+            for at, iid in due:  # one step per node per pass; chained steps take more passes
+                n = nodes.get(iid)
+                if n is None or _next_event(n) != at:
+                    continue
+                if n.get("_auto_at") == at:
+                    n.pop("_auto_at")
+                    self._recover(cluster, n, n.pop("_auto_action"), at)
+                else:
+                    self._advance_node(cluster, nodes, iid, n, at)
+
+    def _advance_node(self, cluster: dict[str, Any], nodes: dict[str, Any], iid: str,
+                      n: dict[str, Any], now: float) -> None:
+        status, n["_until"] = n["Status"], None
+        if status == "Pending" and n.pop("_deep", False):
+            n.update(Status="DeepHealthCheckInProgress", _until=now + DEEP_HEALTH_SECONDS)
+        elif status in ("Pending", "DeepHealthCheckInProgress", "SystemUpdating"):
+            n.update(Status="Running", Message="", _health="Schedulable", _reason=None)
+            if status == "SystemUpdating":
+                n["LastSoftwareUpdateTime"] = now
+        elif status == "ShuttingDown":
+            del nodes[iid]
+            if n.get("_replace"):
+                group = self.group(cluster, n["InstanceGroupName"])
+                self.launch(cluster, group, n["_az"], n["NodeLogicalId"], at=now)
+
+    def _recover(self, cluster: dict[str, Any], n: dict[str, Any], action: str,
+                 now: float) -> None:
+        if action == "reboot":
+            n.update(Status="Pending", Message="Rebooting", _until=now + REBOOT_SECONDS)
+        else:
+            n.update(Status="ShuttingDown", Message="Replacing", _replace=True,
+                     _until=now + SHUTDOWN_SECONDS)
+
+    def mark_unhealthy(self, cluster_name: str, instance_id: str | None, action: str,
+                       reason: str) -> dict[str, Any]:
+        cluster = self.get_cluster(cluster_name)
+        nodes = self.nodes(cluster["ClusterName"])
+        running = [n for n in nodes.values() if n["Status"] == "Running"]
+        if instance_id:
+            running = [n for n in running if n["InstanceId"] == instance_id]
+        if not running:
+            raise KeyError(f"no Running node {instance_id or ''} in {cluster_name}")
+        node = running[0] if instance_id else self.w.rng.choice(running)
+        label = "UnschedulablePendingReboot" if action == "reboot" \
+            else "UnschedulablePendingReplacement"
+        node.update(_health=label, _reason=reason)
+        if cluster.get("NodeRecovery", "Automatic") == "Automatic":
+            node.update(_auto_at=self.w.now() + AUTO_RECOVERY_SECONDS, _auto_action=action)
+        return node
+
+    # API -----------------------------------------------------------------------------------
+    def list_cluster_nodes(self, p: dict[str, Any]) -> dict[str, Any]:
+        cluster = self.get_cluster(p["ClusterName"])
+        nodes = [n for n in self.nodes(cluster["ClusterName"]).values()
+                 if p.get("InstanceGroupNameContains", "") in n["InstanceGroupName"]]
+        nodes.sort(key=lambda n: (n["LaunchTime"], n["InstanceId"]),
+                   reverse=p.get("SortOrder") == "Descending")
+        page, nxt = paginate([_summary(n) for n in nodes], p, "MaxResults", "NextToken")
+        return {"ClusterNodeSummaries": page, **({"NextToken": nxt} if nxt else {})}
+
+    def describe_cluster_node(self, p: dict[str, Any]) -> dict[str, Any]:
+        cluster = self.get_cluster(p["ClusterName"])
+        node = self._find_node(cluster, p.get("NodeId"), p.get("NodeLogicalId"))
+        if node is None:
+            raise sm_not_found(f"Node {p.get('NodeId') or p.get('NodeLogicalId')} not found "
+                               f"in cluster {cluster['ClusterArn']}")
+        group = self.group(cluster, node["InstanceGroupName"])
+        detail = {**_summary(node), "LifeCycleConfig": group.get("LifeCycleConfig"),
+                  "ThreadsPerCore": group.get("ThreadsPerCore"),
+                  "PrivatePrimaryIp": node["_ip"],
+                  "PrivateDnsHostname": f"ip-{node['_ip'].replace('.', '-')}."
+                                        f"{self.w.region}.compute.internal",
+                  "Placement": {"AvailabilityZone": node["_az"],
+                                "AvailabilityZoneId": AZ_IDS[node["_az"]]},
+                  "CapacityType": "Spot" if node["_capacity"] == "spot" else "OnDemand"}
+        for key in ("InstanceStorageConfigs", "OverrideVpcConfig", "NetworkInterface"):
+            if group.get(key):
+                detail[key] = group[key]
+        return {"NodeDetails": {k: v for k, v in detail.items() if v is not None}}
+
+    def batch_reboot_cluster_nodes(self, p: dict[str, Any]) -> dict[str, Any]:
+        return self._batch(p, "BatchRebootClusterNodes", "reboot")
+
+    def batch_replace_cluster_nodes(self, p: dict[str, Any]) -> dict[str, Any]:
+        return self._batch(p, "BatchReplaceClusterNodes", "replace")
+
+    def batch_delete_cluster_nodes(self, p: dict[str, Any]) -> dict[str, Any]:
+        return self._batch(p, "BatchDeleteClusterNodes", "delete")
+
+    def _batch(self, p: dict[str, Any], action: str, what: str) -> dict[str, Any]:
+        cluster = self.get_cluster(p["ClusterName"])
+        ok: list[str] = []
+        failed: list[dict[str, str]] = []
+        now = self.w.now()
+        for iid in p.get("NodeIds", []):
+            node = self.nodes(cluster["ClusterName"]).get(iid)
+            if node is None:
+                failed.append(_failure(what, iid, "NotFound", f"Node {iid} not found"))
+            elif node["Status"] not in ("Running",) and what != "delete":
+                failed.append(_failure(what, iid, "InvalidStatus",
+                                       f"Node {iid} is {node['Status']}"))
+            else:
+                ok.append(iid)
+                if what == "delete":
+                    node.update(Status="ShuttingDown", _until=now + SHUTDOWN_SECONDS)
+                    group = self.group(cluster, node["InstanceGroupName"])
+                    group["TargetCount"] = max(0, group["TargetCount"] - 1)
+                    group["_spec"]["InstanceCount"] = group["TargetCount"]
+                else:
+                    self._recover(cluster, node, what, now)
+        if ok:
+            self.w.record("sagemaker", action, cluster["ClusterName"], node_ids=ok)
+        out: dict[str, Any] = {"Successful": ok, "Failed": failed}
+        return out
+
+    def update_cluster_software(self, p: dict[str, Any]) -> dict[str, Any]:
+        cluster = self.get_cluster(p["ClusterName"])
+        self.require_in_service(cluster)
+        names = {g["InstanceGroupName"] for g in p.get("InstanceGroups", [])}
+        now = self.w.now()
+        for n in self.nodes(cluster["ClusterName"]).values():
+            if n["Status"] == "Running" and (not names or n["InstanceGroupName"] in names):
+                n.update(Status="SystemUpdating", _until=now + SOFTWARE_SECONDS)
+        cluster["ClusterStatus"] = "SystemUpdating"
+        self.w.record("sagemaker", "UpdateClusterSoftware", cluster["ClusterName"])
+        return {"ClusterArn": cluster["ClusterArn"]}
+
+    def _find_node(self, cluster: dict[str, Any], iid: str | None,
+                   logical: str | None) -> dict[str, Any] | None:
+        for n in self.nodes(cluster["ClusterName"]).values():
+            if n["InstanceId"] == iid or (logical and n["NodeLogicalId"] == logical):
+                return n
+        return None
+
+    # NodeSource --------------------------------------------------------------------------
+    def sandbox_nodes(self, eks_cluster_name: str | None = None) -> list[SandboxNode]:
+        self.w.tick()
+        out = []
+        with self.w.lock:
+            for cluster in self.table("clusters").values():
+                eks = cluster.get("Orchestrator", {}).get("Eks", {}).get("ClusterArn", "")
+                eks_name = eks.rsplit("/", 1)[-1]
+                if eks_cluster_name and eks_name != eks_cluster_name:
+                    continue
+                for n in self.nodes(cluster["ClusterName"]).values():
+                    out.append(_sandbox_node(cluster, eks_name, n))
+        return out
+
+
+def _next_event(n: dict[str, Any]) -> float | None:
+    times = [t for t in (n.get("_until"), n.get("_auto_at")) if t is not None]
+    return min(times) if times else None
+
+
+def _sandbox_node(cluster: dict[str, Any], eks_name: str, n: dict[str, Any]) -> SandboxNode:
+    return SandboxNode(
+        cluster_name=cluster["ClusterName"], eks_cluster_name=eks_name,
+        group_name=n["InstanceGroupName"], instance_id=n["InstanceId"],
+        instance_type=n["InstanceType"], availability_zone=n["_az"], status=n["Status"],
+        capacity_type=n["_capacity"], health=n["_health"], fault_reason=n.get("_reason"),
+        labels={"sagemaker.amazonaws.com/compute-type": "hyperpod"})
+
+
+def _capacity_type(group: dict[str, Any]) -> str:
+    if group.get("TrainingPlanArn"):
+        return "training-plan"
+    if "Spot" in (group.get("CapacityRequirements") or {}):
+        return "spot"
+    return "on-demand"
+
+
+def _summary(n: dict[str, Any]) -> dict[str, Any]:
+    out = {k: n[k] for k in ("InstanceGroupName", "InstanceId", "NodeLogicalId", "InstanceType",
+                             "LaunchTime")}
+    out["InstanceStatus"] = {"Status": n["Status"], "Message": n.get("Message", "")}
+    if n.get("LastSoftwareUpdateTime"):
+        out["LastSoftwareUpdateTime"] = n["LastSoftwareUpdateTime"]
+    out["PrivateDnsHostname"] = f"ip-{n['_ip'].replace('.', '-')}.compute.internal"
+    return out
+
+
+def _failure(what: str, iid: str, kind: str, message: str) -> dict[str, str]:
+    if what == "delete":
+        code = {"NotFound": "NodeIdNotFound", "InvalidStatus": "InvalidNodeStatus"}[kind]
+        return {"Code": code, "Message": message, "NodeId": iid}
+    code = {"NotFound": "InstanceIdNotFound", "InvalidStatus": "InvalidInstanceStatus"}[kind]
+    return {"NodeId": iid, "ErrorCode": code, "Message": message}
+
+
+def _blocked(emu: NodesMixin, itype: str, az: str) -> bool:
+    for fault in emu.w.faults.items:
+        if fault["kind"] == "insufficient_capacity" and \
+                fault.get("instance_type") in (None, itype) and \
+                fault.get("availability_zone") in (None, az):
+            return True
+    return False

@@ -1,0 +1,81 @@
+"""moto, in process: the WSGI app for EC2/IAM/S3/STS/..., its persistence, reset and seed.
+
+moto is pinned (5.2.5): persistence pickles its backend dicts, which are moto internals.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("MOTO_IAM_LOAD_MANAGED_POLICIES", "true")
+
+from moto.backends import get_backend  # noqa: E402
+from moto.core.base_backend import BackendDict  # noqa: E402
+from moto.moto_api._internal import mock_random  # noqa: E402
+from moto.server import DomainDispatcherApplication, create_backend_app  # noqa: E402
+
+PERSISTED = ("ec2", "iam", "s3", "sts", "sagemaker", "cloudformation", "logs", "kms", "ssm",
+             "secretsmanager", "fsx", "elbv2", "servicequotas", "ecr")
+
+
+def make_app() -> Any:
+    return DomainDispatcherApplication(create_backend_app)
+
+
+# regions worth keeping: ours, the global ones, and the aws partition (IAM keys it "aws");
+# other partitions only hold moto's preloaded AWS-managed IAM policies (tens of MB)
+KEPT_REGIONS = {"us-west-2", "us-east-1", "global", "aws"}
+
+
+def save(path: Path) -> None:
+    data = {}
+    for name in PERSISTED:
+        backend = get_backend(name)  # type: ignore[call-overload]
+        if len(backend):
+            data[name] = {account: {r: b for r, b in regions.items() if r in KEPT_REGIONS}
+                          for account, regions in backend.items()}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(pickle.dumps(data))
+    tmp.replace(path)
+
+
+def load(path: Path) -> bool:
+    if not path.exists():
+        return False
+    data = pickle.loads(path.read_bytes())  # noqa: S301 - our own file under PODPLANE_HOME
+    for name, accounts in data.items():
+        backend = get_backend(name)  # type: ignore[call-overload]
+        backend.clear()
+        for account, regions in accounts.items():
+            for region, region_backend in regions.items():
+                backend[account][region] = region_backend
+        if backend not in BackendDict._instances:
+            BackendDict._instances.append(backend)
+    return True
+
+
+def reset(seed: int) -> None:
+    """Forget every account moto holds. Backends are rebuilt lazily on next use (fast), unlike
+    moto's own reset which rebuilds every region at once."""
+    for backend in list(BackendDict._instances):
+        backend.clear()
+    BackendDict._instances.clear()
+    mock_random.seed(seed)
+
+
+def seed(value: int) -> None:
+    mock_random.seed(value)
+
+
+def subnet_az(subnet_id: str, account: str = "123456789012",
+              region: str = "us-west-2") -> str | None:
+    """The AZ of a moto subnet (HyperPod places nodes in its subnets' AZs)."""
+    try:
+        ec2 = get_backend("ec2")[account][region]  # type: ignore[call-overload]
+        subnet = ec2.get_subnet(subnet_id)
+        return str(subnet.availability_zone)
+    except Exception:  # unknown subnet: placement falls back to any AZ
+        return None

@@ -1,0 +1,144 @@
+"""The sandbox process: AWS endpoint (+ optionally the Kubernetes API), state on disk, env file.
+
+`Sandbox` is usable in-process (tests) and by `podplane sandbox` (its own process).
+`kube_factory(state_dir, clock, node_source, host, port)` returns an object with
+`async start()` / `async stop()`; the Kubernetes side plugs in there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from werkzeug.serving import make_server
+
+from podplane.sandbox.aws import moto_side
+from podplane.sandbox.aws.eks import EksEmulator
+from podplane.sandbox.aws.hyperpod import HyperPodEmulator
+from podplane.sandbox.aws.quotas import QuotasEmulator
+from podplane.sandbox.aws.router import AwsRouter
+from podplane.sandbox.aws.world import KubeTarget, World
+from podplane.sandbox.clock import VirtualClock
+from podplane.sandbox.contracts import NodeSource
+from podplane.sandbox.control import ControlApi
+from podplane.sandbox.state import StateStore
+
+log = logging.getLogger("podplane.sandbox")
+DEFAULT_SPEED = 60.0  # EKS + HyperPod (with deep health checks) in about 1.5 real minutes
+TEST_KEY = "test"
+REGION = "us-west-2"
+
+
+class KubeServer(Protocol):
+    async def start(self) -> None: ...
+    async def stop(self) -> None: ...
+
+
+KubeFactory = Callable[[Path, VirtualClock, NodeSource, str, int], KubeServer]
+
+
+class Sandbox:
+    def __init__(self, home: Path, host: str = "127.0.0.1", aws_port: int = 4566,
+                 kube_port: int = 6443, speed: float = DEFAULT_SPEED, seed: int = 0,
+                 kube_endpoint: str | None = None,
+                 kube_factory: KubeFactory | None = None) -> None:
+        self.folder = home / "sandbox"
+        self.host, self.aws_port, self.kube_port = host, aws_port, kube_port
+        self.clock = VirtualClock(speed=speed)
+        kube = KubeTarget(kube_endpoint or f"https://{host}:{kube_port}",
+                          self.folder / "kube-ca.crt")
+        self.world = World(self.clock, seed=seed, region=REGION, kube=kube)
+        self.world.subnet_azs = moto_side.subnet_az
+        self.eks = EksEmulator(self.world)
+        self.hyperpod = HyperPodEmulator(self.world)
+        self.quotas = QuotasEmulator(self.world)
+        self.store = StateStore(self.folder, self.world)
+        self.kube_factory = kube_factory
+        self.kube: KubeServer | None = None
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def node_source(self) -> NodeSource:
+        return self.hyperpod
+
+    @property
+    def aws_url(self) -> str:
+        return f"http://{self.host}:{self.aws_port}"
+
+    def start(self) -> None:
+        """Load state, then serve the AWS endpoint on a background thread."""
+        restored = self.store.load()
+        if not restored:  # a fresh account: moto is process-global, so clear what it holds
+            moto_side.reset(self.world.seed)
+        control = ControlApi(self.world, self.hyperpod, self.store.save, self.reset)
+        app = AwsRouter(self.world, self.eks, self.hyperpod, self.quotas, moto_side.make_app(),
+                        control, self.store.save)
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no per-request lines
+        self._server = make_server(self.host, self.aws_port, app, threaded=True)
+        self.aws_port = self._server.server_port
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
+                                        daemon=True,
+                                        name="sandbox-aws")
+        self._thread.start()
+        self.store.start_autosave()
+        self.write_env()
+        log.info("sandbox AWS endpoint on %s (restored=%s)", self.aws_url, restored)
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        self.store.stop_autosave()
+        self.store.save_all()
+
+    def reset(self, seed: int) -> None:
+        with self.world.lock:
+            self.world.seed = seed
+            self.world.reset()
+            moto_side.reset(seed)
+        self.store.save(moto=True)
+
+    def env_lines(self) -> list[str]:
+        return [f"export AWS_ENDPOINT_URL={self.aws_url}",
+                f"export AWS_ACCESS_KEY_ID={TEST_KEY}",
+                f"export AWS_SECRET_ACCESS_KEY={TEST_KEY}",
+                f"export AWS_DEFAULT_REGION={REGION}",
+                f"export AWS_REGION={REGION}",
+                f"export KUBECONFIG={self.folder / 'kubeconfig'}"]
+
+    def write_env(self) -> Path:
+        path = self.folder / "env"
+        path.write_text("\n".join(self.env_lines()) + "\n")
+        return path
+
+    async def serve(self, stop_event: asyncio.Event | None = None) -> None:
+        """Run until SIGINT/SIGTERM (or `stop_event`): AWS endpoint, Kubernetes API, autosave."""
+        stop_event = stop_event or asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, stop_event.set)
+            except (NotImplementedError, RuntimeError):
+                pass
+        self.start()
+        if self.kube_factory is not None:
+            self.kube = self.kube_factory(self.folder, self.clock, self.node_source, self.host,
+                                          self.kube_port)
+            await self.kube.start()
+        try:
+            while not stop_event.is_set():
+                try:
+                    await asyncio.wait_for(stop_event.wait(), timeout=5.0)
+                except TimeoutError:
+                    self.store.save()  # the clock moves without mutations; keep it on disk
+        finally:
+            if self.kube is not None:
+                await self.kube.stop()
+            self.stop()

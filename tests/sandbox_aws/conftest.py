@@ -1,0 +1,105 @@
+"""An in-process sandbox on a free port with the clock frozen (speed 0); tests step it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import boto3
+import httpx
+import pytest
+from botocore.config import Config
+
+from podplane.sandbox.main import Sandbox
+from tests.sandbox_aws.shapes import ShapeRecorder
+
+ROLE = "arn:aws:iam::123456789012:role/podplane-test"
+
+
+@dataclass
+class Box:
+    sandbox: Sandbox
+    shapes: ShapeRecorder
+
+    @property
+    def url(self) -> str:
+        return self.sandbox.aws_url
+
+    def client(self, service: str, attempts: int = 1) -> Any:
+        client = boto3.client(service, endpoint_url=self.url, region_name="us-west-2",
+                              aws_access_key_id="test", aws_secret_access_key="test",
+                              config=Config(retries={"mode": "standard",
+                                                     "total_max_attempts": attempts}))
+        return self.shapes.attach(client)
+
+    def advance(self, seconds: float) -> dict[str, Any]:
+        r = httpx.post(f"{self.url}/_sandbox/clock/advance", json={"seconds": seconds})
+        r.raise_for_status()
+        return dict(r.json())
+
+    def control(self, method: str, path: str, **kw: Any) -> Any:
+        r = httpx.request(method, f"{self.url}/_sandbox{path}", **kw)
+        r.raise_for_status()
+        return r.json()
+
+    def ledger(self, **query: str) -> list[dict[str, Any]]:
+        return list(self.control("GET", "/ledger", params=query))
+
+
+def start_box(home: Path, seed: int = 7) -> Box:
+    sandbox = Sandbox(home, aws_port=0, speed=0, seed=seed,
+                      kube_endpoint="https://127.0.0.1:16443")
+    sandbox.start()
+    return Box(sandbox, ShapeRecorder())
+
+
+@pytest.fixture
+def box(tmp_path: Path) -> Iterator[Box]:
+    b = start_box(tmp_path)
+    yield b
+    b.sandbox.stop()
+    assert b.shapes.errors == [], b.shapes.errors  # every emulated response matched botocore
+
+
+def network(box: Box, az: str = "us-west-2a") -> tuple[str, str]:
+    """A VPC with one subnet in `az` (moto) -> (subnet_id, security_group_id)."""
+    ec2 = box.client("ec2")
+    vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
+    subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.0.0/20",
+                               AvailabilityZone=az)["Subnet"]["SubnetId"]
+    sg = ec2.create_security_group(GroupName="efa", Description="efa",
+                                   VpcId=vpc)["GroupId"]
+    return subnet, sg
+
+
+def group(name: str, itype: str, count: int, **extra: Any) -> dict[str, Any]:
+    return {"InstanceGroupName": name, "InstanceType": itype, "InstanceCount": count,
+            "LifeCycleConfig": {"SourceS3Uri": "s3://sagemaker-lc/scripts/",
+                                "OnCreate": "on_create.sh"},
+            "ExecutionRole": ROLE, "ThreadsPerCore": 1, **extra}
+
+
+def ensure_eks(box: Box, name: str = "eks1") -> str:
+    """An ACTIVE EKS cluster (HyperPod refuses anything else); returns its ARN."""
+    eks = box.client("eks")
+    if name not in eks.list_clusters()["clusters"]:
+        eks.create_cluster(name=name, roleArn=ROLE,
+                           accessConfig={"authenticationMode": "API_AND_CONFIG_MAP"},
+                           resourcesVpcConfig={"subnetIds": ["subnet-0123456789abcdef0"]})
+    if eks.describe_cluster(name=name)["cluster"]["status"] != "ACTIVE":
+        box.advance(700)
+    return str(eks.describe_cluster(name=name)["cluster"]["arn"])
+
+
+def hyperpod_cluster(box: Box, name: str, groups: list[dict[str, Any]],
+                     subnet: str, sg: str, **extra: Any) -> str:
+    ensure_eks(box)
+    sm = box.client("sagemaker")
+    return str(sm.create_cluster(
+        ClusterName=name, InstanceGroups=groups, NodeRecovery="Automatic",
+        VpcConfig={"Subnets": [subnet], "SecurityGroupIds": [sg]},
+        Orchestrator={"Eks": {"ClusterArn":
+                              "arn:aws:eks:us-west-2:123456789012:cluster/eks1"}},
+        **extra)["ClusterArn"])

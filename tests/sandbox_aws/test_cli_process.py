@@ -1,0 +1,119 @@
+"""Outside views: the PyPI AWS CLI against the sandbox, and `podplane sandbox` as a process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.sandbox_aws.conftest import Box, group, hyperpod_cluster, network
+
+AWS = str(Path(sys.executable).parent / "aws")
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+def cli_env(tmp: Path) -> dict[str, str]:
+    return {**os.environ, "HOME": str(tmp), "AWS_ACCESS_KEY_ID": "test",
+            "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": "us-west-2",
+            "AWS_CONFIG_FILE": str(tmp / "none"), "AWS_SHARED_CREDENTIALS_FILE": str(tmp / "none"),
+            "PYTHONPATH": SRC}
+
+
+@pytest.mark.slow
+def test_pypi_aws_cli_works_unchanged(box: Box, tmp_path: Path) -> None:
+    subnet, sg = network(box)
+    box.client("s3").create_bucket(Bucket="sagemaker-scripts",
+                                   CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    hyperpod_cluster(box, "hp1", [group("ctrl", "ml.m5.xlarge", 1),
+                                  group("gpu", "ml.g5.8xlarge", 2)], subnet, sg)
+    box.advance(1300)
+    commands = {
+        "sts": ["sts", "get-caller-identity"],
+        "vpcs": ["ec2", "describe-vpcs"],
+        "eks-list": ["eks", "list-clusters"],
+        "eks-describe": ["eks", "describe-cluster", "--name", "eks1"],
+        "sm-list": ["sagemaker", "list-clusters"],
+        "sm-describe": ["sagemaker", "describe-cluster", "--cluster-name", "hp1"],
+        "sm-nodes": ["sagemaker", "list-cluster-nodes", "--cluster-name", "hp1"],
+        "s3": ["s3", "ls"],
+    }
+    procs = {k: subprocess.Popen([AWS, "--endpoint-url", box.url, *args, "--output", "json"]
+                                 if k != "s3" else [AWS, "--endpoint-url", box.url, *args],
+                                 env=cli_env(tmp_path), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+             for k, args in commands.items()}
+    out = {}
+    for key, proc in procs.items():
+        stdout, stderr = proc.communicate(timeout=120)
+        assert proc.returncode == 0, (key, stderr)
+        out[key] = stdout
+    assert json.loads(out["sts"])["Account"] == "123456789012"
+    assert subnet and json.loads(out["vpcs"])["Vpcs"]
+    assert json.loads(out["eks-list"])["clusters"] == ["eks1"]
+    assert json.loads(out["eks-describe"])["cluster"]["status"] == "ACTIVE"
+    assert json.loads(out["sm-list"])["ClusterSummaries"][0]["ClusterName"] == "hp1"
+    assert json.loads(out["sm-describe"])["ClusterStatus"] == "InService"
+    node_ids = [n["InstanceId"] for n in json.loads(out["sm-nodes"])["ClusterNodeSummaries"]]
+    assert len(node_ids) == 3 and all(i.startswith("i-") for i in node_ids)
+    assert "sagemaker-scripts" in out["s3"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_process(home: Path, port: int) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "podplane", "sandbox", "--home", str(home), "--aws-port",
+         str(port), "--kube-port", str(free_port()), "--speed", "0", "--seed", "3"],
+        env=cli_env(home), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/_sandbox/clock").status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+            time.sleep(0.1)
+    proc.kill()
+    raise AssertionError("sandbox process did not start")
+
+
+@pytest.mark.slow
+def test_sandbox_process_writes_env_and_keeps_state_across_restart(tmp_path: Path) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    proc = start_process(tmp_path, port)
+    try:
+        env = (tmp_path / "sandbox" / "env").read_text()
+        assert f"export AWS_ENDPOINT_URL={url}" in env
+        assert f"export KUBECONFIG={tmp_path / 'sandbox' / 'kubeconfig'}" in env
+        body = {"ClusterName": "hp1", "InstanceGroups": [group("w", "ml.m5.xlarge", 1)],
+                "VpcConfig": {"Subnets": ["subnet-1"], "SecurityGroupIds": ["sg-1"]}}
+        r = httpx.post(url, json=body, headers={"X-Amz-Target": "SageMaker.CreateCluster",
+                                                "Content-Type": "application/x-amz-json-1.1"})
+        assert r.status_code == 200, r.text
+        httpx.post(f"{url}/_sandbox/clock/advance", json={"seconds": 1234})
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    proc = start_process(tmp_path, port)
+    try:
+        assert httpx.get(f"{url}/_sandbox/clock").json()["now"] >= 1_780_000_000 + 1234
+        r = httpx.post(url, json={"ClusterName": "hp1"},
+                       headers={"X-Amz-Target": "SageMaker.DescribeCluster",
+                                "Content-Type": "application/x-amz-json-1.1"})
+        assert r.json()["ClusterStatus"] == "InService"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
