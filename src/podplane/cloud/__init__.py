@@ -1,0 +1,1 @@
+"""Adapters to the outside world (AWS, Kubernetes) behind ports."""
