@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from podplane.sandbox.kube import patch as patches
+from podplane.sandbox.kube import protobuf
 from podplane.sandbox.kube import tables
 from podplane.sandbox.kube.crds import check_custom_object
 from podplane.sandbox.kube.errors import KubeError
@@ -29,6 +30,12 @@ APPLY = "application/apply-patch+yaml"
 def parse_body(raw: bytes, content_type: str) -> Any:
     if not raw:
         return None
+    if "protobuf" in content_type:
+        return protobuf.decode(raw)
+    if "cbor" in content_type:
+        raise KubeError(415, "the body of the request was in an unknown format - accepted "
+                        "media types include: application/json, application/yaml",
+                        "UnsupportedMediaType")
     try:
         if "yaml" in content_type:
             return yaml.safe_load(raw)

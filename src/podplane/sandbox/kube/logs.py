@@ -84,7 +84,7 @@ def _training(pod: Obj, c: Obj, started: float, start: float, end: float) -> lis
         if i == 0:
             continue
         step = i * 10
-        loss = 2.0 * math.exp(-step / 4000) + 0.9 + ((seed >> (i % 24)) % 97) / 2000
+        loss = 2.0 * math.exp(-step / 300) + 0.9 + ((seed >> (i % 24)) % 97) / 4000
         tput = base_tp + ((seed * (i + 3)) % 120) - 60
         out.append((started + i * TRAIN_EVERY,
                     f"[rank {rank}] step {step} | loss {loss:.4f} | throughput {tput:.1f} "
