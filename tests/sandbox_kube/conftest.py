@@ -99,3 +99,15 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
     box = Sandbox(tmp_path_factory.mktemp("kube"), FakeNodeSource())
     yield box
     box.stop()
+
+
+@pytest.fixture(scope="module")
+def http(sandbox: Sandbox) -> Iterator[Any]:
+    import ssl
+
+    import httpx
+    ca = ssl.create_default_context(cafile=str(sandbox.state_dir / "kube-ca.crt"))
+    with httpx.Client(base_url=sandbox.api.endpoint, verify=ca,
+                      headers={"Authorization": "Bearer " + sandbox.api.token()},
+                      timeout=30) as c:
+        yield c

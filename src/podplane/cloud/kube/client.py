@@ -9,6 +9,7 @@ from typing import Any
 import httpx2
 from lightkube import ApiError, AsyncClient, KubeConfig
 from lightkube.config.models import Cluster, User
+from lightkube.core.exceptions import LoadResourceError
 from lightkube.core.resource import NamespacedResource
 from lightkube.core.resource_registry import resource_registry
 from lightkube.generic_resource import (
@@ -63,7 +64,7 @@ class LightkubeKube:
         self._client._client._client.auth = _EksAuth(access)
 
     async def _resource(self, api_version: str, kind: str) -> Any:
-        res = resource_registry.get(api_version, kind)
+        res = _builtin(api_version, kind)
         if res is None and not self._crds_loaded:
             await async_load_in_cluster_generic_resources(self._client)
             self._crds_loaded = True
@@ -170,6 +171,13 @@ class LightkubeKube:
 
     async def close(self) -> None:
         await self._client.close()
+
+
+def _builtin(api_version: str, kind: str) -> Any:
+    try:
+        return resource_registry.load(api_version, kind)
+    except LoadResourceError:
+        return None
 
 
 def _namespaced(res: Any) -> bool:

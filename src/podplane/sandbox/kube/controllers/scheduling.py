@@ -193,6 +193,10 @@ def run_seconds(pod: Obj) -> float | None:
 class Kubelet(Controller):
     primary = "pods"
 
+    def __init__(self, ctx: Ctx) -> None:
+        super().__init__(ctx)
+        self.orphaned: set[Key] = set()   # pods whose node was deleted (pod GC removes them)
+
     def keys_for(self, event: Event) -> Iterable[Key]:
         if event.rt_key == "pods" and event.type != "DELETED" and (
                 event.obj.get("spec", {}).get("nodeName")):
@@ -201,16 +205,22 @@ class Kubelet(Controller):
         elif event.rt_key == "nodes" and event.type == "DELETED":
             for pod in self.ctx.store.items("pods"):
                 if pod.get("spec", {}).get("nodeName") == event.obj["metadata"]["name"]:
-                    yield (pod["metadata"].get("namespace", ""), pod["metadata"]["name"])
+                    key = (pod["metadata"].get("namespace", ""), pod["metadata"]["name"])
+                    self.orphaned.add(key)
+                    yield key
 
     def reconcile(self, key: Key) -> float | None:
         pod = self.primary_obj(key)
         if pod is None or not pod.get("spec", {}).get("nodeName"):
             return None
         node = self.ctx.store.find("nodes", "", pod["spec"]["nodeName"])
-        if pod["metadata"].get("deletionTimestamp") or node is None:
-            self.ctx.store.remove_now(self.ctx.rt("pods"), pod) if not pod["metadata"].get(
-                "finalizers") else None
+        gone = key in self.orphaned and node is None
+        self.orphaned.discard(key)
+        if pod["metadata"].get("deletionTimestamp") or gone:
+            if not pod["metadata"].get("finalizers"):
+                self.ctx.store.remove_now(self.ctx.rt("pods"), pod)
+            return None
+        if node is None:
             return None
         status = pod.get("status") or {}
         phase = status.get("phase", "Pending")
