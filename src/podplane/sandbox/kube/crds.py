@@ -3,14 +3,13 @@ objects against the version's openAPIV3Schema."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from podplane.sandbox.kube import errors, schema
 from podplane.sandbox.kube.errors import KubeError
 from podplane.sandbox.kube.resources import Registry, ResourceType, resource_type_from_crd
 from podplane.sandbox.kube.store import Event, Store
-from podplane.sandbox.kube.util import iso
+from podplane.sandbox.kube.util import clone, iso
 
 CRD_KEY = "apiextensions.k8s.io/customresourcedefinitions"
 
@@ -73,7 +72,7 @@ def check_custom_object(rt: ResourceType, version: str, obj: dict[str, Any],
     sch = rt.schema_for(version)
     if sch is None:
         return obj, []
-    outcome = schema.check(sch, copy.deepcopy(obj))
+    outcome = schema.check(sch, clone(obj))
     name = obj.get("metadata", {}).get("name") or obj.get("metadata", {}).get("generateName", "")
     if outcome.causes:
         raise errors.invalid(rt.kind, rt.group, name, outcome.causes)

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import base64
-import copy
 import json
 from typing import Any
 
 import yaml
 
 from podplane.sandbox.kube import patch as patches
-from podplane.sandbox.kube import protobuf
-from podplane.sandbox.kube import tables
+from podplane.sandbox.kube import protobuf, tables
 from podplane.sandbox.kube.crds import check_custom_object
 from podplane.sandbox.kube.errors import KubeError
 from podplane.sandbox.kube.paths import Target
@@ -19,6 +17,7 @@ from podplane.sandbox.kube.resources import ResourceType
 from podplane.sandbox.kube.selectors import field_selector, label_selector
 from podplane.sandbox.kube.store import Store
 from podplane.sandbox.kube.tables import jsonpath
+from podplane.sandbox.kube.util import clone
 
 Obj = dict[str, Any]
 MERGE = "application/merge-patch+json"
@@ -38,7 +37,7 @@ def parse_body(raw: bytes, content_type: str) -> Any:
                         "UnsupportedMediaType")
     try:
         if "yaml" in content_type:
-            return yaml.safe_load(raw)
+            return yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         return json.loads(raw)
     except (ValueError, yaml.YAMLError) as exc:
         raise KubeError(400, f"the body of the request was in an unknown format: {exc}") from exc
@@ -187,7 +186,7 @@ class Handlers:
     def _object_body(self, t: Target, body: Any) -> Obj:
         if not isinstance(body, dict):
             raise KubeError(400, "the request body must be a JSON object")
-        obj = copy.deepcopy(body)
+        obj = body          # freshly parsed from the request: ours to change
         kind = obj.get("kind")
         if t.sub not in ("scale",) and kind and kind != t.rt.kind:
             raise KubeError(400, f"the API version in the data ({obj.get('apiVersion')}) does "
@@ -210,7 +209,7 @@ class Handlers:
             from podplane.sandbox.kube.errors import conflict
             raise conflict(t.rt.group, t.rt.plural, t.name)
         replicas = (scale.get("spec") or {}).get("replicas", 0)
-        obj = copy.deepcopy(current)
+        obj = clone(current)
         spec_path, _, _ = _scale_paths(t.rt)
         _set_path(obj, spec_path, replicas)
         return scale_of(t.rt, self.store.update(t.rt, obj, check_rv=False))

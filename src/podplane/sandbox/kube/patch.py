@@ -6,10 +6,10 @@ matches what the real API's Go types declare for the lists workloads touch.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from podplane.sandbox.kube.errors import KubeError
+from podplane.sandbox.kube.util import clone
 
 MERGE_KEYS = {
     "containers": "name", "initContainers": "name", "ephemeralContainers": "name",
@@ -23,7 +23,7 @@ PRIMITIVE_MERGE = {"finalizers"}
 
 def merge_patch(target: Any, patch: Any) -> Any:
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
+        return clone(patch)
     result = dict(target) if isinstance(target, dict) else {}
     for key, value in patch.items():
         if value is None:
@@ -42,9 +42,9 @@ def _merge_key(field: str, items: list[Any]) -> str | None:
 
 def strategic_merge(target: Any, patch: Any) -> Any:
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
+        return clone(patch)
     if patch.get("$patch") == "replace":
-        return {k: copy.deepcopy(v) for k, v in patch.items() if k != "$patch"}
+        return {k: clone(v) for k, v in patch.items() if k != "$patch"}
     if patch.get("$patch") == "delete":
         return None
     result = dict(target) if isinstance(target, dict) else {}
@@ -78,11 +78,11 @@ def _merge_list(field: str, current: Any, patch: list[Any]) -> list[Any]:
     if field in PRIMITIVE_MERGE:
         return current + [v for v in patch if v not in current]
     if any(isinstance(p, dict) and p.get("$patch") == "replace" for p in patch):
-        return [copy.deepcopy(p) for p in patch if not (isinstance(p, dict) and "$patch" in p)]
+        return [clone(p) for p in patch if not (isinstance(p, dict) and "$patch" in p)]
     key = _merge_key(field, current + patch)
     if key is None or not all(isinstance(p, dict) for p in patch):
-        return copy.deepcopy(patch)
-    out = [copy.deepcopy(c) for c in current]
+        return clone(patch)
+    out = [clone(c) for c in current]
     for item in patch:
         idx = next((i for i, c in enumerate(out)
                     if isinstance(c, dict) and c.get(key) == item.get(key)), None)
@@ -127,7 +127,7 @@ def _get(doc: Any, parts: list[str]) -> Any:
 def json_patch(doc: Any, ops: Any) -> Any:
     if not isinstance(ops, list):
         raise KubeError(400, "json patch must be a list of operations")
-    doc = copy.deepcopy(doc)
+    doc = clone(doc)
     for op in ops:
         try:
             doc = _apply_op(doc, op)
@@ -144,27 +144,27 @@ def _apply_op(doc: Any, op: dict[str, Any]) -> Any:
             raise KubeError(422, f"testing value {op.get('path')} failed")
         return doc
     if kind in ("move", "copy"):
-        value = copy.deepcopy(_get(doc, _pointer(op["from"])))
+        value = clone(_get(doc, _pointer(op["from"])))
         if kind == "move":
             doc = _apply_op(doc, {"op": "remove", "path": op["from"]})
         return _apply_op(doc, {"op": "add", "path": op["path"], "value": value})
     if not parts:
-        return copy.deepcopy(op.get("value")) if kind in ("add", "replace") else None
+        return clone(op.get("value")) if kind in ("add", "replace") else None
     parent, last = _parent(doc, parts), parts[-1]
     if kind == "add":
         if isinstance(parent, list):
-            parent.insert(len(parent) if last == "-" else int(last), copy.deepcopy(op["value"]))
+            parent.insert(len(parent) if last == "-" else int(last), clone(op["value"]))
         else:
-            parent[last] = copy.deepcopy(op["value"])
+            parent[last] = clone(op["value"])
     elif kind == "remove":
         del parent[int(last) if isinstance(parent, list) else last]
     elif kind == "replace":
         if isinstance(parent, list):
-            parent[int(last)] = copy.deepcopy(op["value"])
+            parent[int(last)] = clone(op["value"])
         else:
             if last not in parent:
                 raise KeyError(last)
-            parent[last] = copy.deepcopy(op["value"])
+            parent[last] = clone(op["value"])
     else:
         raise KubeError(422, f"unknown json patch op {kind!r}")
     return doc

@@ -7,7 +7,6 @@ objects are the stored ones: callers copy before they change anything.
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import random
@@ -23,7 +22,7 @@ from podplane.sandbox.clock import VirtualClock
 from podplane.sandbox.kube import errors
 from podplane.sandbox.kube.errors import KubeError
 from podplane.sandbox.kube.resources import Registry, ResourceType
-from podplane.sandbox.kube.util import iso
+from podplane.sandbox.kube.util import clone, iso
 
 Obj = dict[str, Any]
 HISTORY = 50_000
@@ -82,7 +81,7 @@ class Store:
 
     # ---- writes ---------------------------------------------------------------
     def create(self, rt: ResourceType, obj: Obj, ns: str = "") -> Obj:
-        obj = copy.deepcopy(obj)
+        obj = clone(obj)
         meta = obj.setdefault("metadata", {})
         if rt.namespaced:
             ns = ns or meta.get("namespace") or "default"
@@ -116,7 +115,7 @@ class Store:
         sent_rv = meta.get("resourceVersion")
         if check_rv and sent_rv and sent_rv != old["metadata"]["resourceVersion"]:
             raise errors.conflict(rt.group, rt.plural, meta.get("name", ""))
-        new = self._merge_for_update(rt, old, copy.deepcopy(obj), subresource)
+        new = self._merge_for_update(rt, old, clone(obj), subresource)
         if new == old:
             return old
         self._run_admission(rt, new, old)
@@ -127,7 +126,7 @@ class Store:
     def _merge_for_update(self, rt: ResourceType, old: Obj, new: Obj,
                           subresource: str | None) -> Obj:
         if subresource == "status":
-            merged = copy.deepcopy(old)
+            merged = clone(old)
             merged["status"] = new.get("status")
             if merged["status"] is None:
                 merged.pop("status")
@@ -164,7 +163,7 @@ class Store:
             policy = "Orphan"
         if policy == "Orphan":
             self._orphan(old["metadata"]["uid"])
-        obj = copy.deepcopy(old)
+        obj = clone(old)
         meta = obj["metadata"]
         finalizers = list(meta.get("finalizers") or [])
         if policy == "Foreground" and self.dependents(meta["uid"]):
@@ -200,7 +199,7 @@ class Store:
             dep = self.find(rt_key, ns, name)
             if rt is None or dep is None:
                 continue
-            dep = copy.deepcopy(dep)
+            dep = clone(dep)
             refs = dep["metadata"].get("ownerReferences") or []
             dep["metadata"]["ownerReferences"] = [r for r in refs if r.get("uid") != uid]
             self.update(rt, dep, check_rv=False)
@@ -249,7 +248,7 @@ class Store:
         if stored is not None:
             self._index_owners(rt.key, stored, add=False)
         self.rv += 1
-        gone = copy.deepcopy(obj)
+        gone = clone(obj)
         gone["metadata"]["resourceVersion"] = str(self.rv)
         self._emit(Event(self.rv, "DELETED", rt.key, gone))
         return gone

@@ -5,6 +5,7 @@ from __future__ import annotations
 import calendar
 import re
 import time
+from typing import Any
 
 _SUFFIX = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
            "n": 1e-9, "u": 1e-6, "m": 1e-3, "": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9,
@@ -56,3 +57,12 @@ def human_age(seconds: float) -> str:
     if d < 365 * 2:
         return f"{d}d"
     return f"{d // 365}y"
+
+
+def clone(value: Any) -> Any:
+    """Copy of JSON-shaped data; several times faster than copy.deepcopy."""
+    if isinstance(value, dict):
+        return {k: clone(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clone(v) for v in value]
+    return value

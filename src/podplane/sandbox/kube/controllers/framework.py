@@ -9,7 +9,6 @@ and `settle()` drains all due work so stepped tests are deterministic.
 from __future__ import annotations
 
 import asyncio
-import copy
 import heapq
 import itertools
 import logging
@@ -21,7 +20,7 @@ from podplane.sandbox.contracts import NodeSource
 from podplane.sandbox.kube.errors import KubeError
 from podplane.sandbox.kube.resources import ResourceType
 from podplane.sandbox.kube.store import Event, Store
-from podplane.sandbox.kube.util import iso
+from podplane.sandbox.kube.util import clone, iso
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
@@ -54,7 +53,7 @@ class Ctx:
     def update_status(self, rt_key: str, obj: Obj, status: Obj) -> Obj:
         if obj.get("status") == status:
             return obj
-        new = copy.deepcopy(obj)
+        new = clone(obj)
         new["status"] = status
         return self.store.update(self.rt(rt_key), new, "status", check_rv=False)
 

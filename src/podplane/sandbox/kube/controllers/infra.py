@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable
 from typing import Any
 
 from podplane.sandbox.kube.controllers.framework import Controller, Key
 from podplane.sandbox.kube.store import Event
-from podplane.sandbox.kube.util import quantity
+from podplane.sandbox.kube.util import clone, quantity
 
 Obj = dict[str, Any]
 
@@ -51,14 +50,14 @@ class VolumeBinder(Controller):
             if (pvc.get("status") or {}).get("phase") != "Pending":
                 self.ctx.update_status(self.primary, pvc, {"phase": "Pending"})
             return None
-        bound_pv = copy.deepcopy(pv)
+        bound_pv = clone(pv)
         bound_pv["spec"]["claimRef"] = {"kind": "PersistentVolumeClaim", "apiVersion": "v1",
                                         "namespace": pvc["metadata"]["namespace"],
                                         "name": pvc["metadata"]["name"],
                                         "uid": pvc["metadata"]["uid"]}
         bound_pv = self.ctx.update("persistentvolumes", bound_pv)
         self.ctx.update_status("persistentvolumes", bound_pv, {"phase": "Bound"})
-        claim = copy.deepcopy(pvc)
+        claim = clone(pvc)
         claim["spec"]["volumeName"] = pv["metadata"]["name"]
         claim = self.ctx.update(self.primary, claim)
         self.ctx.update_status(self.primary, claim, {
@@ -137,7 +136,7 @@ class GarbageCollector(Controller):
                 if dep is not None:
                     self.ctx.delete(dep_key, dep, "Foreground")
             if not self.ctx.store.dependents(meta["uid"]):
-                done = copy.deepcopy(obj)
+                done = clone(obj)
                 done["metadata"]["finalizers"] = [f for f in meta["finalizers"]
                                                   if f != "foregroundDeletion"]
                 self.ctx.update(rt_key, done)

@@ -3,7 +3,6 @@ labels, the health taint, GPU/EFA capacity and a Ready condition."""
 
 from __future__ import annotations
 
-import copy
 import hashlib
 from collections.abc import Iterable
 from typing import Any
@@ -12,6 +11,7 @@ from podplane.sandbox.contracts import SandboxNode
 from podplane.sandbox.kube.controllers import instance_types
 from podplane.sandbox.kube.controllers.framework import Controller, Key
 from podplane.sandbox.kube.store import Event
+from podplane.sandbox.kube.util import clone
 
 Obj = dict[str, Any]
 POLL_SECONDS = 5.0
@@ -98,7 +98,7 @@ class NodeController(Controller):
                                   "taints": desired_taints(n)}}
             current = self.ctx.create("nodes", node)
         else:
-            node = copy.deepcopy(current)
+            node = clone(current)
             node["metadata"]["labels"] = {**(node["metadata"].get("labels") or {}), **labels}
             if n.fault_reason is None:
                 for key in ("fault-type", "fault-types", "fault-reason", "fault-reasons"):

@@ -3,7 +3,6 @@ kubelet that starts containers, runs them for their simulated duration and repor
 
 from __future__ import annotations
 
-import copy
 import hashlib
 from collections.abc import Iterable
 from typing import Any
@@ -11,7 +10,7 @@ from typing import Any
 from podplane.sandbox.kube.controllers.framework import Controller, Ctx, Key
 from podplane.sandbox.kube.selectors import match_expression
 from podplane.sandbox.kube.store import Event
-from podplane.sandbox.kube.util import parse_iso, quantity
+from podplane.sandbox.kube.util import clone, parse_iso, quantity
 
 Obj = dict[str, Any]
 START_SECONDS = 2.0
@@ -147,10 +146,10 @@ class Scheduler(Controller):
         return None
 
     def _bind(self, pod: Obj, node: Obj) -> None:
-        new = copy.deepcopy(pod)
+        new = clone(pod)
         new["spec"]["nodeName"] = node["metadata"]["name"]
         bound = self.ctx.update("pods", new)
-        status = copy.deepcopy(bound.get("status") or {})
+        status = clone(bound.get("status") or {})
         status["conditions"] = [c for c in status.get("conditions") or []
                                 if c.get("type") != "PodScheduled"] + [
             {"type": "PodScheduled", "status": "True", "lastTransitionTime": self.ctx.now_iso()}]
@@ -161,7 +160,7 @@ class Scheduler(Controller):
     def _unschedulable(self, pod: Obj, total: int, reasons: dict[str, int]) -> None:
         detail = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items()))
         message = f"0/{total} nodes are available" + (f": {detail}." if detail else ".")
-        status = copy.deepcopy(pod.get("status") or {})
+        status = clone(pod.get("status") or {})
         cond = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
                 "message": message, "lastTransitionTime": self.ctx.now_iso()}
         old = next((c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"), None)
@@ -248,7 +247,7 @@ class Kubelet(Controller):
         return None
 
     def _base_status(self, pod: Obj, node: Obj) -> Obj:
-        status = copy.deepcopy(pod.get("status") or {})
+        status = clone(pod.get("status") or {})
         host = next((a["address"] for a in (node.get("status") or {}).get("addresses") or []
                      if a.get("type") == "InternalIP"), "10.1.0.1")
         status.update(hostIP=host, hostIPs=[{"ip": host}], podIP=_pod_ip(pod),
@@ -288,7 +287,7 @@ class Kubelet(Controller):
     def _exit(self, pod: Obj, started: float, finished: float) -> None:
         from podplane.sandbox.kube.util import iso
         code = int((pod["metadata"].get("annotations") or {}).get(EXIT_CODE, "0"))
-        status = copy.deepcopy(pod.get("status") or {})
+        status = clone(pod.get("status") or {})
         status["phase"] = "Succeeded" if code == 0 else "Failed"
         state = {"terminated": {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
                                 "startedAt": iso(started), "finishedAt": iso(finished)}}

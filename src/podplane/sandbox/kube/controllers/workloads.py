@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 from collections.abc import Iterable
@@ -11,6 +10,7 @@ from typing import Any
 from podplane.sandbox.kube.controllers.framework import Controller, Key, owner_ref
 from podplane.sandbox.kube.controllers.scheduling import node_matches
 from podplane.sandbox.kube.store import Event
+from podplane.sandbox.kube.util import clone
 
 Obj = dict[str, Any]
 
@@ -27,13 +27,13 @@ def _ready(pod: Obj) -> bool:
 
 def pod_from_template(owner: Obj, template: Obj, name_prefix: str,
                       extra_labels: dict[str, str] | None = None) -> Obj:
-    meta = copy.deepcopy(template.get("metadata") or {})
+    meta = clone(template.get("metadata") or {})
     labels = {**(meta.get("labels") or {}), **(extra_labels or {})}
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"generateName": name_prefix, "namespace": owner["metadata"]["namespace"],
                          "labels": labels, "annotations": meta.get("annotations") or {},
                          "ownerReferences": [owner_ref(owner)]},
-            "spec": copy.deepcopy(template.get("spec") or {})}
+            "spec": clone(template.get("spec") or {})}
 
 
 class ReplicaSetController(Controller):
@@ -87,16 +87,16 @@ class DeploymentController(Controller):
         for rs in sets:
             target = want if rs is new else 0
             if rs["spec"].get("replicas") != target:
-                patched = copy.deepcopy(rs)
+                patched = clone(rs)
                 patched["spec"]["replicas"] = target
                 self.ctx.update("apps/replicasets", patched)
         self._status(dep, want, new, sets)
         return None
 
     def _new_rs(self, dep: Obj, template: Obj, h: str, want: int) -> Obj:
-        tmpl = copy.deepcopy(template)
+        tmpl = clone(template)
         tmpl.setdefault("metadata", {}).setdefault("labels", {})["pod-template-hash"] = h
-        selector = copy.deepcopy(dep["spec"].get("selector") or {})
+        selector = clone(dep["spec"].get("selector") or {})
         selector.setdefault("matchLabels", {})["pod-template-hash"] = h
         return self.ctx.create("apps/replicasets", {
             "apiVersion": "apps/v1", "kind": "ReplicaSet",
@@ -156,7 +156,7 @@ class DaemonSetController(Controller):
         if ds is None or ds["metadata"].get("deletionTimestamp"):
             return None
         template = ds["spec"].get("template") or {}
-        probe = {"spec": {**copy.deepcopy(template.get("spec") or {})}}
+        probe = {"spec": {**clone(template.get("spec") or {})}}
         probe["spec"]["tolerations"] = (probe["spec"].get("tolerations") or []) + [
             {"key": "node.kubernetes.io/not-ready", "operator": "Exists"},
             {"key": "node.kubernetes.io/unreachable", "operator": "Exists"}]
@@ -188,7 +188,7 @@ class JobController(Controller):
         job = self.primary_obj(key)
         if job is None or job["metadata"].get("deletionTimestamp"):
             return None
-        spec, status = job["spec"], copy.deepcopy(job.get("status") or {})
+        spec, status = job["spec"], clone(job.get("status") or {})
         if any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
                for c in status.get("conditions") or []):
             return None
