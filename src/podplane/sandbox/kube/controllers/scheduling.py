@@ -268,6 +268,11 @@ class Kubelet(Controller):
     def _creating(self, pod: Obj, node: Obj) -> None:
         status = self._base_status(pod, node)
         status["phase"] = "Pending"
+        if _cond_time(status, "PodScheduled") is None:   # bound directly (DaemonSet, nodeName)
+            status["conditions"] = [c for c in status.get("conditions") or []
+                                    if c.get("type") != "PodScheduled"] + [
+                {"type": "PodScheduled", "status": "True",
+                 "lastTransitionTime": self.ctx.now_iso()}]
         status["containerStatuses"] = self._container_statuses(
             pod, {"waiting": {"reason": "ContainerCreating"}}, False)
         self.ctx.update_status("pods", pod, status)
