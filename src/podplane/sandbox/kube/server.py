@@ -34,7 +34,7 @@ from podplane.sandbox.kube.controllers.workloads import (
 )
 from podplane.sandbox.kube.crds import CrdManager
 from podplane.sandbox.kube.resources import Registry
-from podplane.sandbox.kube.store import Store
+from podplane.sandbox.kube.store import Store, write_atomically
 from podplane.sandbox.kube.tls import ensure_certs
 
 log = logging.getLogger(__name__)
@@ -44,7 +44,7 @@ CONTROLLERS: list[type[Controller]] = [
     NodeController, Scheduler, Kubelet, ReplicaSetController, DeploymentController,
     DaemonSetController, JobController, LoadBalancerController, VolumeBinder,
     GarbageCollector, NamespaceController]
-FLUSH_SECONDS = 2.0
+FLUSH_SECONDS = 5.0
 
 
 class KubeApiServer:
@@ -113,11 +113,16 @@ class KubeApiServer:
         """Run every controller until nothing is due at the current virtual time."""
         await self.runner.settle()
 
+    async def flush(self) -> None:
+        """Write the object store to disk (done every few seconds while it changes)."""
+        text = self.store.snapshot()
+        await asyncio.to_thread(write_atomically, self.state_dir / STORE_FILE, text)
+
     async def _flush_loop(self) -> None:
         while True:
             await asyncio.sleep(FLUSH_SECONDS)
             if self.store.dirty:
-                await asyncio.to_thread(self.store.save, self.state_dir / STORE_FILE)
+                await self.flush()
 
     def token(self) -> str:
         return eks_token(self.cluster_name, session=static_session("AKIASANDBOXKUBE0000", "sandbox"))

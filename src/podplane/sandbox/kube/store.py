@@ -276,12 +276,14 @@ class Store:
             listener(event)
 
     # ---- persistence ----------------------------------------------------------
-    def save(self, path: Path) -> None:
+    def snapshot(self) -> str:
+        """Serialized on the loop thread, so it is consistent; writing can happen elsewhere."""
         data = {"rv": self.rv, "objects": {k: list(v.values()) for k, v in self._objects.items()}}
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, separators=(",", ":")))
-        os.replace(tmp, path)
         self.dirty = False
+        return json.dumps(data, separators=(",", ":"))
+
+    def save(self, path: Path) -> None:
+        write_atomically(path, self.snapshot())
 
     def load(self, path: Path, on_crd: Callable[[Obj], None]) -> None:
         if not path.exists():
@@ -303,3 +305,9 @@ class Store:
 
 def _spec_of(obj: Obj) -> Obj:
     return {k: v for k, v in obj.items() if k not in ("metadata", "status")}
+
+
+def write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
