@@ -35,9 +35,18 @@ KUBECTL = os.environ.get("KUBECTL", "/work/venv/bin/kubectl")
 
 class ManyNodes:
     def __init__(self, count: int) -> None:
-        self.nodes = [SandboxNode("bench", "bench", f"group-{i // 100}", f"i-0{i:016x}",
-                                  "ml.p5.48xlarge", "us-west-2a", "Running")
-                      for i in range(count)]
+        self.nodes = [
+            SandboxNode(
+                "bench",
+                "bench",
+                f"group-{i // 100}",
+                f"i-0{i:016x}",
+                "ml.p5.48xlarge",
+                "us-west-2a",
+                "Running",
+            )
+            for i in range(count)
+        ]
 
     def sandbox_nodes(self, eks_cluster_name: str | None = None) -> list[SandboxNode]:
         return self.nodes
@@ -47,10 +56,22 @@ def seed_pods(api: KubeApiServer, count: int, nodes: int) -> None:
     rt = api.registry.by_key("pods")
     assert rt is not None
     for i in range(count):
-        api.store.create(rt, {"apiVersion": "v1", "kind": "Pod", "metadata": {
-            "name": f"worker-{i:05d}", "namespace": "default", "labels": {"app": f"a{i % 50}"}},
-            "spec": {"nodeName": f"hyperpod-i-0{i % nodes:016x}",
-                     "containers": [{"name": "main", "image": "pytorch/pytorch:2.5"}]}})
+        api.store.create(
+            rt,
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": f"worker-{i:05d}",
+                    "namespace": "default",
+                    "labels": {"app": f"a{i % 50}"},
+                },
+                "spec": {
+                    "nodeName": f"hyperpod-i-0{i % nodes:016x}",
+                    "containers": [{"name": "main", "image": "pytorch/pytorch:2.5"}],
+                },
+            },
+        )
 
 
 def emulator_list(client: httpx.Client, path: str) -> tuple[float, int]:
@@ -65,8 +86,9 @@ def emulator_list(client: httpx.Client, path: str) -> tuple[float, int]:
 
 def kubectl_list(env: dict[str, str], *args: str) -> tuple[float, int]:
     start = time.perf_counter()
-    out = subprocess.run([KUBECTL, "get", *args, "--no-headers"], env=env, check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [KUBECTL, "get", *args, "--no-headers"], env=env, check=True, capture_output=True, text=True
+    ).stdout
     return time.perf_counter() - start, len(out.splitlines())
 
 
@@ -86,21 +108,29 @@ def main() -> None:
         await api.settle()
         seed_pods(api, args.pods, args.nodes)
         await api.settle()
-        await api.flush()          # so the periodic snapshot does not run during timing
+        await api.flush()  # so the periodic snapshot does not run during timing
+
     t0 = time.perf_counter()
     call(boot())
     print(f"seeded {args.nodes} nodes and {args.pods} pods in {time.perf_counter() - t0:.1f}s")
     env = {**os.environ, "KUBECONFIG": str(api.kubeconfig_path), "HOME": str(state)}
     ca = ssl.create_default_context(cafile=str(state / "kube-ca.crt"))
-    with httpx.Client(base_url=api.endpoint, verify=ca, timeout=120,
-                      headers={"Authorization": "Bearer " + api.token()}) as client:
-        kubectl_list(env, "namespaces")   # warm kubectl's discovery cache
-        rows = [("nodes", emulator_list(client, "/api/v1/nodes"),
-                 kubectl_list(env, "nodes")),
-                ("pods -A", emulator_list(client, "/api/v1/pods"),
-                 kubectl_list(env, "pods", "-A")),
-                ("pods -A -o name", emulator_list(client, "/api/v1/pods"),
-                 kubectl_list(env, "pods", "-A", "-o", "name"))]
+    with httpx.Client(
+        base_url=api.endpoint,
+        verify=ca,
+        timeout=120,
+        headers={"Authorization": "Bearer " + api.token()},
+    ) as client:
+        kubectl_list(env, "namespaces")  # warm kubectl's discovery cache
+        rows = [
+            ("nodes", emulator_list(client, "/api/v1/nodes"), kubectl_list(env, "nodes")),
+            ("pods -A", emulator_list(client, "/api/v1/pods"), kubectl_list(env, "pods", "-A")),
+            (
+                "pods -A -o name",
+                emulator_list(client, "/api/v1/pods"),
+                kubectl_list(env, "pods", "-A", "-o", "name"),
+            ),
+        ]
     print(f"{'list':<18}{'items':>7}{'emulator s':>12}{'kubectl s':>11}{'emu/kubectl':>13}")
     for name, (emu_s, emu_n), (kc_s, kc_n) in rows:
         assert emu_n == kc_n, (name, emu_n, kc_n)

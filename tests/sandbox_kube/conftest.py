@@ -27,10 +27,18 @@ class FakeNodeSource:
     """A HyperPod instance group, as the AWS side would report it."""
 
     def __init__(self, count: int = 4, instance_type: str = "ml.p5.48xlarge") -> None:
-        self.nodes = [SandboxNode(cluster_name="hp-test", eks_cluster_name="eks-test",
-                                  group_name="gpu-workers", instance_id=f"i-0{i:016x}",
-                                  instance_type=instance_type, availability_zone="us-west-2a",
-                                  status="Running") for i in range(count)]
+        self.nodes = [
+            SandboxNode(
+                cluster_name="hp-test",
+                eks_cluster_name="eks-test",
+                group_name="gpu-workers",
+                instance_id=f"i-0{i:016x}",
+                instance_type=instance_type,
+                availability_zone="us-west-2a",
+                status="Running",
+            )
+            for i in range(count)
+        ]
 
     def sandbox_nodes(self, eks_cluster_name: str | None = None) -> list[SandboxNode]:
         return list(self.nodes)
@@ -81,17 +89,29 @@ class Sandbox:
     def env(self) -> dict[str, str]:
         return {**os.environ, "KUBECONFIG": str(self.api.kubeconfig_path), "HOME": str(self.home)}
 
-    def kubectl(self, *args: str, check: bool = True, input: str | None = None,
-                timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run([KUBECTL, *args], env=self.env, capture_output=True, text=True,
-                                input=input, timeout=timeout)
+    def kubectl(
+        self, *args: str, check: bool = True, input: str | None = None, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(
+            [KUBECTL, *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            input=input,
+            timeout=timeout,
+        )
         if check and result.returncode != 0:
             raise AssertionError(f"kubectl {' '.join(args)} failed:\n{result.stderr}")
         return result
 
     def kubectl_bg(self, *args: str) -> subprocess.Popen[str]:
-        return subprocess.Popen([KUBECTL, *args], env=self.env, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+        return subprocess.Popen(
+            [KUBECTL, *args],
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
 
 @pytest.fixture(scope="module")
@@ -106,8 +126,12 @@ def http(sandbox: Sandbox) -> Iterator[Any]:
     import ssl
 
     import httpx
+
     ca = ssl.create_default_context(cafile=str(sandbox.state_dir / "kube-ca.crt"))
-    with httpx.Client(base_url=sandbox.api.endpoint, verify=ca,
-                      headers={"Authorization": "Bearer " + sandbox.api.token()},
-                      timeout=30) as c:
+    with httpx.Client(
+        base_url=sandbox.api.endpoint,
+        verify=ca,
+        headers={"Authorization": "Bearer " + sandbox.api.token()},
+        timeout=30,
+    ) as c:
         yield c

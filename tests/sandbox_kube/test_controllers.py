@@ -25,17 +25,28 @@ def box(tmp_path: Path) -> Iterator[Sandbox]:
 @pytest.fixture()
 def client(box: Sandbox) -> Iterator[httpx.Client]:
     import ssl
+
     ca = ssl.create_default_context(cafile=str(box.state_dir / "kube-ca.crt"))
-    with httpx.Client(base_url=box.api.endpoint, verify=ca, timeout=30,
-                      headers={"Authorization": "Bearer " + box.api.token()}) as c:
+    with httpx.Client(
+        base_url=box.api.endpoint,
+        verify=ca,
+        timeout=30,
+        headers={"Authorization": "Bearer " + box.api.token()},
+    ) as c:
         yield c
 
 
 def _pod(name: str, gpus: int = 0, **spec: Any) -> dict[str, Any]:
     limits = {"nvidia.com/gpu": str(gpus)} if gpus else {}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
-            "spec": {"containers": [{"name": "c", "image": "img",
-                                     "resources": {"limits": limits}}], **spec}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {
+            "containers": [{"name": "c", "image": "img", "resources": {"limits": limits}}],
+            **spec,
+        },
+    }
 
 
 PODS = "/api/v1/namespaces/default/pods"
@@ -57,23 +68,28 @@ def test_hyperpod_group_becomes_ready_gpu_nodes(box: Sandbox, client: httpx.Clie
         assert node["metadata"]["name"].startswith("hyperpod-i-")
 
 
-def test_health_fault_taints_node_and_recovery_clears_it(box: Sandbox,
-                                                         client: httpx.Client) -> None:
+def test_health_fault_taints_node_and_recovery_clears_it(
+    box: Sandbox, client: httpx.Client
+) -> None:
     box.nodes.set(1, health="UnschedulablePendingReboot", fault_reason="NvidiaErrorReboot:Xid71")
     box.advance(5)
     name = f"hyperpod-{box.nodes.nodes[1].instance_id}"
     node = client.get(f"/api/v1/nodes/{name}").json()
     assert node["metadata"]["labels"][HEALTH] == "UnschedulablePendingReboot"
     assert node["metadata"]["labels"]["sagemaker.amazonaws.com/fault-type"] == "NvidiaErrorReboot"
-    assert {"key": HEALTH, "value": "Unschedulable", "effect": "NoSchedule"} in node["spec"]["taints"]
-    assert any(c["type"] == "NvidiaErrorReboot" and c["status"] == "True"
-               for c in node["status"]["conditions"])
+    assert {"key": HEALTH, "value": "Unschedulable", "effect": "NoSchedule"} in node["spec"][
+        "taints"
+    ]
+    assert any(
+        c["type"] == "NvidiaErrorReboot" and c["status"] == "True"
+        for c in node["status"]["conditions"]
+    )
     box.nodes.set(1, health="Schedulable", fault_reason=None)
     box.advance(5)
     node = client.get(f"/api/v1/nodes/{name}").json()
     assert node["spec"]["taints"] == []
     assert "sagemaker.amazonaws.com/fault-type" not in node["metadata"]["labels"]
-    box.nodes.nodes.pop(3)                       # instance replaced / removed on the AWS side
+    box.nodes.nodes.pop(3)  # instance replaced / removed on the AWS side
     box.advance(5)
     assert len(client.get("/api/v1/nodes").json()["items"]) == 3
 
@@ -86,14 +102,19 @@ def test_scheduler_respects_gpus_selectors_and_taints(box: Sandbox, client: http
     box.advance(3)
     pods = {p["metadata"]["name"]: p for p in client.get(PODS).json()["items"]}
     assert {pods[f"full-{i}"]["spec"]["nodeName"] for i in range(4)} == {
-        n["metadata"]["name"] for n in client.get("/api/v1/nodes").json()["items"]}
+        n["metadata"]["name"] for n in client.get("/api/v1/nodes").json()["items"]
+    }
     assert all(pods[f"full-{i}"]["status"]["phase"] == "Running" for i in range(4))
     extra = next(c for c in pods["extra"]["status"]["conditions"] if c["type"] == "PodScheduled")
     assert pods["extra"]["status"]["phase"] == "Pending"
     assert extra["reason"] == "Unschedulable"
     assert extra["message"] == "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."
-    assert "didn't match Pod's node affinity/selector" in next(
-        c for c in pods["picky"]["status"]["conditions"] if c["type"] == "PodScheduled")["message"]
+    assert (
+        "didn't match Pod's node affinity/selector"
+        in next(c for c in pods["picky"]["status"]["conditions"] if c["type"] == "PodScheduled")[
+            "message"
+        ]
+    )
 
     client.delete(f"{PODS}/full-0").raise_for_status()
     box.advance(3)
@@ -106,8 +127,12 @@ def test_scheduler_respects_gpus_selectors_and_taints(box: Sandbox, client: http
     box.nodes.set(3, health="Unschedulable")
     box.advance(5)
     client.post(PODS, json=_pod("intolerant")).raise_for_status()
-    tolerant = _pod("tolerant", tolerations=[{"key": HEALTH, "operator": "Equal",
-                                              "value": "Unschedulable", "effect": "NoSchedule"}])
+    tolerant = _pod(
+        "tolerant",
+        tolerations=[
+            {"key": HEALTH, "operator": "Equal", "value": "Unschedulable", "effect": "NoSchedule"}
+        ],
+    )
     client.post(PODS, json=tolerant).raise_for_status()
     box.advance(3)
     assert client.get(f"{PODS}/intolerant").json()["status"]["phase"] == "Pending"
@@ -115,11 +140,21 @@ def test_scheduler_respects_gpus_selectors_and_taints(box: Sandbox, client: http
 
 
 def test_daemonset_runs_on_matching_nodes(box: Sandbox, client: httpx.Client) -> None:
-    ds = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "hma"},
-          "spec": {"selector": {"matchLabels": {"app": "hma"}}, "template": {
-              "metadata": {"labels": {"app": "hma"}},
-              "spec": {"nodeSelector": {"node.kubernetes.io/instance-type": "ml.p5.48xlarge"},
-                       "containers": [{"name": "agent", "image": "hma:1"}]}}}}
+    ds = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "hma"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "hma"}},
+            "template": {
+                "metadata": {"labels": {"app": "hma"}},
+                "spec": {
+                    "nodeSelector": {"node.kubernetes.io/instance-type": "ml.p5.48xlarge"},
+                    "containers": [{"name": "agent", "image": "hma:1"}],
+                },
+            },
+        },
+    }
     client.post("/apis/apps/v1/namespaces/default/daemonsets", json=ds).raise_for_status()
     box.advance(3)
     got = client.get("/apis/apps/v1/namespaces/default/daemonsets/hma").json()["status"]
@@ -129,21 +164,45 @@ def test_daemonset_runs_on_matching_nodes(box: Sandbox, client: httpx.Client) ->
 
 
 def test_pvc_binds_to_matching_pv_or_provisions(box: Sandbox, client: httpx.Client) -> None:
-    pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "fsx-1"},
-          "spec": {"capacity": {"storage": "1200Gi"}, "accessModes": ["ReadWriteMany"],
-                   "storageClassName": "fsx", "csi": {"driver": "fsx.csi.aws.com",
-                                                      "volumeHandle": "fs-1"}}}
+    pv = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": "fsx-1"},
+        "spec": {
+            "capacity": {"storage": "1200Gi"},
+            "accessModes": ["ReadWriteMany"],
+            "storageClassName": "fsx",
+            "csi": {"driver": "fsx.csi.aws.com", "volumeHandle": "fs-1"},
+        },
+    }
     client.post("/api/v1/persistentvolumes", json=pv).raise_for_status()
-    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data"},
-             "spec": {"accessModes": ["ReadWriteMany"], "storageClassName": "fsx",
-                      "resources": {"requests": {"storage": "1Ti"}}}}
+    claim = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "data"},
+        "spec": {
+            "accessModes": ["ReadWriteMany"],
+            "storageClassName": "fsx",
+            "resources": {"requests": {"storage": "1Ti"}},
+        },
+    }
     client.post("/api/v1/namespaces/default/persistentvolumeclaims", json=claim)
-    sc = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "gp3"},
-          "provisioner": "ebs.csi.aws.com"}
+    sc = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": "gp3"},
+        "provisioner": "ebs.csi.aws.com",
+    }
     client.post("/apis/storage.k8s.io/v1/storageclasses", json=sc).raise_for_status()
-    claim2 = {**claim, "metadata": {"name": "scratch"},
-              "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "gp3",
-                       "resources": {"requests": {"storage": "100Gi"}}}}
+    claim2 = {
+        **claim,
+        "metadata": {"name": "scratch"},
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": "gp3",
+            "resources": {"requests": {"storage": "100Gi"}},
+        },
+    }
     client.post("/api/v1/namespaces/default/persistentvolumeclaims", json=claim2)
     box.settle()
     data = client.get("/api/v1/namespaces/default/persistentvolumeclaims/data").json()
@@ -154,36 +213,66 @@ def test_pvc_binds_to_matching_pv_or_provisions(box: Sandbox, client: httpx.Clie
     assert client.get("/api/v1/persistentvolumes/fsx-1").json()["status"]["phase"] == "Bound"
 
 
-def test_objects_survive_restart_and_old_watches_expire(box: Sandbox,
-                                                        client: httpx.Client) -> None:
+def test_objects_survive_restart_and_old_watches_expire(box: Sandbox, client: httpx.Client) -> None:
     cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "keep"}, "data": {"a": "1"}}
     created = client.post("/api/v1/namespaces/default/configmaps", json=cm).json()
-    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-           "metadata": {"name": "things.example.com"},
-           "spec": {"group": "example.com", "scope": "Cluster",
-                    "names": {"plural": "things", "kind": "Thing"},
-                    "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
-                        "openAPIV3Schema": {"type": "object",
-                                            "x-kubernetes-preserve-unknown-fields": True}}}]}}
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "things.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Cluster",
+            "names": {"plural": "things", "kind": "Thing"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "x-kubernetes-preserve-unknown-fields": True,
+                        }
+                    },
+                }
+            ],
+        },
+    }
     client.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd)
-    client.post("/apis/example.com/v1/things", json={
-        "apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t"},
-        "spec": {"anything": [1, 2]}}).raise_for_status()
+    client.post(
+        "/apis/example.com/v1/things",
+        json={
+            "apiVersion": "example.com/v1",
+            "kind": "Thing",
+            "metadata": {"name": "t"},
+            "spec": {"anything": [1, 2]},
+        },
+    ).raise_for_status()
     old_rv = created["metadata"]["resourceVersion"]
     box.stop()
     again = Sandbox(box.state_dir, box.nodes)
     try:
         import ssl
+
         ca = ssl.create_default_context(cafile=str(box.state_dir / "kube-ca.crt"))
-        with httpx.Client(base_url=again.api.endpoint, verify=ca, timeout=30,
-                          headers={"Authorization": "Bearer " + again.api.token()}) as c2:
+        with httpx.Client(
+            base_url=again.api.endpoint,
+            verify=ca,
+            timeout=30,
+            headers={"Authorization": "Bearer " + again.api.token()},
+        ) as c2:
             kept = c2.get("/api/v1/namespaces/default/configmaps/keep").json()
             assert kept["metadata"]["uid"] == created["metadata"]["uid"]
             thing = c2.get("/apis/example.com/v1/things/t").json()
             assert thing["spec"] == {"anything": [1, 2]}
-            with c2.stream("GET", "/api/v1/namespaces/default/configmaps",
-                           params={"watch": "1", "resourceVersion": old_rv}) as resp:
+            with c2.stream(
+                "GET",
+                "/api/v1/namespaces/default/configmaps",
+                params={"watch": "1", "resourceVersion": old_rv},
+            ) as resp:
                 import json
+
                 event = json.loads(next(resp.iter_lines()))
             assert event["type"] == "ERROR" and event["object"]["reason"] == "Expired"
     finally:

@@ -35,9 +35,14 @@ def _storage_version(crd: dict[str, Any]) -> dict[str, Any]:
 
 
 def _wrong_value(schema: dict[str, Any]) -> Any:
-    return {"string": 12345, "integer": "not-a-number", "boolean": "maybe",
-            "number": "nan?", "array": "not-a-list", "object": "not-an-object"}.get(
-        schema.get("type", ""))
+    return {
+        "string": 12345,
+        "integer": "not-a-number",
+        "boolean": "maybe",
+        "number": "nan?",
+        "array": "not-a-list",
+        "object": "not-an-object",
+    }.get(schema.get("type", ""))
 
 
 def test_upstream_crds_exist() -> None:
@@ -54,12 +59,19 @@ def test_crd_loads_and_rejects_wrong_types(http: httpx.Client, path: Path) -> No
     assert crd["spec"]["names"]["plural"] in [r["name"] for r in listing["resources"]]
 
     spec_schema = version["schema"]["openAPIV3Schema"]["properties"]["spec"]
-    field, sub = next((k, v) for k, v in sorted(spec_schema.get("properties", {}).items())
-                      if _wrong_value(v) is not None and not v.get("x-kubernetes-int-or-string")
-                      and "anyOf" not in v)
-    obj = {"apiVersion": f"{crd['spec']['group']}/{version['name']}",
-           "kind": crd["spec"]["names"]["kind"],
-           "metadata": {"name": "invalid-one"}, "spec": {field: _wrong_value(sub)}}
+    field, sub = next(
+        (k, v)
+        for k, v in sorted(spec_schema.get("properties", {}).items())
+        if _wrong_value(v) is not None
+        and not v.get("x-kubernetes-int-or-string")
+        and "anyOf" not in v
+    )
+    obj = {
+        "apiVersion": f"{crd['spec']['group']}/{version['name']}",
+        "kind": crd["spec"]["names"]["kind"],
+        "metadata": {"name": "invalid-one"},
+        "spec": {field: _wrong_value(sub)},
+    }
     bad = http.post(_collection(crd, version["name"]), json=obj)
     assert bad.status_code == 422, bad.text
     status = bad.json()
@@ -73,16 +85,29 @@ def test_rayjob_required_enum_default_and_pruning(http: httpx.Client) -> None:
     crd = _load(CRDS / "kuberay" / "ray.io_rayjobs.yaml")
     http.post(CRD_PATH, json=crd)
     base = _collection(crd, "v1")
-    ok = http.post(base, json={"apiVersion": "ray.io/v1", "kind": "RayJob",
-                               "metadata": {"name": "pruned"},
-                               "spec": {"entrypoint": "python x.py", "notAField": 1}})
+    ok = http.post(
+        base,
+        json={
+            "apiVersion": "ray.io/v1",
+            "kind": "RayJob",
+            "metadata": {"name": "pruned"},
+            "spec": {"entrypoint": "python x.py", "notAField": 1},
+        },
+    )
     assert ok.status_code == 201, ok.text
     assert "notAField" not in ok.json()["spec"]
     assert 'unknown field "spec.notAField"' in ok.headers.get("warning", "")
-    assert ok.json()["spec"]["submissionMode"] == "K8sJobMode"        # schema default
-    strict = http.post(base, params={"fieldValidation": "Strict"},
-                       json={"apiVersion": "ray.io/v1", "kind": "RayJob",
-                             "metadata": {"name": "strict"}, "spec": {"notAField": 1}})
+    assert ok.json()["spec"]["submissionMode"] == "K8sJobMode"  # schema default
+    strict = http.post(
+        base,
+        params={"fieldValidation": "Strict"},
+        json={
+            "apiVersion": "ray.io/v1",
+            "kind": "RayJob",
+            "metadata": {"name": "strict"},
+            "spec": {"notAField": 1},
+        },
+    )
     assert strict.status_code == 400 and "spec.notAField" in strict.json()["message"]
 
 
@@ -90,26 +115,54 @@ def test_nodepool_required_enum_pattern_and_defaults(http: httpx.Client) -> None
     crd = _load(CRDS / "karpenter" / "karpenter.sh_nodepools.yaml")
     http.post(CRD_PATH, json=crd)
     version = _storage_version(crd)["name"]
-    resp = http.post(_collection(crd, version), json={
-        "apiVersion": f"karpenter.sh/{version}", "kind": "NodePool",
-        "metadata": {"name": "gpu"}, "spec": {"template": {"spec": {}}}})
+    resp = http.post(
+        _collection(crd, version),
+        json={
+            "apiVersion": f"karpenter.sh/{version}",
+            "kind": "NodePool",
+            "metadata": {"name": "gpu"},
+            "spec": {"template": {"spec": {}}},
+        },
+    )
     assert resp.status_code == 422
     fields = {c["field"] for c in resp.json()["details"]["causes"]}
     assert "spec.template.spec.nodeClassRef" in fields
     assert "spec.template.spec.requirements" in fields
-    template = {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass",
-                                          "name": "default"}, "requirements": []}}
-    bad = http.post(_collection(crd, version), json={
-        "apiVersion": f"karpenter.sh/{version}", "kind": "NodePool", "metadata": {"name": "gpu"},
-        "spec": {"template": template, "disruption": {"consolidationPolicy": "Sometimes",
-                                                      "consolidateAfter": "soon"}}})
+    template = {
+        "spec": {
+            "nodeClassRef": {
+                "group": "karpenter.k8s.aws",
+                "kind": "EC2NodeClass",
+                "name": "default",
+            },
+            "requirements": [],
+        }
+    }
+    bad = http.post(
+        _collection(crd, version),
+        json={
+            "apiVersion": f"karpenter.sh/{version}",
+            "kind": "NodePool",
+            "metadata": {"name": "gpu"},
+            "spec": {
+                "template": template,
+                "disruption": {"consolidationPolicy": "Sometimes", "consolidateAfter": "soon"},
+            },
+        },
+    )
     assert bad.status_code == 422
     causes = {c["field"]: c["reason"] for c in bad.json()["details"]["causes"]}
     assert causes["spec.disruption.consolidationPolicy"] == "FieldValueNotSupported"
     assert causes["spec.disruption.consolidateAfter"] == "FieldValueInvalid"
-    good = http.post(_collection(crd, version), json={
-        "apiVersion": f"karpenter.sh/{version}", "kind": "NodePool", "metadata": {"name": "gpu"},
-        "spec": {"template": template, "disruption": {"consolidateAfter": "5m"}}})
+    good = http.post(
+        _collection(crd, version),
+        json={
+            "apiVersion": f"karpenter.sh/{version}",
+            "kind": "NodePool",
+            "metadata": {"name": "gpu"},
+            "spec": {"template": template, "disruption": {"consolidateAfter": "5m"}},
+        },
+    )
     assert good.status_code == 201, good.text
     assert good.json()["spec"]["disruption"]["consolidationPolicy"] == "WhenEmptyOrUnderutilized"
     assert good.json()["spec"]["disruption"]["budgets"] == [{"nodes": "10%"}]

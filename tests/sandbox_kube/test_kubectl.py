@@ -82,8 +82,10 @@ def test_apply_rollout_patch_scale_logs_delete(sandbox: Sandbox) -> None:
     assert "created" in sandbox.kubectl("apply", "-f", "-", input=DEPLOY).stdout
     sandbox.advance(5)
     assert "unchanged" in sandbox.kubectl("apply", "-f", "-", input=DEPLOY).stdout
-    assert "successfully rolled out" in sandbox.kubectl(
-        "rollout", "status", "deploy/web", "-n", "conf", "--timeout=20s").stdout
+    assert (
+        "successfully rolled out"
+        in sandbox.kubectl("rollout", "status", "deploy/web", "-n", "conf", "--timeout=20s").stdout
+    )
     get = sandbox.kubectl("get", "deploy", "web", "-n", "conf").stdout.splitlines()
     assert get[0].split() == ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
     assert get[1].split()[1] == "2/2"
@@ -92,19 +94,54 @@ def test_apply_rollout_patch_scale_logs_delete(sandbox: Sandbox) -> None:
 
     ss = sandbox.kubectl("apply", "--server-side", "-f", "-", input=DEPLOY).stdout
     assert "serverside-applied" in ss
-    sandbox.kubectl("patch", "deploy", "web", "-n", "conf", "--type", "merge",
-                    "-p", '{"metadata":{"labels":{"merged":"yes"}}}')
-    sandbox.kubectl("patch", "deploy", "web", "-n", "conf", "-p", json.dumps(
-        {"spec": {"template": {"spec": {"containers": [
-            {"name": "server", "env": [{"name": "EXTRA", "value": "1"}]}]}}}}))
-    sandbox.kubectl("patch", "deploy", "web", "-n", "conf", "--type", "json", "-p",
-                    '[{"op":"add","path":"/metadata/annotations/jp","value":"ok"}]')
+    sandbox.kubectl(
+        "patch",
+        "deploy",
+        "web",
+        "-n",
+        "conf",
+        "--type",
+        "merge",
+        "-p",
+        '{"metadata":{"labels":{"merged":"yes"}}}',
+    )
+    sandbox.kubectl(
+        "patch",
+        "deploy",
+        "web",
+        "-n",
+        "conf",
+        "-p",
+        json.dumps(
+            {
+                "spec": {
+                    "template": {
+                        "spec": {
+                            "containers": [
+                                {"name": "server", "env": [{"name": "EXTRA", "value": "1"}]}
+                            ]
+                        }
+                    }
+                }
+            }
+        ),
+    )
+    sandbox.kubectl(
+        "patch",
+        "deploy",
+        "web",
+        "-n",
+        "conf",
+        "--type",
+        "json",
+        "-p",
+        '[{"op":"add","path":"/metadata/annotations/jp","value":"ok"}]',
+    )
     sandbox.kubectl("label", "deploy", "web", "-n", "conf", "tier=gpu")
     sandbox.kubectl("annotate", "deploy", "web", "-n", "conf", "owner=ml-team")
-    dep = yaml.safe_load(sandbox.kubectl("get", "deploy", "web", "-n", "conf", "-o",
-                                         "yaml").stdout)
+    dep = yaml.safe_load(sandbox.kubectl("get", "deploy", "web", "-n", "conf", "-o", "yaml").stdout)
     env = dep["spec"]["template"]["spec"]["containers"][0]["env"]
-    assert [e["name"] for e in env] == ["MODEL_ID", "EXTRA"]      # merged by name
+    assert [e["name"] for e in env] == ["MODEL_ID", "EXTRA"]  # merged by name
     assert dep["metadata"]["labels"] == {"app": "web", "merged": "yes", "tier": "gpu"}
     assert dep["metadata"]["annotations"]["jp"] == "ok"
     assert dep["metadata"]["annotations"]["owner"] == "ml-team"
@@ -112,10 +149,15 @@ def test_apply_rollout_patch_scale_logs_delete(sandbox: Sandbox) -> None:
 
     sandbox.kubectl("scale", "deploy", "web", "-n", "conf", "--replicas=3")
     sandbox.advance(5)
-    assert sandbox.kubectl("get", "deploy", "web", "-n", "conf", "-o",
-                           "jsonpath={.status.readyReplicas}").stdout == "3"
-    sandbox.kubectl("wait", "--for=condition=Ready", "pod", "-l", "app=web", "-n", "conf",
-                    "--timeout=20s")
+    assert (
+        sandbox.kubectl(
+            "get", "deploy", "web", "-n", "conf", "-o", "jsonpath={.status.readyReplicas}"
+        ).stdout
+        == "3"
+    )
+    sandbox.kubectl(
+        "wait", "--for=condition=Ready", "pod", "-l", "app=web", "-n", "conf", "--timeout=20s"
+    )
     logs = sandbox.kubectl("logs", "deploy/web", "-n", "conf").stdout
     assert "Loading model meta-llama/Llama-3.1-8B-Instruct" in logs
 
@@ -134,8 +176,7 @@ def test_logs_follow_until_job_completes(sandbox: Sandbox) -> None:
     out, _ = follow.communicate(timeout=30)
     steps = [line for line in out.splitlines() if "| loss" in line]
     assert len(steps) == 6 and steps[-1].startswith("[rank 0] step 60 ")
-    sandbox.kubectl("wait", "--for=condition=complete", "job/train", "-n", "jobs",
-                    "--timeout=10s")
+    sandbox.kubectl("wait", "--for=condition=complete", "job/train", "-n", "jobs", "--timeout=10s")
     row = sandbox.kubectl("get", "job", "train", "-n", "jobs").stdout.splitlines()[1].split()
     assert row[1:3] == ["Complete", "1/1"]
 
@@ -166,32 +207,51 @@ def test_output_formats(sandbox: Sandbox) -> None:
     as_yaml = yaml.safe_load(sandbox.kubectl("get", "cm", "cfg", "-o", "yaml").stdout)
     assert as_yaml["metadata"]["uid"] == as_json["metadata"]["uid"]
     assert sandbox.kubectl("get", "cm", "cfg", "-o", "jsonpath={.data.a}").stdout == "1"
-    listing = sandbox.kubectl("get", "nodes", "-l",
-                              "sagemaker.amazonaws.com/instance-group-name=gpu-workers",
-                              "-o", "name").stdout.split()
+    listing = sandbox.kubectl(
+        "get",
+        "nodes",
+        "-l",
+        "sagemaker.amazonaws.com/instance-group-name=gpu-workers",
+        "-o",
+        "name",
+    ).stdout.split()
     assert len(listing) == 4
 
 
 def test_upstream_crd_and_custom_object(sandbox: Sandbox) -> None:
     crd = CRDS / "kuberay" / "ray.io_rayjobs.yaml"
     sandbox.kubectl("apply", "-f", str(crd))
-    sandbox.kubectl("wait", "--for=condition=established", "crd/rayjobs.ray.io",
-                    "--timeout=10s")
-    good = "apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: demo}\n" \
-           "spec: {entrypoint: python main.py, shutdownAfterJobFinishes: true}\n"
+    sandbox.kubectl("wait", "--for=condition=established", "crd/rayjobs.ray.io", "--timeout=10s")
+    good = (
+        "apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: demo}\n"
+        "spec: {entrypoint: python main.py, shutdownAfterJobFinishes: true}\n"
+    )
     assert "created" in sandbox.kubectl("apply", "-f", "-", input=good).stdout
-    assert "serverside-applied" in sandbox.kubectl("apply", "--server-side", "-f", "-",
-                                                   input=good).stdout
+    assert (
+        "serverside-applied"
+        in sandbox.kubectl("apply", "--server-side", "-f", "-", input=good).stdout
+    )
     header = sandbox.kubectl("get", "rayjobs").stdout.splitlines()[0]
-    assert "JOB STATUS" in header                                # additionalPrinterColumns
+    assert "JOB STATUS" in header  # additionalPrinterColumns
     bad = good.replace("python main.py", "7")
     result = sandbox.kubectl("apply", "-f", "-", input=bad.replace("demo", "bad"), check=False)
     assert result.returncode != 0
     assert "spec.entrypoint" in result.stderr and "must be of type string" in result.stderr
-    sandbox.kubectl("patch", "rayjob", "demo", "--type", "merge", "-p",
-                    '{"spec":{"ttlSecondsAfterFinished":60}}')
-    assert sandbox.kubectl("get", "rayjob", "demo", "-o",
-                           "jsonpath={.spec.ttlSecondsAfterFinished}").stdout == "60"
+    sandbox.kubectl(
+        "patch",
+        "rayjob",
+        "demo",
+        "--type",
+        "merge",
+        "-p",
+        '{"spec":{"ttlSecondsAfterFinished":60}}',
+    )
+    assert (
+        sandbox.kubectl(
+            "get", "rayjob", "demo", "-o", "jsonpath={.spec.ttlSecondsAfterFinished}"
+        ).stdout
+        == "60"
+    )
     sandbox.kubectl("delete", "rayjob", "demo")
 
 

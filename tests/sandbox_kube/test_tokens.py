@@ -33,8 +33,12 @@ def test_emulator_rejects_tokens_that_are_not_eks_tokens() -> None:
     unsigned = _url(good).replace("x-k8s-aws-id", "x-other")
     forged = "k8s-aws-v1." + base64.urlsafe_b64encode(unsigned.encode()).decode()
     assert cluster_of("Bearer " + forged) is None
-    named = "https://sts.amazonaws.com/?Action=GetCallerIdentity&X-Amz-Algorithm=A" \
-            "&X-Amz-Credential=c&X-Amz-Date=d&X-Amz-SignedHeaders=host&x-k8s-aws-id=train" \
-            "&X-Amz-Signature=" + "a" * 64
-    assert cluster_of("Bearer k8s-aws-v1." + base64.urlsafe_b64encode(named.encode()).decode()) \
+    named = (
+        "https://sts.amazonaws.com/?Action=GetCallerIdentity&X-Amz-Algorithm=A"
+        "&X-Amz-Credential=c&X-Amz-Date=d&X-Amz-SignedHeaders=host&x-k8s-aws-id=train"
+        "&X-Amz-Signature=" + "a" * 64
+    )
+    assert (
+        cluster_of("Bearer k8s-aws-v1." + base64.urlsafe_b64encode(named.encode()).decode())
         == "train"
+    )

@@ -23,10 +23,17 @@ from podplane.cloud.kube.config import EksAccess
 from podplane.cloud.ports_kube import Manifest, PatchKind, Propagation, WatchEvent
 from podplane.domain.errors import CloudError, Conflict, InvalidInput, NotFound, PodplaneError
 
-PATCH_TYPES = {"merge": PatchType.MERGE, "strategic": PatchType.STRATEGIC,
-               "json": PatchType.JSON, "apply": PatchType.APPLY}
-CASCADE = {"Background": CascadeType.BACKGROUND, "Foreground": CascadeType.FOREGROUND,
-           "Orphan": CascadeType.ORPHAN}
+PATCH_TYPES = {
+    "merge": PatchType.MERGE,
+    "strategic": PatchType.STRATEGIC,
+    "json": PatchType.JSON,
+    "apply": PatchType.APPLY,
+}
+CASCADE = {
+    "Background": CascadeType.BACKGROUND,
+    "Foreground": CascadeType.FOREGROUND,
+    "Orphan": CascadeType.ORPHAN,
+}
 
 
 def _as_dict(obj: Any) -> Manifest:
@@ -41,12 +48,17 @@ def _error(exc: ApiError) -> PodplaneError:
     if status.code == 409:
         return Conflict(message, reason=status.reason)
     if status.code == 422:
-        causes = [{"field": c.field, "message": c.message}
-                  for c in ((status.details.causes or []) if status.details else [])]
+        causes = [
+            {"field": c.field, "message": c.message}
+            for c in ((status.details.causes or []) if status.details else [])
+        ]
         return InvalidInput(message, causes=causes)
-    return CloudError(message, code="kubernetes_api_error",
-                      retryable=(status.code or 500) >= 500 or status.code == 429,
-                      http_status=status.code)
+    return CloudError(
+        message,
+        code="kubernetes_api_error",
+        retryable=(status.code or 500) >= 500 or status.code == 429,
+        http_status=status.code,
+    )
 
 
 class LightkubeKube:
@@ -54,10 +66,12 @@ class LightkubeKube:
 
     def __init__(self, access: EksAccess, namespace: str = "default") -> None:
         self.access = access
-        cluster = Cluster(server=access.endpoint,
-                          certificate_auth_data=base64.b64encode(access.ca_pem).decode())
-        config = KubeConfig.from_one(cluster=cluster, user=User(token=access.token()),
-                                     namespace=namespace)
+        cluster = Cluster(
+            server=access.endpoint, certificate_auth_data=base64.b64encode(access.ca_pem).decode()
+        )
+        config = KubeConfig.from_one(
+            cluster=cluster, user=User(token=access.token()), namespace=namespace
+        )
         self._client = AsyncClient(config=config, field_manager="podplane")
         self._crds_loaded = False
         # lightkube fixes the token at construction; EKS tokens expire, so sign per request
@@ -78,29 +92,43 @@ class LightkubeKube:
 
     async def _discover(self, api_version: str, kind: str) -> None:
         group, _, version = api_version.rpartition("/")
-        for crd in [c async for c in self._client.list(
-                resource_registry.load("apiextensions.k8s.io/v1", "CustomResourceDefinition"))]:
+        for crd in [
+            c
+            async for c in self._client.list(
+                resource_registry.load("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+            )
+        ]:
             spec = crd.spec
             if spec.group == group and spec.names.kind == kind:
-                make = (create_namespaced_resource if spec.scope == "Namespaced"
-                        else create_global_resource)
+                make = (
+                    create_namespaced_resource
+                    if spec.scope == "Namespaced"
+                    else create_global_resource
+                )
                 make(group, version, kind, spec.names.plural)
 
-    async def apply(self, manifest: Manifest, *, field_manager: str = "podplane",
-                    force: bool = False) -> Manifest:
+    async def apply(
+        self, manifest: Manifest, *, field_manager: str = "podplane", force: bool = False
+    ) -> Manifest:
         res = await self._resource(manifest["apiVersion"], manifest["kind"])
         meta = manifest.get("metadata") or {}
         try:
-            out = await self._client.patch(res, meta["name"], manifest,
-                                           namespace=meta.get("namespace"),
-                                           patch_type=PatchType.APPLY,
-                                           field_manager=field_manager, force=force)
+            out = await self._client.patch(
+                res,
+                meta["name"],
+                manifest,
+                namespace=meta.get("namespace"),
+                patch_type=PatchType.APPLY,
+                field_manager=field_manager,
+                force=force,
+            )
         except ApiError as exc:
             raise _error(exc) from exc
         return _as_dict(out)
 
-    async def get(self, api_version: str, kind: str, name: str,
-                  namespace: str | None = None) -> Manifest | None:
+    async def get(
+        self, api_version: str, kind: str, name: str, namespace: str | None = None
+    ) -> Manifest | None:
         res = await self._resource(api_version, kind)
         try:
             return _as_dict(await self._client.get(res, name, namespace=namespace))
@@ -109,62 +137,111 @@ class LightkubeKube:
                 return None
             raise _error(exc) from exc
 
-    async def list(self, api_version: str, kind: str, *, namespace: str | None = None,
-                   labels: dict[str, str] | None = None,
-                   fields: dict[str, str] | None = None) -> list[Manifest]:
+    async def list(
+        self,
+        api_version: str,
+        kind: str,
+        *,
+        namespace: str | None = None,
+        labels: dict[str, str] | None = None,
+        fields: dict[str, str] | None = None,
+    ) -> list[Manifest]:
         res = await self._resource(api_version, kind)
         try:
-            return [_as_dict(o) async for o in self._client.list(
-                res, namespace=namespace or "*" if _namespaced(res) else None,
-                labels=labels, fields=fields, chunk_size=500)]
+            return [
+                _as_dict(o)
+                async for o in self._client.list(
+                    res,
+                    namespace=namespace or "*" if _namespaced(res) else None,
+                    labels=labels,
+                    fields=fields,
+                    chunk_size=500,
+                )
+            ]
         except ApiError as exc:
             raise _error(exc) from exc
 
-    async def watch(self, api_version: str, kind: str, *, namespace: str | None = None,
-                    labels: dict[str, str] | None = None,
-                    resource_version: str | None = None) -> AsyncIterator[WatchEvent]:
+    async def watch(
+        self,
+        api_version: str,
+        kind: str,
+        *,
+        namespace: str | None = None,
+        labels: dict[str, str] | None = None,
+        resource_version: str | None = None,
+    ) -> AsyncIterator[WatchEvent]:
         res = await self._resource(api_version, kind)
         try:
             async for kind_, obj in self._client.watch(
-                    res, namespace=namespace or "*" if _namespaced(res) else None,
-                    labels=labels, resource_version=resource_version):
+                res,
+                namespace=namespace or "*" if _namespaced(res) else None,
+                labels=labels,
+                resource_version=resource_version,
+            ):
                 yield WatchEvent(kind_, _as_dict(obj))
         except ApiError as exc:
             raise _error(exc) from exc
 
-    async def patch(self, api_version: str, kind: str, name: str, patch: Any, *,
-                    namespace: str | None = None, patch_kind: PatchKind = "merge",
-                    subresource: str | None = None) -> Manifest:
+    async def patch(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        patch_kind: PatchKind = "merge",
+        subresource: str | None = None,
+    ) -> Manifest:
         res = await self._resource(api_version, kind)
         if subresource == "status":
             res = res.Status
         elif subresource == "scale":
             res = res.Scale
         try:
-            out = await self._client.patch(res, name, patch, namespace=namespace,
-                                           patch_type=PATCH_TYPES[patch_kind])
+            out = await self._client.patch(
+                res, name, patch, namespace=namespace, patch_type=PATCH_TYPES[patch_kind]
+            )
         except ApiError as exc:
             raise _error(exc) from exc
         return _as_dict(out)
 
-    async def delete(self, api_version: str, kind: str, name: str, *,
-                     namespace: str | None = None,
-                     propagation: Propagation = "Background") -> None:
+    async def delete(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        *,
+        namespace: str | None = None,
+        propagation: Propagation = "Background",
+    ) -> None:
         res = await self._resource(api_version, kind)
         try:
-            await self._client.delete(res, name, namespace=namespace,
-                                      cascade=CASCADE[propagation])
+            await self._client.delete(res, name, namespace=namespace, cascade=CASCADE[propagation])
         except ApiError as exc:
             if exc.status.code != 404:
                 raise _error(exc) from exc
 
-    async def logs(self, pod: str, namespace: str, *, container: str | None = None,
-                   follow: bool = False, tail_lines: int | None = None,
-                   since_seconds: int | None = None) -> AsyncIterator[str]:
+    async def logs(
+        self,
+        pod: str,
+        namespace: str,
+        *,
+        container: str | None = None,
+        follow: bool = False,
+        tail_lines: int | None = None,
+        since_seconds: int | None = None,
+    ) -> AsyncIterator[str]:
         try:
-            async for line in self._client.log(pod, namespace=namespace, container=container,
-                                               follow=follow, tail_lines=tail_lines,
-                                               since=since_seconds, newlines=False):
+            async for line in self._client.log(
+                pod,
+                namespace=namespace,
+                container=container,
+                follow=follow,
+                tail_lines=tail_lines,
+                since=since_seconds,
+                newlines=False,
+            ):
                 yield line
         except ApiError as exc:
             raise _error(exc) from exc

@@ -13,9 +13,12 @@ CLUSTER_HEADER = "x-k8s-aws-id"
 EXPIRES_SECONDS = 60  # EKS accepts a token for 15 minutes after its signing time
 
 
-def eks_token(cluster_name: str, region: str = "us-east-1",
-              session: botocore.session.Session | None = None,
-              sts_endpoint: str | None = None) -> str:
+def eks_token(
+    cluster_name: str,
+    region: str = "us-east-1",
+    session: botocore.session.Session | None = None,
+    sts_endpoint: str | None = None,
+) -> str:
     session = session or botocore.session.get_session()
     sts = session.create_client("sts", region_name=region, endpoint_url=sts_endpoint)
 
@@ -23,8 +26,9 @@ def eks_token(cluster_name: str, region: str = "us-east-1",
         request.headers[CLUSTER_HEADER] = cluster_name
 
     sts.meta.events.register("before-sign.sts.GetCallerIdentity", add_cluster_header)
-    url = sts.generate_presigned_url("get_caller_identity", Params={},
-                                     ExpiresIn=EXPIRES_SECONDS, HttpMethod="GET")
+    url = sts.generate_presigned_url(
+        "get_caller_identity", Params={}, ExpiresIn=EXPIRES_SECONDS, HttpMethod="GET"
+    )
     encoded = base64.urlsafe_b64encode(url.encode()).decode().rstrip("=")
     return TOKEN_PREFIX + encoded
 

@@ -9,8 +9,9 @@ from podplane.sandbox.contracts import NodeSource
 from podplane.sandbox.kube.server import KubeApiServer
 
 
-def start_kube_api(state_dir: Path, clock: VirtualClock, node_source: NodeSource,
-                   host: str, port: int) -> KubeApiServer:
+def start_kube_api(
+    state_dir: Path, clock: VirtualClock, node_source: NodeSource, host: str, port: int
+) -> KubeApiServer:
     """Build the emulator; the caller awaits `.start()` and later `.stop()`."""
     return KubeApiServer(state_dir, clock, node_source, host, port)
 

@@ -29,8 +29,12 @@ def _pod(rt: ResourceType, obj: Obj, old: Obj | None) -> None:
     spec.setdefault("serviceAccountName", "default")
     spec.setdefault("securityContext", {})
     for c in spec.get("containers") or []:
-        c.setdefault("imagePullPolicy", "Always" if c.get("image", "").endswith(":latest")
-                     or ":" not in c.get("image", "") else "IfNotPresent")
+        c.setdefault(
+            "imagePullPolicy",
+            "Always"
+            if c.get("image", "").endswith(":latest") or ":" not in c.get("image", "")
+            else "IfNotPresent",
+        )
         c.setdefault("terminationMessagePath", "/dev/termination-log")
         c.setdefault("terminationMessagePolicy", "File")
         c.setdefault("resources", {})
@@ -57,6 +61,7 @@ def _service_factory(store: Store) -> Any:
             if spec["type"] in ("NodePort", "LoadBalancer"):
                 port.setdefault("nodePort", 30000 + (n * 7 + i) % 2768)
         obj.setdefault("status", {"loadBalancer": {}})
+
     return admit
 
 
@@ -80,8 +85,14 @@ def _job(rt: ResourceType, obj: Obj, old: Obj | None) -> None:
     spec.setdefault("suspend", False)
     spec.setdefault("selector", {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}})
     labels = spec.setdefault("template", {}).setdefault("metadata", {}).setdefault("labels", {})
-    labels.update({"batch.kubernetes.io/controller-uid": uid, "controller-uid": uid,
-                   "batch.kubernetes.io/job-name": name, "job-name": name})
+    labels.update(
+        {
+            "batch.kubernetes.io/controller-uid": uid,
+            "controller-uid": uid,
+            "batch.kubernetes.io/job-name": name,
+            "job-name": name,
+        }
+    )
     spec["template"].setdefault("spec", {}).setdefault("restartPolicy", "Never")
 
 
@@ -90,5 +101,7 @@ def _deployment(rt: ResourceType, obj: Obj, old: Obj | None) -> None:
     spec.setdefault("replicas", 1)
     spec.setdefault("revisionHistoryLimit", 10)
     spec.setdefault("progressDeadlineSeconds", 600)
-    spec.setdefault("strategy", {"type": "RollingUpdate",
-                                 "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}})
+    spec.setdefault(
+        "strategy",
+        {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
+    )

@@ -73,14 +73,12 @@ def build_app(store: Store, crds: CrdManager, server_address: str) -> Starlette:
         if len(parts) == 2 and parts[0] == "apis":
             versions = registry.group_versions().get(parts[1])
             if not versions:
-                raise KubeError(404, "the server could not find the requested resource",
-                                "NotFound")
+                raise KubeError(404, "the server could not find the requested resource", "NotFound")
             return JSON(discovery.api_group(parts[1], versions))
         if len(parts) == 3 and parts[0] == "apis":
             listing = discovery.resource_list(registry, parts[1], parts[2])
             if listing is None:
-                raise KubeError(404, "the server could not find the requested resource",
-                                "NotFound")
+                raise KubeError(404, "the server could not find the requested resource", "NotFound")
             return JSON(listing)
         return await verb(request, path)
 
@@ -97,15 +95,24 @@ def build_app(store: Store, crds: CrdManager, server_address: str) -> Starlette:
                 return PlainTextResponse(logs.snapshot()[0])
             if not t.name:
                 if q.get("watch") in ("true", "1", "True"):
-                    return StreamingResponse(Watch(store, t, q, want_table).stream(),
-                                             media_type="application/json")
+                    return StreamingResponse(
+                        Watch(store, t, q, want_table).stream(), media_type="application/json"
+                    )
                 return JSON(handlers.list(t, q, want_table))
             obj = handlers.get(t)
             if want_table and not t.sub:
                 from podplane.sandbox.kube.tables import table
-                return JSON(table(t.rt, t.version, [obj], store.clock.now(),
-                                  q.get("includeObject", "Metadata"),
-                                  {"resourceVersion": obj["metadata"]["resourceVersion"]}))
+
+                return JSON(
+                    table(
+                        t.rt,
+                        t.version,
+                        [obj],
+                        store.clock.now(),
+                        q.get("includeObject", "Metadata"),
+                        {"resourceVersion": obj["metadata"]["resourceVersion"]},
+                    )
+                )
             return JSON(obj)
         body = parse_body(await request.body(), request.headers.get("content-type", ""))
         if method == "POST" and not t.name:
@@ -131,15 +138,24 @@ def build_app(store: Store, crds: CrdManager, server_address: str) -> Starlette:
         return _error(KubeError(500, f"internal error: {type(exc).__name__}: {exc}"))
 
     methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
-    app = Starlette(routes=[
-        Route("/version", version), Route("/version/", version),
-        Route("/healthz", health), Route("/livez", health), Route("/readyz", health),
-        Route("/api", api_root), Route("/api/", api_root),
-        Route("/apis", apis_root), Route("/apis/", apis_root),
-        Route("/openapi/v3", openapi_index), Route("/openapi/v3/{rest:path}", openapi_doc),
-        Route("/api/{rest:path}", resources, methods=methods),
-        Route("/apis/{rest:path}", resources, methods=methods),
-    ], exception_handlers={KubeError: on_kube_error, Exception: on_unexpected})
+    app = Starlette(
+        routes=[
+            Route("/version", version),
+            Route("/version/", version),
+            Route("/healthz", health),
+            Route("/livez", health),
+            Route("/readyz", health),
+            Route("/api", api_root),
+            Route("/api/", api_root),
+            Route("/apis", apis_root),
+            Route("/apis/", apis_root),
+            Route("/openapi/v3", openapi_index),
+            Route("/openapi/v3/{rest:path}", openapi_doc),
+            Route("/api/{rest:path}", resources, methods=methods),
+            Route("/apis/{rest:path}", resources, methods=methods),
+        ],
+        exception_handlers={KubeError: on_kube_error, Exception: on_unexpected},
+    )
     return _Authenticated(app)
 
 

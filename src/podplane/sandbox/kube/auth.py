@@ -13,18 +13,23 @@ import re
 from urllib.parse import parse_qs, urlsplit
 
 PREFIX = "k8s-aws-v1."
-_REQUIRED = ("X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-Signature",
-             "X-Amz-SignedHeaders")
+_REQUIRED = (
+    "X-Amz-Algorithm",
+    "X-Amz-Credential",
+    "X-Amz-Date",
+    "X-Amz-Signature",
+    "X-Amz-SignedHeaders",
+)
 
 
 def cluster_of(header: str | None) -> str | None:
     """The cluster the token names ("*" when it is bound to a signed x-k8s-aws-id), else None."""
     if not header or not header.startswith("Bearer "):
         return None
-    token = header[len("Bearer "):].strip()
+    token = header[len("Bearer ") :].strip()
     if not token.startswith(PREFIX):
         return None
-    body = token[len(PREFIX):]
+    body = token[len(PREFIX) :]
     try:
         url = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)).decode()
     except (binascii.Error, UnicodeDecodeError):

@@ -30,15 +30,30 @@ class CrdManager:
         causes = []
         for field in ("group", "names", "scope"):
             if not spec.get(field):
-                causes.append({"reason": "FieldValueRequired", "field": f"spec.{field}",
-                               "message": "Required value"})
+                causes.append(
+                    {
+                        "reason": "FieldValueRequired",
+                        "field": f"spec.{field}",
+                        "message": "Required value",
+                    }
+                )
         if names and not names.get("plural"):
-            causes.append({"reason": "FieldValueRequired", "field": "spec.names.plural",
-                           "message": "Required value"})
+            causes.append(
+                {
+                    "reason": "FieldValueRequired",
+                    "field": "spec.names.plural",
+                    "message": "Required value",
+                }
+            )
         if not causes and obj["metadata"]["name"] != f"{names['plural']}.{spec['group']}":
-            causes.append({"reason": "FieldValueInvalid", "field": "metadata.name",
-                           "message": f"Invalid value: \"{obj['metadata']['name']}\": must be "
-                                      "spec.names.plural+\".\"+spec.group"})
+            causes.append(
+                {
+                    "reason": "FieldValueInvalid",
+                    "field": "metadata.name",
+                    "message": f'Invalid value: "{obj["metadata"]["name"]}": must be '
+                    'spec.names.plural+"."+spec.group',
+                }
+            )
         if causes:
             raise errors.invalid(rt.kind, rt.group, obj["metadata"]["name"], causes)
         now = iso(self.store.clock.now())
@@ -48,11 +63,23 @@ class CrdManager:
         obj["status"] = {
             "acceptedNames": names_status,
             "conditions": [
-                {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
-                 "message": "no conflicts found", "lastTransitionTime": now},
-                {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
-                 "message": "the initial names have been accepted", "lastTransitionTime": now}],
-            "storedVersions": [v["name"] for v in spec.get("versions", []) if v.get("storage")]}
+                {
+                    "type": "NamesAccepted",
+                    "status": "True",
+                    "reason": "NoConflicts",
+                    "message": "no conflicts found",
+                    "lastTransitionTime": now,
+                },
+                {
+                    "type": "Established",
+                    "status": "True",
+                    "reason": "InitialNamesAccepted",
+                    "message": "the initial names have been accepted",
+                    "lastTransitionTime": now,
+                },
+            ],
+            "storedVersions": [v["name"] for v in spec.get("versions", []) if v.get("storage")],
+        }
 
     def _on_event(self, event: Event) -> None:
         if event.rt_key != CRD_KEY:
@@ -66,8 +93,9 @@ class CrdManager:
             self.register(event.obj)
 
 
-def check_custom_object(rt: ResourceType, version: str, obj: dict[str, Any],
-                        field_validation: str) -> tuple[dict[str, Any], list[str]]:
+def check_custom_object(
+    rt: ResourceType, version: str, obj: dict[str, Any], field_validation: str
+) -> tuple[dict[str, Any], list[str]]:
     """Defaults, prunes and validates; returns the object to store and warnings."""
     sch = rt.schema_for(version)
     if sch is None:
@@ -78,8 +106,12 @@ def check_custom_object(rt: ResourceType, version: str, obj: dict[str, Any],
         raise errors.invalid(rt.kind, rt.group, name, outcome.causes)
     warnings = [f'unknown field "{path}"' for path in outcome.unknown]
     if warnings and field_validation == "Strict":
-        raise KubeError(400, f"{rt.kind} in version \"{version}\" cannot be handled as a "
-                        f"{rt.kind}: strict decoding error: " + ", ".join(warnings), "BadRequest")
+        raise KubeError(
+            400,
+            f'{rt.kind} in version "{version}" cannot be handled as a '
+            f"{rt.kind}: strict decoding error: " + ", ".join(warnings),
+            "BadRequest",
+        )
     if field_validation == "Ignore":
         warnings = []
     return outcome.value, warnings

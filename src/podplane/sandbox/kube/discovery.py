@@ -9,22 +9,40 @@ from typing import Any
 
 from podplane.sandbox.kube.resources import ALL_VERBS, Registry, ResourceType
 
-VERSION = {"major": "1", "minor": "36", "gitVersion": "v1.36.2-eks-podplane",
-           "gitCommit": "0000000000000000000000000000000000000000", "gitTreeState": "clean",
-           "buildDate": "2026-06-01T00:00:00Z", "goVersion": "go1.25.0", "compiler": "gc",
-           "platform": "linux/amd64", "emulationMajor": "1", "emulationMinor": "36"}
+VERSION = {
+    "major": "1",
+    "minor": "36",
+    "gitVersion": "v1.36.2-eks-podplane",
+    "gitCommit": "0000000000000000000000000000000000000000",
+    "gitTreeState": "clean",
+    "buildDate": "2026-06-01T00:00:00Z",
+    "goVersion": "go1.25.0",
+    "compiler": "gc",
+    "platform": "linux/amd64",
+    "emulationMajor": "1",
+    "emulationMinor": "36",
+}
 
 
 def api_versions(server_address: str) -> dict[str, Any]:
-    return {"kind": "APIVersions", "versions": ["v1"],
-            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0",
-                                            "serverAddress": server_address}]}
+    return {
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [
+            {"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}
+        ],
+    }
 
 
 def api_group(group: str, versions: list[str]) -> dict[str, Any]:
     gvs = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
-    return {"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": gvs,
-            "preferredVersion": gvs[0]}
+    return {
+        "kind": "APIGroup",
+        "apiVersion": "v1",
+        "name": group,
+        "versions": gvs,
+        "preferredVersion": gvs[0],
+    }
 
 
 def api_group_list(registry: Registry) -> dict[str, Any]:
@@ -37,18 +55,27 @@ def api_group_list(registry: Registry) -> dict[str, Any]:
 
 def _resource_entries(rt: ResourceType) -> list[dict[str, Any]]:
     digest = hashlib.sha256(rt.key.encode()).digest()[:8]
-    main = {"name": rt.plural, "singularName": rt.singular, "namespaced": rt.namespaced,
-            "kind": rt.kind, "verbs": list(ALL_VERBS),
-            "storageVersionHash": __import__("base64").b64encode(digest).decode()}
+    main = {
+        "name": rt.plural,
+        "singularName": rt.singular,
+        "namespaced": rt.namespaced,
+        "kind": rt.kind,
+        "verbs": list(ALL_VERBS),
+        "storageVersionHash": __import__("base64").b64encode(digest).decode(),
+    }
     if rt.short_names:
         main["shortNames"] = list(rt.short_names)
     if rt.categories:
         main["categories"] = list(rt.categories)
     out = [main]
     for sub in rt.subresources:
-        entry: dict[str, Any] = {"name": f"{rt.plural}/{sub}", "singularName": "",
-                                 "namespaced": rt.namespaced, "kind": rt.kind,
-                                 "verbs": ["get", "patch", "update"]}
+        entry: dict[str, Any] = {
+            "name": f"{rt.plural}/{sub}",
+            "singularName": "",
+            "namespaced": rt.namespaced,
+            "kind": rt.kind,
+            "verbs": ["get", "patch", "update"],
+        }
         if sub == "scale":
             entry.update(kind="Scale", group="autoscaling", version="v1")
         elif sub == "log":
@@ -67,8 +94,12 @@ def resource_list(registry: Registry, group: str, version: str) -> dict[str, Any
         return None
     gv = f"{group}/{version}" if group else version
     resources = [e for rt in sorted(rts, key=lambda r: r.plural) for e in _resource_entries(rt)]
-    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv,
-            "resources": resources}
+    return {
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": gv,
+        "resources": resources,
+    }
 
 
 def openapi_index(registry: Registry) -> dict[str, Any]:
@@ -82,8 +113,10 @@ def openapi_index(registry: Registry) -> dict[str, Any]:
     return {"paths": paths}
 
 
-_PARAMS = [{"name": n, "in": "query", "schema": {"type": "string"}, "uniqueItems": True}
-           for n in ("dryRun", "fieldManager", "fieldValidation", "pretty")]
+_PARAMS = [
+    {"name": n, "in": "query", "schema": {"type": "string"}, "uniqueItems": True}
+    for n in ("dryRun", "fieldManager", "fieldValidation", "pretty")
+]
 
 
 def openapi_doc(registry: Registry, group: str, version: str) -> dict[str, Any]:
@@ -94,21 +127,32 @@ def openapi_doc(registry: Registry, group: str, version: str) -> dict[str, Any]:
             continue
         gvk = {"group": group, "version": version, "kind": rt.kind}
         base = f"/api/{version}" if not group else f"/apis/{group}/{version}"
-        coll = (f"{base}/namespaces/{{namespace}}/{rt.plural}" if rt.namespaced
-                else f"{base}/{rt.plural}")
-        op = {"x-kubernetes-group-version-kind": gvk, "parameters": _PARAMS,
-              "responses": {"200": {"description": "OK"}}}
-        paths[coll] = {"post": {**op, "x-kubernetes-action": "post",
-                                "operationId": f"create{rt.kind}"},
-                       "get": {**op, "x-kubernetes-action": "list",
-                               "operationId": f"list{rt.kind}"}}
+        coll = (
+            f"{base}/namespaces/{{namespace}}/{rt.plural}"
+            if rt.namespaced
+            else f"{base}/{rt.plural}"
+        )
+        op = {
+            "x-kubernetes-group-version-kind": gvk,
+            "parameters": _PARAMS,
+            "responses": {"200": {"description": "OK"}},
+        }
+        paths[coll] = {
+            "post": {**op, "x-kubernetes-action": "post", "operationId": f"create{rt.kind}"},
+            "get": {**op, "x-kubernetes-action": "list", "operationId": f"list{rt.kind}"},
+        }
         paths[coll + "/{name}"] = {
             "put": {**op, "x-kubernetes-action": "put", "operationId": f"replace{rt.kind}"},
             "patch": {**op, "x-kubernetes-action": "patch", "operationId": f"patch{rt.kind}"},
-            "get": {**op, "x-kubernetes-action": "get", "operationId": f"read{rt.kind}"}}
+            "get": {**op, "x-kubernetes-action": "get", "operationId": f"read{rt.kind}"},
+        }
         schema = rt.schema_for(version)
         if schema is not None:
             name = ".".join(reversed(group.split("."))) + f".{version}.{rt.kind}"
             schemas[name] = {**schema, "x-kubernetes-group-version-kind": [gvk]}
-    return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": VERSION["gitVersion"]},
-            "paths": paths, "components": {"schemas": schemas}}
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": VERSION["gitVersion"]},
+        "paths": paths,
+        "components": {"schemas": schemas},
+    }

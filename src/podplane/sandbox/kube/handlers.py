@@ -32,9 +32,12 @@ def parse_body(raw: bytes, content_type: str) -> Any:
     if "protobuf" in content_type:
         return protobuf.decode(raw)
     if "cbor" in content_type:
-        raise KubeError(415, "the body of the request was in an unknown format - accepted "
-                        "media types include: application/json, application/yaml",
-                        "UnsupportedMediaType")
+        raise KubeError(
+            415,
+            "the body of the request was in an unknown format - accepted "
+            "media types include: application/json, application/yaml",
+            "UnsupportedMediaType",
+        )
     try:
         if "yaml" in content_type:
             return yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
@@ -57,15 +60,21 @@ class Handlers:
 
     # ---- reads ----------------------------------------------------------------
     def list(self, t: Target, q: dict[str, str], want_table: bool) -> Obj:
-        labels, fields = label_selector(q.get("labelSelector")), field_selector(q.get("fieldSelector"))
+        labels, fields = (
+            label_selector(q.get("labelSelector")),
+            field_selector(q.get("fieldSelector")),
+        )
         objs = self.store.items(t.rt.key, t.namespace if t.rt.namespaced and t.namespace else None)
         objs = [o for o in objs if labels(o["metadata"].get("labels") or {}) and fields(o)]
         objs.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
         meta: Obj = {"resourceVersion": str(self.store.rv)}
         start = _decode_continue(q.get("continue"))
         if start is not None:
-            objs = [o for o in objs
-                    if (o["metadata"].get("namespace", ""), o["metadata"]["name"]) > start]
+            objs = [
+                o
+                for o in objs
+                if (o["metadata"].get("namespace", ""), o["metadata"]["name"]) > start
+            ]
         limit = int(q.get("limit") or 0)
         if limit and len(objs) > limit:
             last = objs[limit - 1]["metadata"]
@@ -73,10 +82,20 @@ class Handlers:
             meta["remainingItemCount"] = len(objs) - limit
             objs = objs[:limit]
         if want_table:
-            return tables.table(t.rt, t.version, objs, self.store.clock.now(),
-                                q.get("includeObject", "Metadata"), meta)
-        return {"kind": t.rt.kind + "List", "apiVersion": t.rt.api_version_for(t.version),
-                "metadata": meta, "items": [served(t.rt, t.version, o) for o in objs]}
+            return tables.table(
+                t.rt,
+                t.version,
+                objs,
+                self.store.clock.now(),
+                q.get("includeObject", "Metadata"),
+                meta,
+            )
+        return {
+            "kind": t.rt.kind + "List",
+            "apiVersion": t.rt.api_version_for(t.version),
+            "metadata": meta,
+            "items": [served(t.rt, t.version, o) for o in objs],
+        }
 
     def get(self, t: Target) -> Obj:
         obj = self.store.get(t.rt, t.namespace, t.name)
@@ -90,8 +109,11 @@ class Handlers:
         if t.rt.namespaced:
             ns = obj["metadata"].get("namespace")
             if ns and t.namespace and ns != t.namespace:
-                raise KubeError(400, "the namespace of the provided object does not match the "
-                                "namespace sent on the request")
+                raise KubeError(
+                    400,
+                    "the namespace of the provided object does not match the "
+                    "namespace sent on the request",
+                )
         obj, warnings = self._checked(t, obj, q)
         if q.get("dryRun"):
             return obj, warnings
@@ -101,8 +123,11 @@ class Handlers:
         obj = self._object_body(t, body)
         meta = obj["metadata"]
         if meta.get("name") and meta["name"] != t.name:
-            raise KubeError(400, f'the name of the object ({meta["name"]}) does not match the '
-                            f"name on the URL ({t.name})")
+            raise KubeError(
+                400,
+                f"the name of the object ({meta['name']}) does not match the "
+                f"name on the URL ({t.name})",
+            )
         meta["name"] = t.name
         if t.rt.namespaced:
             meta["namespace"] = t.namespace
@@ -113,8 +138,9 @@ class Handlers:
             obj, warnings = self._checked(t, obj, q)
         return served(t.rt, t.version, self.store.update(t.rt, obj, t.sub or None)), warnings
 
-    def patch(self, t: Target, body: Any, content_type: str,
-              q: dict[str, str]) -> tuple[Obj, list[str]]:
+    def patch(
+        self, t: Target, body: Any, content_type: str, q: dict[str, str]
+    ) -> tuple[Obj, list[str]]:
         ctype = content_type.split(";")[0].strip()
         try:
             current: Obj | None = self.store.get(t.rt, t.namespace, t.name)
@@ -137,7 +163,8 @@ class Handlers:
         if t.sub == "scale":
             return self._set_scale(t, patched), []
         if ctype == APPLY or patched["metadata"].get("resourceVersion") == base["metadata"].get(
-                "resourceVersion"):
+            "resourceVersion"
+        ):
             patched["metadata"].pop("resourceVersion", None)
         warnings: list[str] = []
         if t.sub != "status":
@@ -153,15 +180,22 @@ class Handlers:
             return patches.merge_patch(base, body)
         if ctype == STRATEGIC:
             if rt.crd is not None:
-                raise KubeError(415, "strategic merge patch is not supported for custom "
-                                "resources; use a merge patch", "UnsupportedMediaType")
+                raise KubeError(
+                    415,
+                    "strategic merge patch is not supported for custom "
+                    "resources; use a merge patch",
+                    "UnsupportedMediaType",
+                )
             return patches.strategic_merge(base, body)
         if ctype == APPLY:
             body = {k: v for k, v in body.items() if k != "status"}
             return patches.strategic_merge(base, body)
-        raise KubeError(415, f"the body of the request was in an unknown format - accepted "
-                        f"media types include: {JSON_PATCH}, {MERGE}, {STRATEGIC}, {APPLY}",
-                        "UnsupportedMediaType")
+        raise KubeError(
+            415,
+            f"the body of the request was in an unknown format - accepted "
+            f"media types include: {JSON_PATCH}, {MERGE}, {STRATEGIC}, {APPLY}",
+            "UnsupportedMediaType",
+        )
 
     def delete(self, t: Target, body: Any, q: dict[str, str]) -> Obj:
         options = dict(body) if isinstance(body, dict) else {}
@@ -170,7 +204,11 @@ class Handlers:
         if "gracePeriodSeconds" in q:
             options["gracePeriodSeconds"] = int(q["gracePeriodSeconds"])
         if options.get("propagationPolicy") is None and t.rt.key in (
-                "apps/replicasets", "apps/deployments", "apps/daemonsets", "apps/statefulsets"):
+            "apps/replicasets",
+            "apps/deployments",
+            "apps/daemonsets",
+            "apps/statefulsets",
+        ):
             options["propagationPolicy"] = "Background"
         return served(t.rt, t.version, self.store.delete(t.rt, t.namespace, t.name, options))
 
@@ -186,15 +224,21 @@ class Handlers:
     def _object_body(self, t: Target, body: Any) -> Obj:
         if not isinstance(body, dict):
             raise KubeError(400, "the request body must be a JSON object")
-        obj = body          # freshly parsed from the request: ours to change
+        obj = body  # freshly parsed from the request: ours to change
         kind = obj.get("kind")
         if t.sub not in ("scale",) and kind and kind != t.rt.kind:
-            raise KubeError(400, f"the API version in the data ({obj.get('apiVersion')}) does "
-                            f"not match the expected API version ({t.rt.api_version})")
+            raise KubeError(
+                400,
+                f"the API version in the data ({obj.get('apiVersion')}) does "
+                f"not match the expected API version ({t.rt.api_version})",
+            )
         if not isinstance(obj.get("metadata"), dict):
             obj["metadata"] = {}
-        obj["apiVersion"] = t.rt.api_version_for(t.version) if t.sub != "scale" else obj.get(
-            "apiVersion", "autoscaling/v1")
+        obj["apiVersion"] = (
+            t.rt.api_version_for(t.version)
+            if t.sub != "scale"
+            else obj.get("apiVersion", "autoscaling/v1")
+        )
         return obj
 
     def _checked(self, t: Target, obj: Obj, q: dict[str, str]) -> tuple[Obj, list[str]]:
@@ -207,6 +251,7 @@ class Handlers:
         sent_rv = scale.get("metadata", {}).get("resourceVersion")
         if sent_rv and sent_rv != current["metadata"]["resourceVersion"]:
             from podplane.sandbox.kube.errors import conflict
+
             raise conflict(t.rt.group, t.rt.plural, t.name)
         replicas = (scale.get("spec") or {}).get("replicas", 0)
         obj = clone(current)
@@ -219,9 +264,11 @@ def _scale_paths(rt: ResourceType) -> tuple[str, str, str]:
     for v in (rt.crd or {}).get("spec", {}).get("versions", []):
         sc = (v.get("subresources") or {}).get("scale")
         if sc:
-            return (sc.get("specReplicasPath", ".spec.replicas"),
-                    sc.get("statusReplicasPath", ".status.replicas"),
-                    sc.get("labelSelectorPath", ""))
+            return (
+                sc.get("specReplicasPath", ".spec.replicas"),
+                sc.get("statusReplicasPath", ".status.replicas"),
+                sc.get("labelSelectorPath", ""),
+            )
     return ".spec.replicas", ".status.replicas", ""
 
 
@@ -244,11 +291,17 @@ def scale_of(rt: ResourceType, obj: Obj) -> Obj:
         selector = ",".join(f"{k}={v}" for k, v in match.items())
     default = 1 if rt.crd is None else 0
     replicas = jsonpath(obj, spec_path)
-    return {"kind": "Scale", "apiVersion": "autoscaling/v1",
-            "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion",
-                                               "creationTimestamp") if k in meta},
-            "spec": {"replicas": replicas if replicas is not None else default},
-            "status": {"replicas": jsonpath(obj, status_path) or 0, "selector": selector}}
+    return {
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {
+            k: meta[k]
+            for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+            if k in meta
+        },
+        "spec": {"replicas": replicas if replicas is not None else default},
+        "status": {"replicas": jsonpath(obj, status_path) or 0, "selector": selector},
+    }
 
 
 def _encode_continue(ns: str, name: str) -> str:

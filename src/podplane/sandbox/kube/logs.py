@@ -13,8 +13,18 @@ from podplane.sandbox.kube.util import iso, parse_iso
 Obj = dict[str, Any]
 TRAIN_EVERY = 5.0
 SERVE_EVERY = 10.0
-INFERENCE_HINTS = ("vllm", "tgi", "text-generation", "triton", "inference", "serve", "lmi",
-                   "djl", "sglang", "nim")
+INFERENCE_HINTS = (
+    "vllm",
+    "tgi",
+    "text-generation",
+    "triton",
+    "inference",
+    "serve",
+    "lmi",
+    "djl",
+    "sglang",
+    "nim",
+)
 TRAINING_HINTS = ("pytorch", "train", "nemo", "megatron", "deepspeed", "torch", "llama", "fsdp")
 
 
@@ -73,12 +83,18 @@ def _steps(started: float, start: float, end: float, every: float) -> range:
     return range(first, max(first, last))
 
 
-def _training(pod: Obj, c: Obj, started: float, start: float, end: float) -> list[tuple[float, str]]:
+def _training(
+    pod: Obj, c: Obj, started: float, start: float, end: float
+) -> list[tuple[float, str]]:
     seed = _seed(pod, c["name"])
-    rank = (pod["metadata"].get("labels") or {}).get("batch.kubernetes.io/job-completion-index", "0")
-    out = [(started, f"[rank {rank}] initializing process group (backend=nccl, world_size=8)"),
-           (started, f"[rank {rank}] NCCL INFO Using network AWS Libfabric (EFA)"),
-           (started, f"[rank {rank}] loaded dataset shards, starting training")]
+    rank = (pod["metadata"].get("labels") or {}).get(
+        "batch.kubernetes.io/job-completion-index", "0"
+    )
+    out = [
+        (started, f"[rank {rank}] initializing process group (backend=nccl, world_size=8)"),
+        (started, f"[rank {rank}] NCCL INFO Using network AWS Libfabric (EFA)"),
+        (started, f"[rank {rank}] loaded dataset shards, starting training"),
+    ]
     base_tp = 1500 + seed % 500
     for i in _steps(started, start, end, TRAIN_EVERY):
         if i == 0:
@@ -86,29 +102,47 @@ def _training(pod: Obj, c: Obj, started: float, start: float, end: float) -> lis
         step = i * 10
         loss = 2.0 * math.exp(-step / 300) + 0.9 + ((seed >> (i % 24)) % 97) / 4000
         tput = base_tp + ((seed * (i + 3)) % 120) - 60
-        out.append((started + i * TRAIN_EVERY,
-                    f"[rank {rank}] step {step} | loss {loss:.4f} | throughput {tput:.1f} "
-                    f"samples/s | lr 3.0e-04"))
+        out.append(
+            (
+                started + i * TRAIN_EVERY,
+                f"[rank {rank}] step {step} | loss {loss:.4f} | throughput {tput:.1f} "
+                f"samples/s | lr 3.0e-04",
+            )
+        )
     return out
 
 
-def _inference(pod: Obj, c: Obj, started: float, start: float, end: float) -> list[tuple[float, str]]:
-    model = next((e.get("value") for e in c.get("env") or [] if e.get("name") in
-                  ("MODEL_ID", "MODEL_NAME", "HF_MODEL_ID")), "meta-llama/Llama-3.1-8B-Instruct")
-    boot = [(0.0, "INFO Starting inference server"),
-            (1.0, f"INFO Loading model {model}"),
-            (4.0, "INFO Model weights loaded (15.0 GiB) in 3.0s"),
-            (5.0, "INFO CUDA graphs captured; KV cache 71.2 GiB"),
-            (6.0, "INFO Uvicorn running on http://0.0.0.0:8080"),
-            (6.0, "INFO Application startup complete.")]
+def _inference(
+    pod: Obj, c: Obj, started: float, start: float, end: float
+) -> list[tuple[float, str]]:
+    model = next(
+        (
+            e.get("value")
+            for e in c.get("env") or []
+            if e.get("name") in ("MODEL_ID", "MODEL_NAME", "HF_MODEL_ID")
+        ),
+        "meta-llama/Llama-3.1-8B-Instruct",
+    )
+    boot = [
+        (0.0, "INFO Starting inference server"),
+        (1.0, f"INFO Loading model {model}"),
+        (4.0, "INFO Model weights loaded (15.0 GiB) in 3.0s"),
+        (5.0, "INFO CUDA graphs captured; KV cache 71.2 GiB"),
+        (6.0, "INFO Uvicorn running on http://0.0.0.0:8080"),
+        (6.0, "INFO Application startup complete."),
+    ]
     out = [(started + dt, line) for dt, line in boot]
     seed = _seed(pod, c["name"])
     for i in _steps(started, start, end, SERVE_EVERY):
         if i == 0:
             continue
         tps = 800 + (seed * (i + 1)) % 400
-        out.append((started + i * SERVE_EVERY,
-                    f"INFO metrics: running=4 waiting=0 generation_throughput={tps} tokens/s"))
+        out.append(
+            (
+                started + i * SERVE_EVERY,
+                f"INFO metrics: running=4 waiting=0 generation_throughput={tps} tokens/s",
+            )
+        )
     return out
 
 

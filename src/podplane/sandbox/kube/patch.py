@@ -12,11 +12,21 @@ from podplane.sandbox.kube.errors import KubeError
 from podplane.sandbox.kube.util import clone
 
 MERGE_KEYS = {
-    "containers": "name", "initContainers": "name", "ephemeralContainers": "name",
-    "env": "name", "volumes": "name", "volumeMounts": "mountPath", "volumeDevices": "devicePath",
-    "imagePullSecrets": "name", "tolerations": "key", "hostAliases": "ip",
-    "conditions": "type", "ownerReferences": "uid", "resourceClaims": "name",
-    "topologySpreadConstraints": "topologyKey", "taints": "key",
+    "containers": "name",
+    "initContainers": "name",
+    "ephemeralContainers": "name",
+    "env": "name",
+    "volumes": "name",
+    "volumeMounts": "mountPath",
+    "volumeDevices": "devicePath",
+    "imagePullSecrets": "name",
+    "tolerations": "key",
+    "hostAliases": "ip",
+    "conditions": "type",
+    "ownerReferences": "uid",
+    "resourceClaims": "name",
+    "topologySpreadConstraints": "topologyKey",
+    "taints": "key",
 }
 PRIMITIVE_MERGE = {"finalizers"}
 
@@ -84,8 +94,10 @@ def _merge_list(field: str, current: Any, patch: list[Any]) -> list[Any]:
         return clone(patch)
     out = [clone(c) for c in current]
     for item in patch:
-        idx = next((i for i, c in enumerate(out)
-                    if isinstance(c, dict) and c.get(key) == item.get(key)), None)
+        idx = next(
+            (i for i, c in enumerate(out) if isinstance(c, dict) and c.get(key) == item.get(key)),
+            None,
+        )
         if item.get("$patch") == "delete":
             if idx is not None:
                 out.pop(idx)
@@ -132,8 +144,11 @@ def json_patch(doc: Any, ops: Any) -> Any:
         try:
             doc = _apply_op(doc, op)
         except (KeyError, IndexError, ValueError, TypeError) as exc:
-            raise KubeError(422, f"the server rejected our request due to an error in our "
-                            f"request: {op.get('op')} {op.get('path')}: {exc}") from exc
+            raise KubeError(
+                422,
+                f"the server rejected our request due to an error in our "
+                f"request: {op.get('op')} {op.get('path')}: {exc}",
+            ) from exc
     return doc
 
 

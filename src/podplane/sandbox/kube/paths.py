@@ -12,9 +12,9 @@ from podplane.sandbox.kube.resources import Registry, ResourceType
 class Target:
     rt: ResourceType
     version: str
-    namespace: str          # "" for cluster-scoped or all namespaces
-    name: str               # "" for collections
-    sub: str                # "" | status | scale | log | finalize ...
+    namespace: str  # "" for cluster-scoped or all namespaces
+    name: str  # "" for collections
+    sub: str  # "" | status | scale | log | finalize ...
 
 
 def parse(registry: Registry, path: str) -> Target:

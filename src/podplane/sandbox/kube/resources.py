@@ -18,7 +18,7 @@ class ResourceType:
     short_names: tuple[str, ...] = ()
     subresources: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
-    versions: tuple[str, ...] = ()          # every served version (CRDs); builtins serve one
+    versions: tuple[str, ...] = ()  # every served version (CRDs); builtins serve one
     crd: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
@@ -53,10 +53,26 @@ class ResourceType:
         return []
 
 
-def _rt(group: str, version: str, plural: str, kind: str, namespaced: bool = True,
-        short: str = "", sub: str = "status", cats: str = "") -> ResourceType:
-    return ResourceType(group, version, plural, kind, namespaced,
-                        tuple(short.split()), tuple(sub.split()), tuple(cats.split()))
+def _rt(
+    group: str,
+    version: str,
+    plural: str,
+    kind: str,
+    namespaced: bool = True,
+    short: str = "",
+    sub: str = "status",
+    cats: str = "",
+) -> ResourceType:
+    return ResourceType(
+        group,
+        version,
+        plural,
+        kind,
+        namespaced,
+        tuple(short.split()),
+        tuple(sub.split()),
+        tuple(cats.split()),
+    )
 
 
 BUILTINS: list[ResourceType] = [
@@ -74,8 +90,16 @@ BUILTINS: list[ResourceType] = [
     _rt("", "v1", "limitranges", "LimitRange", True, "limits", ""),
     _rt("", "v1", "resourcequotas", "ResourceQuota", True, "quota", "status"),
     _rt("", "v1", "podtemplates", "PodTemplate", True, "", ""),
-    _rt("", "v1", "replicationcontrollers", "ReplicationController", True, "rc", "status scale",
-        "all"),
+    _rt(
+        "",
+        "v1",
+        "replicationcontrollers",
+        "ReplicationController",
+        True,
+        "rc",
+        "status scale",
+        "all",
+    ),
     _rt("apps", "v1", "deployments", "Deployment", True, "deploy", "status scale", "all"),
     _rt("apps", "v1", "replicasets", "ReplicaSet", True, "rs", "status scale", "all"),
     _rt("apps", "v1", "statefulsets", "StatefulSet", True, "sts", "status scale", "all"),
@@ -83,13 +107,28 @@ BUILTINS: list[ResourceType] = [
     _rt("apps", "v1", "controllerrevisions", "ControllerRevision", True, "", ""),
     _rt("batch", "v1", "jobs", "Job", True, "", "status", "all"),
     _rt("batch", "v1", "cronjobs", "CronJob", True, "cj", "status", "all"),
-    _rt("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True, "hpa",
-        "status", "all"),
+    _rt(
+        "autoscaling",
+        "v2",
+        "horizontalpodautoscalers",
+        "HorizontalPodAutoscaler",
+        True,
+        "hpa",
+        "status",
+        "all",
+    ),
     _rt("rbac.authorization.k8s.io", "v1", "roles", "Role", True, "", ""),
     _rt("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True, "", ""),
     _rt("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False, "", ""),
-    _rt("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False,
-        "", ""),
+    _rt(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "clusterrolebindings",
+        "ClusterRoleBinding",
+        False,
+        "",
+        "",
+    ),
     _rt("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, "sc", ""),
     _rt("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False, "", ""),
     _rt("storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment", False, "", "status"),
@@ -101,8 +140,15 @@ BUILTINS: list[ResourceType] = [
     _rt("coordination.k8s.io", "v1", "leases", "Lease", True, "", ""),
     _rt("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, "pc", ""),
     _rt("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", False, "", ""),
-    _rt("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition",
-        False, "crd crds", "status"),
+    _rt(
+        "apiextensions.k8s.io",
+        "v1",
+        "customresourcedefinitions",
+        "CustomResourceDefinition",
+        False,
+        "crd crds",
+        "status",
+    ),
 ]
 
 
@@ -161,9 +207,14 @@ def resource_type_from_crd(crd: dict[str, Any]) -> ResourceType:
     if any((v.get("subresources") or {}).get("scale") is not None for v in served):
         subresources.append("scale")
     return ResourceType(
-        group=spec["group"], version=storage["name"], plural=names["plural"], kind=names["kind"],
+        group=spec["group"],
+        version=storage["name"],
+        plural=names["plural"],
+        kind=names["kind"],
         namespaced=spec.get("scope", "Namespaced") == "Namespaced",
-        short_names=tuple(names.get("shortNames") or ()), subresources=tuple(subresources),
+        short_names=tuple(names.get("shortNames") or ()),
+        subresources=tuple(subresources),
         categories=tuple(names.get("categories") or ()),
-        versions=tuple(v["name"] for v in served), crd=crd,
+        versions=tuple(v["name"] for v in served),
+        crd=crd,
     )

@@ -49,7 +49,9 @@ def _type_of(value: Any) -> str:
 
 
 def _fmt(value: Any) -> str:
-    return json.dumps(value) if isinstance(value, str | int | float | bool) else f'"{_type_of(value)}"'
+    return (
+        json.dumps(value) if isinstance(value, str | int | float | bool) else f'"{_type_of(value)}"'
+    )
 
 
 def _join(path: str, key: str) -> str:
@@ -78,10 +80,14 @@ def _type_ok(schema: Schema, value: Any, path: str, out: Outcome) -> bool:
         want = "integer or string"
     if not want or want == have or (want == "number" and have == "integer"):
         return True
-    out.causes.append({
-        "reason": "FieldValueTypeInvalid", "field": path,
-        "message": f"Invalid value: {_fmt(value) if have != 'object' else chr(34) + 'object' + chr(34)}"
-                   f": {path} in body must be of type {want}: \"{have}\""})
+    out.causes.append(
+        {
+            "reason": "FieldValueTypeInvalid",
+            "field": path,
+            # the real API prints the JSON type where the value would be
+            "message": f'Invalid value: "{have}": {path} in body must be of type {want}: "{have}"',
+        }
+    )
     return False
 
 
@@ -110,8 +116,13 @@ def _walk_object(schema: Schema, value: dict[str, Any], path: str, out: Outcome)
             out.unknown.append(_join(path, key))
     for key in schema.get("required") or []:
         if key not in result:
-            out.causes.append({"reason": "FieldValueRequired", "field": _join(path, key),
-                               "message": "Required value"})
+            out.causes.append(
+                {
+                    "reason": "FieldValueRequired",
+                    "field": _join(path, key),
+                    "message": "Required value",
+                }
+            )
     return result
 
 
@@ -122,8 +133,10 @@ def _check_value(schema: Schema, value: Any, path: str, out: Outcome) -> None:
     enum = schema.get("enum")
     if enum is not None and value not in enum:
         allowed = ", ".join(json.dumps(e) for e in enum)
-        bad(f"Unsupported value: {_fmt(value)}: supported values: {allowed}",
-            "FieldValueNotSupported")
+        bad(
+            f"Unsupported value: {_fmt(value)}: supported values: {allowed}",
+            "FieldValueNotSupported",
+        )
     if isinstance(value, str):
         pattern = schema.get("pattern")
         if pattern and not re.search(pattern, value):
@@ -131,22 +144,32 @@ def _check_value(schema: Schema, value: Any, path: str, out: Outcome) -> None:
         if "maxLength" in schema and len(value) > schema["maxLength"]:
             bad(f"Too long: may not be more than {schema['maxLength']} bytes", "FieldValueTooLong")
         if "minLength" in schema and len(value) < schema["minLength"]:
-            bad(f"Invalid value: {_fmt(value)}: {path} in body should be at least "
-                f"{schema['minLength']} chars long")
+            bad(
+                f"Invalid value: {_fmt(value)}: {path} in body should be at least "
+                f"{schema['minLength']} chars long"
+            )
     if isinstance(value, int | float) and not isinstance(value, bool):
         if "minimum" in schema and value < schema["minimum"]:
-            bad(f"Invalid value: {value}: {path} in body should be greater than or equal to "
-                f"{schema['minimum']}")
+            bad(
+                f"Invalid value: {value}: {path} in body should be greater than or equal to "
+                f"{schema['minimum']}"
+            )
         if "maximum" in schema and value > schema["maximum"]:
-            bad(f"Invalid value: {value}: {path} in body should be less than or equal to "
-                f"{schema['maximum']}")
+            bad(
+                f"Invalid value: {value}: {path} in body should be less than or equal to "
+                f"{schema['maximum']}"
+            )
     if isinstance(value, list):
         if "minItems" in schema and len(value) < schema["minItems"]:
-            bad(f"Invalid value: {len(value)}: {path} in body should have at least "
-                f"{schema['minItems']} items")
+            bad(
+                f"Invalid value: {len(value)}: {path} in body should have at least "
+                f"{schema['minItems']} items"
+            )
         if "maxItems" in schema and len(value) > schema["maxItems"]:
-            bad(f"Too many: {len(value)}: must have at most {schema['maxItems']} items",
-                "FieldValueTooMany")
+            bad(
+                f"Too many: {len(value)}: must have at most {schema['maxItems']} items",
+                "FieldValueTooMany",
+            )
     for key in ("anyOf", "oneOf"):
         options = schema.get(key)
         if options and not _any_matches(options, value):
@@ -159,7 +182,8 @@ def _any_matches(options: list[Schema], value: Any) -> bool:
         _type_ok(option, value, "", probe)
         if not probe.causes:
             _check_value(option, value, "", probe)
-        if not probe.causes and all(k in value for k in option.get("required") or []
-                                    if isinstance(value, dict)):
+        if not probe.causes and all(
+            k in value for k in option.get("required") or [] if isinstance(value, dict)
+        ):
             return True
     return False

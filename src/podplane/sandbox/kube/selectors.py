@@ -119,4 +119,5 @@ def field_selector(text: str | None) -> Callable[[dict[str, Any]], bool]:
             if (have == value) != (op != "!="):
                 return False
         return True
+
     return pred

@@ -41,15 +41,31 @@ log = logging.getLogger(__name__)
 STORE_FILE = "kube-store.json"
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 CONTROLLERS: list[type[Controller]] = [
-    NodeController, Scheduler, Kubelet, ReplicaSetController, DeploymentController,
-    DaemonSetController, JobController, LoadBalancerController, VolumeBinder,
-    GarbageCollector, NamespaceController]
+    NodeController,
+    Scheduler,
+    Kubelet,
+    ReplicaSetController,
+    DeploymentController,
+    DaemonSetController,
+    JobController,
+    LoadBalancerController,
+    VolumeBinder,
+    GarbageCollector,
+    NamespaceController,
+]
 FLUSH_SECONDS = 5.0
 
 
 class KubeApiServer:
-    def __init__(self, state_dir: Path, clock: VirtualClock, node_source: NodeSource,
-                 host: str, port: int, cluster_name: str = "podplane-sandbox") -> None:
+    def __init__(
+        self,
+        state_dir: Path,
+        clock: VirtualClock,
+        node_source: NodeSource,
+        host: str,
+        port: int,
+        cluster_name: str = "podplane-sandbox",
+    ) -> None:
         self.state_dir, self.clock, self.host = Path(state_dir), clock, host
         self.cluster_name = cluster_name
         self._sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
@@ -82,10 +98,15 @@ class KubeApiServer:
             if self.store.find("namespaces", "", ns) is None:
                 self.store.create(rt, {"metadata": {"name": ns}})
         await self.runner.start()
-        config = uvicorn.Config(build_app(self.store, self.crds, f"{self.host}:{self.port}"),
-                                ssl_certfile=str(self._cert), ssl_keyfile=str(self._key),
-                                log_level="warning", lifespan="off", access_log=False,
-                                timeout_graceful_shutdown=1)
+        config = uvicorn.Config(
+            build_app(self.store, self.crds, f"{self.host}:{self.port}"),
+            ssl_certfile=str(self._cert),
+            ssl_keyfile=str(self._key),
+            log_level="warning",
+            lifespan="off",
+            access_log=False,
+            timeout_graceful_shutdown=1,
+        )
         self._server = uvicorn.Server(config)
         self._sock.listen(256)
         self._tasks.append(asyncio.create_task(self._server.serve(sockets=[self._sock])))
@@ -125,17 +146,29 @@ class KubeApiServer:
                 await self.flush()
 
     def token(self) -> str:
-        return eks_token(self.cluster_name, session=static_session("AKIASANDBOXKUBE0000", "sandbox"))
+        return eks_token(
+            self.cluster_name, session=static_session("AKIASANDBOXKUBE0000", "sandbox")
+        )
 
     def write_kubeconfig(self) -> Path:
         name = self.cluster_name
         config = {
-            "apiVersion": "v1", "kind": "Config", "current-context": name, "preferences": {},
-            "clusters": [{"name": name, "cluster": {
-                "server": self.endpoint,
-                "certificate-authority-data": base64.b64encode(self.ca_pem).decode()}}],
+            "apiVersion": "v1",
+            "kind": "Config",
+            "current-context": name,
+            "preferences": {},
+            "clusters": [
+                {
+                    "name": name,
+                    "cluster": {
+                        "server": self.endpoint,
+                        "certificate-authority-data": base64.b64encode(self.ca_pem).decode(),
+                    },
+                }
+            ],
             "users": [{"name": name, "user": {"token": self.token()}}],
-            "contexts": [{"name": name, "context": {"cluster": name, "user": name}}]}
+            "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
+        }
         self.kubeconfig_path.write_text(yaml.safe_dump(config, sort_keys=False))
         self.kubeconfig_path.chmod(0o600)
         return self.kubeconfig_path

@@ -32,7 +32,7 @@ Admit = Callable[[ResourceType, Obj, Obj | None], None]
 @dataclass(frozen=True)
 class Event:
     rv: int
-    type: str            # ADDED | MODIFIED | DELETED
+    type: str  # ADDED | MODIFIED | DELETED
     rt_key: str
     obj: Obj
 
@@ -50,7 +50,7 @@ class Store:
         self.admit: dict[str, list[Admit]] = {}
         self.validators: list[Admit] = []
         self.dirty = False
-        self.compacted_rv = 0        # watches from before this version get 410 Gone
+        self.compacted_rv = 0  # watches from before this version get 410 Gone
         self._rng = random.Random(seed)
 
     # ---- reads ----------------------------------------------------------------
@@ -94,8 +94,12 @@ class Store:
             meta["name"] = meta["generateName"] + self._suffix()
         name = meta.get("name")
         if not name:
-            raise KubeError(422, f"{rt.kind} \"\" is invalid: metadata.name: Required value: "
-                            "name or generateName is required", "Invalid")
+            raise KubeError(
+                422,
+                f'{rt.kind} "" is invalid: metadata.name: Required value: '
+                "name or generateName is required",
+                "Invalid",
+            )
         if (ns, name) in self._objects.get(rt.key, {}):
             raise errors.already_exists(rt.group, rt.plural, name)
         obj["apiVersion"], obj["kind"] = obj.get("apiVersion") or rt.api_version, rt.kind
@@ -107,8 +111,9 @@ class Store:
         self._run_admission(rt, obj, None)
         return self._put(rt, obj, "ADDED")
 
-    def update(self, rt: ResourceType, obj: Obj, subresource: str | None = None,
-               check_rv: bool = True) -> Obj:
+    def update(
+        self, rt: ResourceType, obj: Obj, subresource: str | None = None, check_rv: bool = True
+    ) -> Obj:
         meta = obj.get("metadata") or {}
         ns = meta.get("namespace", "") if rt.namespaced else ""
         old = self.get(rt, ns, meta.get("name", ""))
@@ -123,8 +128,9 @@ class Store:
             return self._remove(rt, new)
         return self._put(rt, new, "MODIFIED")
 
-    def _merge_for_update(self, rt: ResourceType, old: Obj, new: Obj,
-                          subresource: str | None) -> Obj:
+    def _merge_for_update(
+        self, rt: ResourceType, old: Obj, new: Obj, subresource: str | None
+    ) -> Obj:
         if subresource == "status":
             merged = clone(old)
             merged["status"] = new.get("status")
@@ -133,8 +139,15 @@ class Store:
             return merged
         meta = new.setdefault("metadata", {})
         old_meta = old["metadata"]
-        for key in ("uid", "creationTimestamp", "namespace", "name", "generation",
-                    "deletionTimestamp", "deletionGracePeriodSeconds"):
+        for key in (
+            "uid",
+            "creationTimestamp",
+            "namespace",
+            "name",
+            "generation",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+        ):
             if key in old_meta:
                 meta[key] = old_meta[key]
             else:
@@ -154,9 +167,16 @@ class Store:
         old = self.get(rt, ns, name)
         pre = options.get("preconditions") or {}
         if pre.get("uid") and pre["uid"] != old["metadata"]["uid"]:
-            raise KubeError(409, f"Precondition failed: UID in precondition: {pre['uid']}, "
-                            f"UID in object meta: {old['metadata']['uid']}", "Conflict")
-        if pre.get("resourceVersion") and pre["resourceVersion"] != old["metadata"]["resourceVersion"]:
+            raise KubeError(
+                409,
+                f"Precondition failed: UID in precondition: {pre['uid']}, "
+                f"UID in object meta: {old['metadata']['uid']}",
+                "Conflict",
+            )
+        if (
+            pre.get("resourceVersion")
+            and pre["resourceVersion"] != old["metadata"]["resourceVersion"]
+        ):
             raise errors.conflict(rt.group, rt.plural, name)
         policy = options.get("propagationPolicy")
         if options.get("orphanDependents") is True:
@@ -208,11 +228,15 @@ class Store:
     def _check_namespace(self, ns: str) -> None:
         nsobj = self.find("namespaces", "", ns)
         if nsobj is None:
-            raise KubeError(404, f'namespaces "{ns}" not found', "NotFound",
-                            {"name": ns, "kind": "namespaces"})
+            raise KubeError(
+                404, f'namespaces "{ns}" not found', "NotFound", {"name": ns, "kind": "namespaces"}
+            )
         if nsobj["metadata"].get("deletionTimestamp"):
-            raise KubeError(403, f"unable to create new content in namespace {ns} because it "
-                            "is being terminated", "Forbidden")
+            raise KubeError(
+                403,
+                f"unable to create new content in namespace {ns} because it is being terminated",
+                "Forbidden",
+            )
 
     def _run_admission(self, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
         for hook in self.admit.get(rt.key, []):

@@ -17,7 +17,7 @@ from podplane.sandbox.kube.selectors import field_selector, label_selector
 from podplane.sandbox.kube.store import Event, Store
 
 Obj = dict[str, Any]
-BOOKMARK_EVERY = 10.0   # real seconds between idle bookmarks
+BOOKMARK_EVERY = 10.0  # real seconds between idle bookmarks
 MAX_WATCH = 1800.0
 
 
@@ -28,11 +28,16 @@ def _line(obj: Obj) -> bytes:
 class Watch:
     def __init__(self, store: Store, t: Target, q: dict[str, str], want_table: bool) -> None:
         self.store, self.t, self.q, self.want_table = store, t, q, want_table
-        labels, fields = label_selector(q.get("labelSelector")), field_selector(q.get("fieldSelector"))
+        labels, fields = (
+            label_selector(q.get("labelSelector")),
+            field_selector(q.get("fieldSelector")),
+        )
         ns = t.namespace if t.rt.namespaced else ""
         self.match: Callable[[Obj], bool] = lambda o: (
             (not ns or o["metadata"].get("namespace") == ns)
-            and labels(o["metadata"].get("labels") or {}) and fields(o))
+            and labels(o["metadata"].get("labels") or {})
+            and fields(o)
+        )
         self.queue: asyncio.Queue[Event] = asyncio.Queue()
         self.initial: list[Event] = []
         self._start()
@@ -42,8 +47,11 @@ class Watch:
         key = self.t.rt.key
         self.store.listeners.append(self._listen)
         if rv in ("", "0") or self.q.get("sendInitialEvents") == "true":
-            self.initial = [Event(self.store.rv, "ADDED", key, o)
-                            for o in self.store.items(key) if self.match(o)]
+            self.initial = [
+                Event(self.store.rv, "ADDED", key, o)
+                for o in self.store.items(key)
+                if self.match(o)
+            ]
             return
         try:
             since = int(rv)
@@ -69,24 +77,40 @@ class Watch:
             return None
         obj = served(self.t.rt, self.t.version, event.obj)
         if self.want_table:
-            obj = tables.table(self.t.rt, self.t.version, [obj], self.store.clock.now(),
-                               self.q.get("includeObject", "Metadata"),
-                               {"resourceVersion": str(event.rv)})
+            obj = tables.table(
+                self.t.rt,
+                self.t.version,
+                [obj],
+                self.store.clock.now(),
+                self.q.get("includeObject", "Metadata"),
+                {"resourceVersion": str(event.rv)},
+            )
         return _line({"type": event.type, "object": obj})
 
     def _bookmark(self, initial_end: bool) -> bytes:
         meta: Obj = {"resourceVersion": str(self.store.rv)}
         if initial_end:
             meta["annotations"] = {"k8s.io/initial-events-end": "true"}
-        return _line({"type": "BOOKMARK", "object": {
-            "kind": self.t.rt.kind, "apiVersion": self.t.rt.api_version_for(self.t.version),
-            "metadata": meta}})
+        return _line(
+            {
+                "type": "BOOKMARK",
+                "object": {
+                    "kind": self.t.rt.kind,
+                    "apiVersion": self.t.rt.api_version_for(self.t.version),
+                    "metadata": meta,
+                },
+            }
+        )
 
     async def stream(self) -> AsyncIterator[bytes]:
         try:
             if self.expired:
-                yield _line({"type": "ERROR", "object": KubeError(
-                    410, "too old resource version", "Expired").status()})
+                yield _line(
+                    {
+                        "type": "ERROR",
+                        "object": KubeError(410, "too old resource version", "Expired").status(),
+                    }
+                )
                 return
             bookmarks = self.q.get("allowWatchBookmarks") in ("true", "1", "True")
             for event in self.initial:
@@ -119,23 +143,29 @@ class PodLogs:
         name = q.get("container") or ""
         if not name:
             default = (pod["metadata"].get("annotations") or {}).get(
-                "kubectl.kubernetes.io/default-container")
+                "kubectl.kubernetes.io/default-container"
+            )
             if len(containers) == 1 or default:
                 name = default or containers[0]["name"]
             else:
                 names = " ".join(c["name"] for c in containers)
-                raise KubeError(400, f"a container name must be specified for pod {t.name}, "
-                                f"choose one of: [{names}]")
+                raise KubeError(
+                    400,
+                    f"a container name must be specified for pod {t.name}, "
+                    f"choose one of: [{names}]",
+                )
         container = next((c for c in containers if c.get("name") == name), None)
         if container is None:
             raise KubeError(400, f"container {name} is not valid for pod {t.name}")
         if q.get("previous") in ("true", "1"):
-            raise KubeError(400, f'previous terminated container "{name}" in pod "{t.name}" '
-                            "not found")
+            raise KubeError(
+                400, f'previous terminated container "{name}" in pod "{t.name}" not found'
+            )
         if logs.container_start(pod, name) is None:
             reason = "ContainerCreating" if pod.get("spec", {}).get("nodeName") else "Pending"
-            raise KubeError(400, f'container "{name}" in pod "{t.name}" is waiting to start: '
-                            f"{reason}")
+            raise KubeError(
+                400, f'container "{name}" in pod "{t.name}" is waiting to start: {reason}'
+            )
         self.name, self.container = name, container
         self.timestamps = q.get("timestamps") in ("true", "1")
 
@@ -170,9 +200,13 @@ class PodLogs:
 
         def on_event(event: Event) -> None:
             meta = event.obj["metadata"]
-            if event.rt_key == "pods" and meta["name"] == self.t.name and meta.get(
-                    "namespace") == self.t.namespace:
+            if (
+                event.rt_key == "pods"
+                and meta["name"] == self.t.name
+                and meta.get("namespace") == self.t.namespace
+            ):
                 changed.set()
+
         self.store.listeners.append(on_event)
         try:
             while True:

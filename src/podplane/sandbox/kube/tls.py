@@ -20,8 +20,9 @@ def _name(cn: str) -> x509.Name:
 
 
 def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                             serialization.NoEncryption())
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
 
 
 def ensure_certs(state_dir: Path, host: str) -> tuple[Path, Path, bytes]:
@@ -35,14 +36,21 @@ def ensure_certs(state_dir: Path, host: str) -> tuple[Path, Path, bytes]:
         ca_key = serialization.load_pem_private_key(ca_key_path.read_bytes(), None)
     else:
         ca_key = ec.generate_private_key(ec.SECP256R1())
-        ca_cert = (x509.CertificateBuilder().subject_name(_name("podplane-sandbox-ca"))
-                   .issuer_name(_name("podplane-sandbox-ca")).public_key(ca_key.public_key())
-                   .serial_number(x509.random_serial_number()).not_valid_before(now)
-                   .not_valid_after(now + datetime.timedelta(days=3650))
-                   .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-                   .add_extension(x509.KeyUsage(False, False, False, False, False, True, True,
-                                                False, False), critical=True)
-                   .sign(ca_key, hashes.SHA256()))
+        ca_cert = (
+            x509.CertificateBuilder()
+            .subject_name(_name("podplane-sandbox-ca"))
+            .issuer_name(_name("podplane-sandbox-ca"))
+            .public_key(ca_key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now)
+            .not_valid_after(now + datetime.timedelta(days=3650))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .add_extension(
+                x509.KeyUsage(False, False, False, False, False, True, True, False, False),
+                critical=True,
+            )
+            .sign(ca_key, hashes.SHA256())
+        )
         ca_key_path.write_bytes(_key_pem(ca_key))
         ca_key_path.chmod(0o600)
         ca_path.write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
@@ -60,24 +68,39 @@ def _covers(cert_path: Path, host: str) -> bool:
     return host in names
 
 
-def _issue_server_cert(ca_cert: x509.Certificate, ca_key: ec.EllipticCurvePrivateKey, host: str,
-                       cert_path: Path, key_path: Path, now: datetime.datetime) -> None:
+def _issue_server_cert(
+    ca_cert: x509.Certificate,
+    ca_key: ec.EllipticCurvePrivateKey,
+    host: str,
+    cert_path: Path,
+    key_path: Path,
+    now: datetime.datetime,
+) -> None:
     key = ec.generate_private_key(ec.SECP256R1())
-    alt: list[x509.GeneralName] = [x509.DNSName("localhost"), x509.DNSName("kubernetes"),
-                                   x509.DNSName("kubernetes.default.svc"),
-                                   x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+    alt: list[x509.GeneralName] = [
+        x509.DNSName("localhost"),
+        x509.DNSName("kubernetes"),
+        x509.DNSName("kubernetes.default.svc"),
+        x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+    ]
     try:
         alt.append(x509.IPAddress(ipaddress.ip_address(host)))
     except ValueError:
         alt.append(x509.DNSName(host))
-    cert = (x509.CertificateBuilder().subject_name(_name("kube-apiserver"))
-            .issuer_name(ca_cert.subject).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now)
-            .not_valid_after(now + datetime.timedelta(days=825))
-            .add_extension(x509.SubjectAlternativeName(list(dict.fromkeys(alt))), critical=False)
-            .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]),
-                           critical=False)
-            .sign(ca_key, hashes.SHA256()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(_name("kube-apiserver"))
+        .issuer_name(ca_cert.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now)
+        .not_valid_after(now + datetime.timedelta(days=825))
+        .add_extension(x509.SubjectAlternativeName(list(dict.fromkeys(alt))), critical=False)
+        .add_extension(
+            x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
     key_path.write_bytes(_key_pem(key))
     key_path.chmod(0o600)
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))

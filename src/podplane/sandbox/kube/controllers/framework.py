@@ -60,8 +60,12 @@ class Ctx:
     def delete(self, rt_key: str, obj: Obj, policy: str = "Background") -> None:
         meta = obj["metadata"]
         try:
-            self.store.delete(self.rt(rt_key), meta.get("namespace", ""), meta["name"],
-                              {"propagationPolicy": policy})
+            self.store.delete(
+                self.rt(rt_key),
+                meta.get("namespace", ""),
+                meta["name"],
+                {"propagationPolicy": policy},
+            )
         except KubeError as exc:
             if exc.code != 404:
                 raise
@@ -78,25 +82,46 @@ class Ctx:
         ns = meta.get("namespace") or "default"
         if self.store.find("namespaces", "", ns) is None:
             return
-        self.store.create(self.rt("events"), {
-            "metadata": {"name": f"{meta['name']}.{self.store.random_token(16)}", "namespace": ns},
-            "involvedObject": {"kind": obj.get("kind"), "name": meta["name"],
-                               "namespace": meta.get("namespace", ""), "uid": meta.get("uid"),
-                               "apiVersion": obj.get("apiVersion")},
-            "reason": reason, "message": message, "type": kind, "count": 1,
-            "source": {"component": "podplane-sandbox"},
-            "firstTimestamp": self.now_iso(), "lastTimestamp": self.now_iso()}, ns)
+        self.store.create(
+            self.rt("events"),
+            {
+                "metadata": {
+                    "name": f"{meta['name']}.{self.store.random_token(16)}",
+                    "namespace": ns,
+                },
+                "involvedObject": {
+                    "kind": obj.get("kind"),
+                    "name": meta["name"],
+                    "namespace": meta.get("namespace", ""),
+                    "uid": meta.get("uid"),
+                    "apiVersion": obj.get("apiVersion"),
+                },
+                "reason": reason,
+                "message": message,
+                "type": kind,
+                "count": 1,
+                "source": {"component": "podplane-sandbox"},
+                "firstTimestamp": self.now_iso(),
+                "lastTimestamp": self.now_iso(),
+            },
+            ns,
+        )
 
 
 def owner_ref(owner: Obj, controller: bool = True) -> Obj:
-    return {"apiVersion": owner["apiVersion"], "kind": owner["kind"],
-            "name": owner["metadata"]["name"], "uid": owner["metadata"]["uid"],
-            "controller": controller, "blockOwnerDeletion": True}
+    return {
+        "apiVersion": owner["apiVersion"],
+        "kind": owner["kind"],
+        "name": owner["metadata"]["name"],
+        "uid": owner["metadata"]["uid"],
+        "controller": controller,
+        "blockOwnerDeletion": True,
+    }
 
 
 class Controller:
-    primary: str = ""                 # resource key reconciled, e.g. "apps/deployments"
-    owned: tuple[str, ...] = ()       # resources whose controller owner is a primary object
+    primary: str = ""  # resource key reconciled, e.g. "apps/deployments"
+    owned: tuple[str, ...] = ()  # resources whose controller owner is a primary object
 
     def __init__(self, ctx: Ctx) -> None:
         self.ctx = ctx

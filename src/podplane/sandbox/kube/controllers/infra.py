@@ -51,18 +51,27 @@ class VolumeBinder(Controller):
                 self.ctx.update_status(self.primary, pvc, {"phase": "Pending"})
             return None
         bound_pv = clone(pv)
-        bound_pv["spec"]["claimRef"] = {"kind": "PersistentVolumeClaim", "apiVersion": "v1",
-                                        "namespace": pvc["metadata"]["namespace"],
-                                        "name": pvc["metadata"]["name"],
-                                        "uid": pvc["metadata"]["uid"]}
+        bound_pv["spec"]["claimRef"] = {
+            "kind": "PersistentVolumeClaim",
+            "apiVersion": "v1",
+            "namespace": pvc["metadata"]["namespace"],
+            "name": pvc["metadata"]["name"],
+            "uid": pvc["metadata"]["uid"],
+        }
         bound_pv = self.ctx.update("persistentvolumes", bound_pv)
         self.ctx.update_status("persistentvolumes", bound_pv, {"phase": "Bound"})
         claim = clone(pvc)
         claim["spec"]["volumeName"] = pv["metadata"]["name"]
         claim = self.ctx.update(self.primary, claim)
-        self.ctx.update_status(self.primary, claim, {
-            "phase": "Bound", "accessModes": pv["spec"].get("accessModes") or [],
-            "capacity": pv["spec"].get("capacity") or {}})
+        self.ctx.update_status(
+            self.primary,
+            claim,
+            {
+                "phase": "Bound",
+                "accessModes": pv["spec"].get("accessModes") or [],
+                "capacity": pv["spec"].get("capacity") or {},
+            },
+        )
         return None
 
     def _match(self, spec: Obj, want: float, cls: str | None) -> Obj | None:
@@ -70,7 +79,9 @@ class VolumeBinder(Controller):
         for pv in self.ctx.store.items("persistentvolumes"):
             pspec = pv.get("spec") or {}
             if pspec.get("claimRef") or (pv.get("status") or {}).get("phase") not in (
-                    None, "Available"):
+                None,
+                "Available",
+            ):
                 continue
             if (pspec.get("storageClassName") or "") != (cls or ""):
                 continue
@@ -86,15 +97,27 @@ class VolumeBinder(Controller):
         if sc is None:
             return None
         storage = ((pvc["spec"].get("resources") or {}).get("requests") or {}).get("storage", "1Gi")
-        pv = self.ctx.create("persistentvolumes", {
-            "apiVersion": "v1", "kind": "PersistentVolume",
-            "metadata": {"name": f"pvc-{pvc['metadata']['uid']}",
-                         "annotations": {"pv.kubernetes.io/provisioned-by": sc.get("provisioner", "")}},
-            "spec": {"capacity": {"storage": storage},
-                     "accessModes": pvc["spec"].get("accessModes") or ["ReadWriteOnce"],
-                     "persistentVolumeReclaimPolicy": sc.get("reclaimPolicy", "Delete"),
-                     "storageClassName": cls, "csi": {"driver": sc.get("provisioner", ""),
-                                                      "volumeHandle": f"vol-{pvc['metadata']['uid'][:17]}"}}})
+        pv = self.ctx.create(
+            "persistentvolumes",
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolume",
+                "metadata": {
+                    "name": f"pvc-{pvc['metadata']['uid']}",
+                    "annotations": {"pv.kubernetes.io/provisioned-by": sc.get("provisioner", "")},
+                },
+                "spec": {
+                    "capacity": {"storage": storage},
+                    "accessModes": pvc["spec"].get("accessModes") or ["ReadWriteOnce"],
+                    "persistentVolumeReclaimPolicy": sc.get("reclaimPolicy", "Delete"),
+                    "storageClassName": cls,
+                    "csi": {
+                        "driver": sc.get("provisioner", ""),
+                        "volumeHandle": f"vol-{pvc['metadata']['uid'][:17]}",
+                    },
+                },
+            },
+        )
         return self.ctx.update_status("persistentvolumes", pv, {"phase": "Available"})
 
 
@@ -110,13 +133,17 @@ class GarbageCollector(Controller):
                 owner = self.ctx.store.by_uid(ref.get("uid", ""))
                 if owner is not None and owner["metadata"].get("deletionTimestamp"):
                     yield self._key_of(owner)
-        elif "foregroundDeletion" in (meta.get("finalizers") or []) and meta.get("deletionTimestamp"):
+        elif "foregroundDeletion" in (meta.get("finalizers") or []) and meta.get(
+            "deletionTimestamp"
+        ):
             yield me
 
     def _key_of(self, obj: Obj) -> Key:
         for rt in self.ctx.store.registry.all():
-            if rt.kind == obj["kind"] and obj["apiVersion"] in (rt.api_version, *[
-                    rt.api_version_for(v) for v in rt.served_versions()]):
+            if rt.kind == obj["kind"] and obj["apiVersion"] in (
+                rt.api_version,
+                *[rt.api_version_for(v) for v in rt.served_versions()],
+            ):
                 return (rt.key, obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
         return ("", "", "")
 
@@ -137,8 +164,9 @@ class GarbageCollector(Controller):
                     self.ctx.delete(dep_key, dep, "Foreground")
             if not self.ctx.store.dependents(meta["uid"]):
                 done = clone(obj)
-                done["metadata"]["finalizers"] = [f for f in meta["finalizers"]
-                                                  if f != "foregroundDeletion"]
+                done["metadata"]["finalizers"] = [
+                    f for f in meta["finalizers"] if f != "foregroundDeletion"
+                ]
                 self.ctx.update(rt_key, done)
             return None
         refs = meta.get("ownerReferences") or []
@@ -162,10 +190,14 @@ class NamespaceController(Controller):
             for obj in self.ctx.store.items(rt.key, name):
                 left += 1
                 if not obj["metadata"].get("deletionTimestamp"):
-                    self.ctx.store.delete(rt, name, obj["metadata"]["name"],
-                                          {"gracePeriodSeconds": 0})
-        if left and any(self.ctx.store.items(rt.key, name) for rt in self.ctx.store.registry.all()
-                        if rt.namespaced):
+                    self.ctx.store.delete(
+                        rt, name, obj["metadata"]["name"], {"gracePeriodSeconds": 0}
+                    )
+        if left and any(
+            self.ctx.store.items(rt.key, name)
+            for rt in self.ctx.store.registry.all()
+            if rt.namespaced
+        ):
             return 1.0
         self.ctx.store.remove_now(self.ctx.rt("namespaces"), ns)
         return None

@@ -37,21 +37,36 @@ def capacity(instance_type: str) -> tuple[int, int, int, int, int]:
     if instance_type in CAPACITY:
         return CAPACITY[instance_type]
     size = instance_type.rsplit(".", 1)[-1]
-    cpus = _SIZES.get(size) or (int(size[:-6]) * 4 if size.endswith("xlarge") and size[:-6].isdigit()
-                                else 4)
+    cpus = _SIZES.get(size) or (
+        int(size[:-6]) * 4 if size.endswith("xlarge") and size[:-6].isdigit() else 4
+    )
     return (cpus, cpus * 4, 0, 0, 0)
 
 
 def resources(instance_type: str) -> tuple[dict[str, str], dict[str, str]]:
     """(capacity, allocatable) as node status maps."""
     cpu, mem, gpu, efa, neuron = capacity(instance_type)
-    cap = {"cpu": str(cpu), "memory": f"{mem}Gi", "pods": "110",
-           "ephemeral-storage": "500Gi", "hugepages-1Gi": "0", "hugepages-2Mi": "0"}
-    alloc = {"cpu": f"{cpu * 1000 - 100 - cpu * 6}m", "memory": f"{mem * 1024 - 1024 - mem * 8}Mi",
-             "pods": "110", "ephemeral-storage": "460Gi", "hugepages-1Gi": "0",
-             "hugepages-2Mi": "0"}
-    for name, count in (("nvidia.com/gpu", gpu), ("vpc.amazonaws.com/efa", efa),
-                        ("aws.amazon.com/neuron", neuron)):
+    cap = {
+        "cpu": str(cpu),
+        "memory": f"{mem}Gi",
+        "pods": "110",
+        "ephemeral-storage": "500Gi",
+        "hugepages-1Gi": "0",
+        "hugepages-2Mi": "0",
+    }
+    alloc = {
+        "cpu": f"{cpu * 1000 - 100 - cpu * 6}m",
+        "memory": f"{mem * 1024 - 1024 - mem * 8}Mi",
+        "pods": "110",
+        "ephemeral-storage": "460Gi",
+        "hugepages-1Gi": "0",
+        "hugepages-2Mi": "0",
+    }
+    for name, count in (
+        ("nvidia.com/gpu", gpu),
+        ("vpc.amazonaws.com/efa", efa),
+        ("aws.amazon.com/neuron", neuron),
+    ):
         if count:
             cap[name] = alloc[name] = str(count)
     return cap, alloc

@@ -33,17 +33,21 @@ def _ip(n: SandboxNode) -> str:
 def desired_labels(n: SandboxNode) -> dict[str, str]:
     region = n.availability_zone[:-1] if n.availability_zone else "us-west-2"
     labels = {
-        "kubernetes.io/hostname": node_name(n), "kubernetes.io/os": "linux",
-        "kubernetes.io/arch": "amd64", "node.kubernetes.io/instance-type": n.instance_type,
+        "kubernetes.io/hostname": node_name(n),
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "node.kubernetes.io/instance-type": n.instance_type,
         "beta.kubernetes.io/instance-type": n.instance_type,
-        "topology.kubernetes.io/zone": n.availability_zone, "topology.kubernetes.io/region": region,
+        "topology.kubernetes.io/zone": n.availability_zone,
+        "topology.kubernetes.io/region": region,
         "sagemaker.amazonaws.com/compute-type": "hyperpod",
         "sagemaker.amazonaws.com/cluster-name": n.cluster_name,
         "sagemaker.amazonaws.com/instance-group-name": n.group_name,
         "sagemaker.amazonaws.com/capacity-type": n.capacity_type,
         HEALTH: n.health,
         "sagemaker.amazonaws.com/deep-health-check-status": (
-            "InProgress" if n.status == "DeepHealthCheckInProgress" else "Passed"),
+            "InProgress" if n.status == "DeepHealthCheckInProgress" else "Passed"
+        ),
     }
     if instance_types.capacity(n.instance_type)[2]:
         labels["nvidia.com/gpu.present"] = "true"
@@ -61,8 +65,14 @@ def desired_taints(n: SandboxNode) -> list[Obj]:
     if n.health != "Schedulable":
         taints.append({"key": HEALTH, "value": "Unschedulable", "effect": "NoSchedule"})
     if n.status != "Running":
-        taints.append({"key": "node.kubernetes.io/unreachable" if n.status == "Failure"
-                       else "node.kubernetes.io/not-ready", "effect": "NoSchedule"})
+        taints.append(
+            {
+                "key": "node.kubernetes.io/unreachable"
+                if n.status == "Failure"
+                else "node.kubernetes.io/not-ready",
+                "effect": "NoSchedule",
+            }
+        )
     return taints
 
 
@@ -77,8 +87,9 @@ class NodeController(Controller):
         yield self.POLL
 
     def reconcile(self, key: Key) -> float | None:
-        wanted = {node_name(n): n for n in self.ctx.node_source.sandbox_nodes()
-                  if n.status in AS_NODE}
+        wanted = {
+            node_name(n): n for n in self.ctx.node_source.sandbox_nodes() if n.status in AS_NODE
+        }
         for name, n in wanted.items():
             self._ensure(name, n)
         for node in self.ctx.store.items("nodes"):
@@ -92,10 +103,15 @@ class NodeController(Controller):
         labels = {**desired_labels(n), MANAGED: "true"}
         capacity, allocatable = instance_types.resources(n.instance_type)
         if current is None:
-            node: Obj = {"apiVersion": "v1", "kind": "Node",
-                         "metadata": {"name": name, "labels": labels},
-                         "spec": {"providerID": f"aws:///{n.availability_zone}/{n.instance_id}",
-                                  "taints": desired_taints(n)}}
+            node: Obj = {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": name, "labels": labels},
+                "spec": {
+                    "providerID": f"aws:///{n.availability_zone}/{n.instance_id}",
+                    "taints": desired_taints(n),
+                },
+            }
             current = self.ctx.create("nodes", node)
         else:
             node = clone(current)
@@ -110,8 +126,9 @@ class NodeController(Controller):
                 current = self.ctx.update("nodes", node)
         self.ctx.update_status("nodes", current, self._status(n, current, capacity, allocatable))
 
-    def _status(self, n: SandboxNode, node: Obj, capacity: dict[str, str],
-                allocatable: dict[str, str]) -> Obj:
+    def _status(
+        self, n: SandboxNode, node: Obj, capacity: dict[str, str], allocatable: dict[str, str]
+    ) -> Obj:
         ready = n.status == "Running"
         old = {c["type"]: c for c in (node.get("status") or {}).get("conditions") or []}
         now = self.ctx.now_iso()
@@ -120,29 +137,67 @@ class NodeController(Controller):
             status = "True" if ok else "False"
             prev = old.get(kind)
             since = prev["lastTransitionTime"] if prev and prev["status"] == status else now
-            return {"type": kind, "status": status, "reason": reason, "message": message,
-                    "lastHeartbeatTime": since, "lastTransitionTime": since}
+            return {
+                "type": kind,
+                "status": status,
+                "reason": reason,
+                "message": message,
+                "lastHeartbeatTime": since,
+                "lastTransitionTime": since,
+            }
+
         conditions = [
-            cond("MemoryPressure", False, "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+            cond(
+                "MemoryPressure",
+                False,
+                "KubeletHasSufficientMemory",
+                "kubelet has sufficient memory available",
+            ),
             cond("DiskPressure", False, "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
-            cond("PIDPressure", False, "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
-            cond("Ready", ready, "KubeletReady" if ready else "KubeletNotReady",
-                 "kubelet is posting ready status" if ready else f"instance is {n.status}"),
+            cond(
+                "PIDPressure",
+                False,
+                "KubeletHasSufficientPID",
+                "kubelet has sufficient PID available",
+            ),
+            cond(
+                "Ready",
+                ready,
+                "KubeletReady" if ready else "KubeletNotReady",
+                "kubelet is posting ready status" if ready else f"instance is {n.status}",
+            ),
         ]
         if n.fault_reason:
             fault = n.fault_reason.split(":")[0]
-            conditions.append(cond(fault, True, n.fault_reason.split(":")[-1],
-                                   f"HyperPod health monitoring: {n.fault_reason}"))
-        return {"capacity": capacity, "allocatable": allocatable, "conditions": conditions,
-                "addresses": [{"type": "InternalIP", "address": _ip(n)},
-                              {"type": "Hostname", "address": node_name(n)},
-                              {"type": "InternalDNS", "address":
-                               f"ip-{_ip(n).replace('.', '-')}.ec2.internal"}],
-                "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
-                "nodeInfo": {"machineID": n.instance_id, "systemUUID": n.instance_id,
-                             "bootID": n.instance_id, "kernelVersion": "6.1.128-136.201.amzn2023.x86_64",
-                             "osImage": "Amazon Linux 2023", "containerRuntimeVersion":
-                             "containerd://1.7.27", "kubeletVersion": KUBELET,
-                             "kubeProxyVersion": KUBELET, "operatingSystem": "linux",
-                             "architecture": "amd64"},
-                "phase": "Running"}
+            conditions.append(
+                cond(
+                    fault,
+                    True,
+                    n.fault_reason.split(":")[-1],
+                    f"HyperPod health monitoring: {n.fault_reason}",
+                )
+            )
+        return {
+            "capacity": capacity,
+            "allocatable": allocatable,
+            "conditions": conditions,
+            "addresses": [
+                {"type": "InternalIP", "address": _ip(n)},
+                {"type": "Hostname", "address": node_name(n)},
+                {"type": "InternalDNS", "address": f"ip-{_ip(n).replace('.', '-')}.ec2.internal"},
+            ],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+            "nodeInfo": {
+                "machineID": n.instance_id,
+                "systemUUID": n.instance_id,
+                "bootID": n.instance_id,
+                "kernelVersion": "6.1.128-136.201.amzn2023.x86_64",
+                "osImage": "Amazon Linux 2023",
+                "containerRuntimeVersion": "containerd://1.7.27",
+                "kubeletVersion": KUBELET,
+                "kubeProxyVersion": KUBELET,
+                "operatingSystem": "linux",
+                "architecture": "amd64",
+            },
+            "phase": "Running",
+        }

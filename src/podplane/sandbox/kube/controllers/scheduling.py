@@ -49,15 +49,18 @@ def node_matches(pod: Obj, node: Obj) -> str | None:
         return "node(s) were unschedulable"
     if any(labels.get(k) != v for k, v in (spec.get("nodeSelector") or {}).items()):
         return "node(s) didn't match Pod's node affinity/selector"
-    required = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
-                .get("requiredDuringSchedulingIgnoredDuringExecution") or {})
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ) or {}
     terms = required.get("nodeSelectorTerms") or []
-    if terms and not any(all(match_expression(e, labels) for e in t.get("matchExpressions") or [])
-                         for t in terms):
+    if terms and not any(
+        all(match_expression(e, labels) for e in t.get("matchExpressions") or []) for t in terms
+    ):
         return "node(s) didn't match Pod's node affinity/selector"
     for taint in node.get("spec", {}).get("taints") or []:
         if taint.get("effect") in ("NoSchedule", "NoExecute") and not tolerates(
-                spec.get("tolerations") or [], taint):
+            spec.get("tolerations") or [], taint
+        ):
             return f"node(s) had untolerated taint {{{taint.get('key')}: {taint.get('value', '')}}}"
     conds = {c["type"]: c["status"] for c in (node.get("status") or {}).get("conditions") or []}
     if conds.get("Ready") != "True":
@@ -115,15 +118,20 @@ class Scheduler(Controller):
             else:
                 self.pending.discard(key)
                 if event.type == "DELETED" or (event.obj.get("status") or {}).get("phase") in (
-                        "Succeeded", "Failed"):
+                    "Succeeded",
+                    "Failed",
+                ):
                     yield from sorted(self.pending)
         elif event.rt_key == "nodes":
             yield from sorted(self.pending)
 
     def reconcile(self, key: Key) -> float | None:
         pod = self.primary_obj(key)
-        if pod is None or pod.get("spec", {}).get("nodeName") or pod["metadata"].get(
-                "deletionTimestamp"):
+        if (
+            pod is None
+            or pod.get("spec", {}).get("nodeName")
+            or pod["metadata"].get("deletionTimestamp")
+        ):
             return None
         nodes = sorted(self.ctx.store.items("nodes"), key=lambda n: n["metadata"]["name"])
         need = pod_requests(pod)
@@ -150,25 +158,37 @@ class Scheduler(Controller):
         new["spec"]["nodeName"] = node["metadata"]["name"]
         bound = self.ctx.update("pods", new)
         status = clone(bound.get("status") or {})
-        status["conditions"] = [c for c in status.get("conditions") or []
-                                if c.get("type") != "PodScheduled"] + [
-            {"type": "PodScheduled", "status": "True", "lastTransitionTime": self.ctx.now_iso()}]
+        status["conditions"] = [
+            c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"
+        ] + [{"type": "PodScheduled", "status": "True", "lastTransitionTime": self.ctx.now_iso()}]
         self.ctx.update_status("pods", bound, status)
-        self.ctx.event(bound, "Scheduled", f"Successfully assigned {pod['metadata'].get('namespace')}"
-                       f"/{pod['metadata']['name']} to {node['metadata']['name']}")
+        self.ctx.event(
+            bound,
+            "Scheduled",
+            f"Successfully assigned {pod['metadata'].get('namespace')}"
+            f"/{pod['metadata']['name']} to {node['metadata']['name']}",
+        )
 
     def _unschedulable(self, pod: Obj, total: int, reasons: dict[str, int]) -> None:
         detail = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items()))
         message = f"0/{total} nodes are available" + (f": {detail}." if detail else ".")
         status = clone(pod.get("status") or {})
-        cond = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
-                "message": message, "lastTransitionTime": self.ctx.now_iso()}
-        old = next((c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"), None)
+        cond = {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": "Unschedulable",
+            "message": message,
+            "lastTransitionTime": self.ctx.now_iso(),
+        }
+        old = next(
+            (c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"), None
+        )
         if old and old.get("message") == message:
             return
         status["phase"] = "Pending"
-        status["conditions"] = [c for c in status.get("conditions") or []
-                                if c.get("type") != "PodScheduled"] + [cond]
+        status["conditions"] = [
+            c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"
+        ] + [cond]
         self.ctx.update_status("pods", pod, status)
         self.ctx.event(pod, "FailedScheduling", message, "Warning")
 
@@ -194,11 +214,14 @@ class Kubelet(Controller):
 
     def __init__(self, ctx: Ctx) -> None:
         super().__init__(ctx)
-        self.orphaned: set[Key] = set()   # pods whose node was deleted (pod GC removes them)
+        self.orphaned: set[Key] = set()  # pods whose node was deleted (pod GC removes them)
 
     def keys_for(self, event: Event) -> Iterable[Key]:
-        if event.rt_key == "pods" and event.type != "DELETED" and (
-                event.obj.get("spec", {}).get("nodeName")):
+        if (
+            event.rt_key == "pods"
+            and event.type != "DELETED"
+            and (event.obj.get("spec", {}).get("nodeName"))
+        ):
             meta = event.obj["metadata"]
             yield (meta.get("namespace", ""), meta["name"])
         elif event.rt_key == "nodes" and event.type == "DELETED":
@@ -248,54 +271,83 @@ class Kubelet(Controller):
 
     def _base_status(self, pod: Obj, node: Obj) -> Obj:
         status = clone(pod.get("status") or {})
-        host = next((a["address"] for a in (node.get("status") or {}).get("addresses") or []
-                     if a.get("type") == "InternalIP"), "10.1.0.1")
-        status.update(hostIP=host, hostIPs=[{"ip": host}], podIP=_pod_ip(pod),
-                      podIPs=[{"ip": _pod_ip(pod)}])
+        host = next(
+            (
+                a["address"]
+                for a in (node.get("status") or {}).get("addresses") or []
+                if a.get("type") == "InternalIP"
+            ),
+            "10.1.0.1",
+        )
+        status.update(
+            hostIP=host, hostIPs=[{"ip": host}], podIP=_pod_ip(pod), podIPs=[{"ip": _pod_ip(pod)}]
+        )
         status.setdefault("qosClass", "Burstable")
         return status
 
     def _container_statuses(self, pod: Obj, state: Obj, ready: bool) -> list[Obj]:
-        return [{"name": c["name"], "image": c.get("image", ""),
-                 "imageID": f"{c.get('image', '')}@sha256:" + hashlib.sha256(
-                     c.get("image", "").encode()).hexdigest(),
-                 "containerID": "containerd://" + hashlib.sha256(
-                     (pod["metadata"]["uid"] + c["name"]).encode()).hexdigest(),
-                 "ready": ready, "started": "running" in state, "restartCount": 0,
-                 "state": state, "lastState": {}}
-                for c in pod.get("spec", {}).get("containers") or []]
+        return [
+            {
+                "name": c["name"],
+                "image": c.get("image", ""),
+                "imageID": f"{c.get('image', '')}@sha256:"
+                + hashlib.sha256(c.get("image", "").encode()).hexdigest(),
+                "containerID": "containerd://"
+                + hashlib.sha256((pod["metadata"]["uid"] + c["name"]).encode()).hexdigest(),
+                "ready": ready,
+                "started": "running" in state,
+                "restartCount": 0,
+                "state": state,
+                "lastState": {},
+            }
+            for c in pod.get("spec", {}).get("containers") or []
+        ]
 
     def _creating(self, pod: Obj, node: Obj) -> None:
         status = self._base_status(pod, node)
         status["phase"] = "Pending"
-        if _cond_time(status, "PodScheduled") is None:   # bound directly (DaemonSet, nodeName)
-            status["conditions"] = [c for c in status.get("conditions") or []
-                                    if c.get("type") != "PodScheduled"] + [
-                {"type": "PodScheduled", "status": "True",
-                 "lastTransitionTime": self.ctx.now_iso()}]
+        if _cond_time(status, "PodScheduled") is None:  # bound directly (DaemonSet, nodeName)
+            status["conditions"] = [
+                c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"
+            ] + [
+                {"type": "PodScheduled", "status": "True", "lastTransitionTime": self.ctx.now_iso()}
+            ]
         status["containerStatuses"] = self._container_statuses(
-            pod, {"waiting": {"reason": "ContainerCreating"}}, False)
+            pod, {"waiting": {"reason": "ContainerCreating"}}, False
+        )
         self.ctx.update_status("pods", pod, status)
 
     def _running(self, pod: Obj, node: Obj, started: float) -> None:
         from podplane.sandbox.kube.util import iso
+
         status = self._base_status(pod, node)
         at = iso(started)
         status.update(phase="Running", startTime=at)
         status["containerStatuses"] = self._container_statuses(
-            pod, {"running": {"startedAt": at}}, True)
+            pod, {"running": {"startedAt": at}}, True
+        )
         status["conditions"] = _conditions(status, at, ready=True)
         self.ctx.update_status("pods", pod, status)
-        self.ctx.event(pod, "Started", "Started container "
-                       + ",".join(c["name"] for c in pod["spec"].get("containers") or []))
+        self.ctx.event(
+            pod,
+            "Started",
+            "Started container " + ",".join(c["name"] for c in pod["spec"].get("containers") or []),
+        )
 
     def _exit(self, pod: Obj, started: float, finished: float) -> None:
         from podplane.sandbox.kube.util import iso
+
         code = int((pod["metadata"].get("annotations") or {}).get(EXIT_CODE, "0"))
         status = clone(pod.get("status") or {})
         status["phase"] = "Succeeded" if code == 0 else "Failed"
-        state = {"terminated": {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
-                                "startedAt": iso(started), "finishedAt": iso(finished)}}
+        state = {
+            "terminated": {
+                "exitCode": code,
+                "reason": "Completed" if code == 0 else "Error",
+                "startedAt": iso(started),
+                "finishedAt": iso(finished),
+            }
+        }
         status["containerStatuses"] = self._container_statuses(pod, state, False)
         status["conditions"] = _conditions(status, iso(finished), ready=False)
         self.ctx.update_status("pods", pod, status)
@@ -309,12 +361,16 @@ def _cond_time(status: Obj, kind: str) -> float | None:
 
 
 def _conditions(status: Obj, at: str, ready: bool) -> list[Obj]:
-    scheduled = next((c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"),
-                     {"type": "PodScheduled", "status": "True", "lastTransitionTime": at})
+    scheduled = next(
+        (c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"),
+        {"type": "PodScheduled", "status": "True", "lastTransitionTime": at},
+    )
     flag = "True" if ready else "False"
     extra = {} if ready else {"reason": "PodCompleted"}
-    return [{"type": "PodReadyToStartContainers", "status": flag, "lastTransitionTime": at},
-            {"type": "Initialized", "status": "True", "lastTransitionTime": at, **extra},
-            {"type": "Ready", "status": flag, "lastTransitionTime": at, **extra},
-            {"type": "ContainersReady", "status": flag, "lastTransitionTime": at, **extra},
-            scheduled]
+    return [
+        {"type": "PodReadyToStartContainers", "status": flag, "lastTransitionTime": at},
+        {"type": "Initialized", "status": "True", "lastTransitionTime": at, **extra},
+        {"type": "Ready", "status": flag, "lastTransitionTime": at, **extra},
+        {"type": "ContainersReady", "status": flag, "lastTransitionTime": at, **extra},
+        scheduled,
+    ]

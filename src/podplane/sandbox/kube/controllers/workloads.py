@@ -16,24 +16,38 @@ Obj = dict[str, Any]
 
 
 def _alive(pods: list[Obj]) -> list[Obj]:
-    return [p for p in pods if not p["metadata"].get("deletionTimestamp")
-            and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+    return [
+        p
+        for p in pods
+        if not p["metadata"].get("deletionTimestamp")
+        and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+    ]
 
 
 def _ready(pod: Obj) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in (pod.get("status") or {}).get("conditions") or [])
+    return any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in (pod.get("status") or {}).get("conditions") or []
+    )
 
 
-def pod_from_template(owner: Obj, template: Obj, name_prefix: str,
-                      extra_labels: dict[str, str] | None = None) -> Obj:
+def pod_from_template(
+    owner: Obj, template: Obj, name_prefix: str, extra_labels: dict[str, str] | None = None
+) -> Obj:
     meta = clone(template.get("metadata") or {})
     labels = {**(meta.get("labels") or {}), **(extra_labels or {})}
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"generateName": name_prefix, "namespace": owner["metadata"]["namespace"],
-                         "labels": labels, "annotations": meta.get("annotations") or {},
-                         "ownerReferences": [owner_ref(owner)]},
-            "spec": clone(template.get("spec") or {})}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "generateName": name_prefix,
+            "namespace": owner["metadata"]["namespace"],
+            "labels": labels,
+            "annotations": meta.get("annotations") or {},
+            "ownerReferences": [owner_ref(owner)],
+        },
+        "spec": clone(template.get("spec") or {}),
+    }
 
 
 class ReplicaSetController(Controller):
@@ -47,24 +61,37 @@ class ReplicaSetController(Controller):
         want = int(rs["spec"].get("replicas", 1))
         template = rs["spec"].get("template") or {}
         for _ in range(want - len(pods)):
-            pods.append(self.ctx.create("pods", pod_from_template(
-                rs, template, rs["metadata"]["name"] + "-")))
+            pods.append(
+                self.ctx.create(
+                    "pods", pod_from_template(rs, template, rs["metadata"]["name"] + "-")
+                )
+            )
         if len(pods) > want:
-            doomed = sorted(pods, key=lambda p: (_ready(p), p["metadata"]["name"]))[: len(pods) - want]
+            doomed = sorted(pods, key=lambda p: (_ready(p), p["metadata"]["name"]))[
+                : len(pods) - want
+            ]
             for pod in doomed:
                 self.ctx.delete("pods", pod)
             pods = [p for p in pods if p not in doomed]
         ready = sum(1 for p in pods if _ready(p))
-        self.ctx.update_status(self.primary, rs, {
-            "replicas": len(pods), "fullyLabeledReplicas": len(pods), "readyReplicas": ready,
-            "availableReplicas": ready, "observedGeneration": rs["metadata"].get("generation", 1)})
+        self.ctx.update_status(
+            self.primary,
+            rs,
+            {
+                "replicas": len(pods),
+                "fullyLabeledReplicas": len(pods),
+                "readyReplicas": ready,
+                "availableReplicas": ready,
+                "observedGeneration": rs["metadata"].get("generation", 1),
+            },
+        )
         return None
 
 
 def template_hash(template: Obj) -> str:
     digest = hashlib.sha256(json.dumps(template, sort_keys=True).encode()).hexdigest()
     alphabet = "bcdfghjklmnpqrstvwxz2456789"
-    return "".join(alphabet[int(digest[i:i + 2], 16) % len(alphabet)] for i in range(0, 20, 2))
+    return "".join(alphabet[int(digest[i : i + 2], 16) % len(alphabet)] for i in range(0, 20, 2))
 
 
 class DeploymentController(Controller):
@@ -78,10 +105,19 @@ class DeploymentController(Controller):
         want = int(spec.get("replicas", 1))
         template = spec.get("template") or {}
         h = template_hash(template)
-        sets = [rs for rs in self.ctx.owned(dep, "apps/replicasets")
-                if not rs["metadata"].get("deletionTimestamp")]
-        new = next((rs for rs in sets if (rs["metadata"].get("labels") or {}).get(
-            "pod-template-hash") == h), None)
+        sets = [
+            rs
+            for rs in self.ctx.owned(dep, "apps/replicasets")
+            if not rs["metadata"].get("deletionTimestamp")
+        ]
+        new = next(
+            (
+                rs
+                for rs in sets
+                if (rs["metadata"].get("labels") or {}).get("pod-template-hash") == h
+            ),
+            None,
+        )
         if new is None and not spec.get("paused"):
             new = self._new_rs(dep, template, h, want)
         for rs in sets:
@@ -98,46 +134,78 @@ class DeploymentController(Controller):
         tmpl.setdefault("metadata", {}).setdefault("labels", {})["pod-template-hash"] = h
         selector = clone(dep["spec"].get("selector") or {})
         selector.setdefault("matchLabels", {})["pod-template-hash"] = h
-        return self.ctx.create("apps/replicasets", {
-            "apiVersion": "apps/v1", "kind": "ReplicaSet",
-            "metadata": {"name": f"{dep['metadata']['name']}-{h}",
-                         "namespace": dep["metadata"]["namespace"],
-                         "labels": tmpl["metadata"]["labels"],
-                         "annotations": {"deployment.kubernetes.io/revision": str(
-                             dep["metadata"].get("generation", 1))},
-                         "ownerReferences": [owner_ref(dep)]},
-            "spec": {"replicas": want, "selector": selector, "template": tmpl}})
+        return self.ctx.create(
+            "apps/replicasets",
+            {
+                "apiVersion": "apps/v1",
+                "kind": "ReplicaSet",
+                "metadata": {
+                    "name": f"{dep['metadata']['name']}-{h}",
+                    "namespace": dep["metadata"]["namespace"],
+                    "labels": tmpl["metadata"]["labels"],
+                    "annotations": {
+                        "deployment.kubernetes.io/revision": str(
+                            dep["metadata"].get("generation", 1)
+                        )
+                    },
+                    "ownerReferences": [owner_ref(dep)],
+                },
+                "spec": {"replicas": want, "selector": selector, "template": tmpl},
+            },
+        )
 
     def _status(self, dep: Obj, want: int, new: Obj | None, sets: list[Obj]) -> None:
         all_sets = {rs["metadata"]["name"]: rs for rs in sets}
         if new is not None:
-            all_sets[new["metadata"]["name"]] = self.ctx.store.find(
-                "apps/replicasets", new["metadata"]["namespace"], new["metadata"]["name"]) or new
+            all_sets[new["metadata"]["name"]] = (
+                self.ctx.store.find(
+                    "apps/replicasets", new["metadata"]["namespace"], new["metadata"]["name"]
+                )
+                or new
+            )
         st = lambda rs, k: int((rs.get("status") or {}).get(k, 0))  # noqa: E731
         replicas = sum(st(rs, "replicas") for rs in all_sets.values())
         ready = sum(st(rs, "readyReplicas") for rs in all_sets.values())
         updated = st(all_sets[new["metadata"]["name"]], "replicas") if new else 0
         now = self.ctx.now_iso()
         done = updated == want and replicas == want and ready >= want
-        conds = [{"type": "Available", "status": "True" if ready >= want else "False",
-                  "reason": "MinimumReplicasAvailable" if ready >= want else "MinimumReplicasUnavailable",
-                  "message": "Deployment has minimum availability." if ready >= want
-                  else "Deployment does not have minimum availability.",
-                  "lastUpdateTime": now, "lastTransitionTime": now},
-                 {"type": "Progressing", "status": "True",
-                  "reason": "NewReplicaSetAvailable" if done else "ReplicaSetUpdated",
-                  "message": f'ReplicaSet "{new["metadata"]["name"] if new else ""}" '
-                             + ("has successfully progressed." if done else "is progressing."),
-                  "lastUpdateTime": now, "lastTransitionTime": now}]
+        conds = [
+            {
+                "type": "Available",
+                "status": "True" if ready >= want else "False",
+                "reason": "MinimumReplicasAvailable"
+                if ready >= want
+                else "MinimumReplicasUnavailable",
+                "message": "Deployment has minimum availability."
+                if ready >= want
+                else "Deployment does not have minimum availability.",
+                "lastUpdateTime": now,
+                "lastTransitionTime": now,
+            },
+            {
+                "type": "Progressing",
+                "status": "True",
+                "reason": "NewReplicaSetAvailable" if done else "ReplicaSetUpdated",
+                "message": f'ReplicaSet "{new["metadata"]["name"] if new else ""}" '
+                + ("has successfully progressed." if done else "is progressing."),
+                "lastUpdateTime": now,
+                "lastTransitionTime": now,
+            },
+        ]
         old_conds = {c["type"]: c for c in (dep.get("status") or {}).get("conditions") or []}
         for c in conds:
             prev = old_conds.get(c["type"])
             if prev and prev.get("status") == c["status"] and prev.get("reason") == c["reason"]:
                 c["lastUpdateTime"] = prev.get("lastUpdateTime", now)
                 c["lastTransitionTime"] = prev.get("lastTransitionTime", now)
-        status = {"observedGeneration": dep["metadata"].get("generation", 1), "replicas": replicas,
-                  "updatedReplicas": updated, "readyReplicas": ready, "availableReplicas": ready,
-                  "conditions": conds}
+        status = {
+            "observedGeneration": dep["metadata"].get("generation", 1),
+            "replicas": replicas,
+            "updatedReplicas": updated,
+            "readyReplicas": ready,
+            "availableReplicas": ready,
+            "conditions": conds,
+        }
         if replicas - ready > 0:
             status["unavailableReplicas"] = replicas - ready
         self.ctx.update_status(self.primary, dep, status)
@@ -159,9 +227,13 @@ class DaemonSetController(Controller):
         probe = {"spec": {**clone(template.get("spec") or {})}}
         probe["spec"]["tolerations"] = (probe["spec"].get("tolerations") or []) + [
             {"key": "node.kubernetes.io/not-ready", "operator": "Exists"},
-            {"key": "node.kubernetes.io/unreachable", "operator": "Exists"}]
-        nodes = {n["metadata"]["name"]: n for n in self.ctx.store.items("nodes")
-                 if node_matches(probe, n) in (None, "node(s) were not ready")}
+            {"key": "node.kubernetes.io/unreachable", "operator": "Exists"},
+        ]
+        nodes = {
+            n["metadata"]["name"]: n
+            for n in self.ctx.store.items("nodes")
+            if node_matches(probe, n) in (None, "node(s) were not ready")
+        }
         pods = _alive(self.ctx.owned(ds, "pods"))
         by_node = {p["spec"].get("nodeName"): p for p in pods}
         for name in sorted(set(nodes) - set(by_node)):
@@ -174,10 +246,19 @@ class DaemonSetController(Controller):
                 self.ctx.delete("pods", pod)
         pods = [p for p in _alive(self.ctx.owned(ds, "pods")) if p["spec"].get("nodeName") in nodes]
         ready = sum(1 for p in pods if _ready(p))
-        self.ctx.update_status(self.primary, ds, {
-            "desiredNumberScheduled": len(nodes), "currentNumberScheduled": len(pods),
-            "numberReady": ready, "numberAvailable": ready, "updatedNumberScheduled": len(pods),
-            "numberMisscheduled": 0, "observedGeneration": ds["metadata"].get("generation", 1)})
+        self.ctx.update_status(
+            self.primary,
+            ds,
+            {
+                "desiredNumberScheduled": len(nodes),
+                "currentNumberScheduled": len(pods),
+                "numberReady": ready,
+                "numberAvailable": ready,
+                "updatedNumberScheduled": len(pods),
+                "numberMisscheduled": 0,
+                "observedGeneration": ds["metadata"].get("generation", 1),
+            },
+        )
         return None
 
 
@@ -189,8 +270,10 @@ class JobController(Controller):
         if job is None or job["metadata"].get("deletionTimestamp"):
             return None
         spec, status = job["spec"], clone(job.get("status") or {})
-        if any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
-               for c in status.get("conditions") or []):
+        if any(
+            c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+            for c in status.get("conditions") or []
+        ):
             return None
         completions = int(spec.get("completions") or 1)
         parallelism = int(spec.get("parallelism", 1))
@@ -204,44 +287,77 @@ class JobController(Controller):
         if failed > int(spec.get("backoffLimit", 6)):
             for p in active:
                 self.ctx.delete("pods", p)
-            status["conditions"] = _job_conditions(now, "Failed", "BackoffLimitExceeded",
-                                                   "Job has reached the specified backoff limit")
+            status["conditions"] = _job_conditions(
+                now, "Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit"
+            )
             active = []
         elif succeeded >= completions:
-            status["conditions"] = _job_conditions(now, "Complete", "CompletionsReached",
-                                                   "Reached expected number of succeeded pods")
+            status["conditions"] = _job_conditions(
+                now, "Complete", "CompletionsReached", "Reached expected number of succeeded pods"
+            )
             status["completionTime"] = now
         else:
             self._start_pods(job, pods, active, succeeded, completions, parallelism)
             active = _alive(self.ctx.owned(job, "pods"))
-        status.update(active=len(active), succeeded=succeeded, failed=failed,
-                      ready=sum(1 for p in active if _ready(p)), terminating=0)
+        status.update(
+            active=len(active),
+            succeeded=succeeded,
+            failed=failed,
+            ready=sum(1 for p in active if _ready(p)),
+            terminating=0,
+        )
         self.ctx.update_status(self.primary, job, status)
         return None
 
-    def _start_pods(self, job: Obj, pods: list[Obj], active: list[Obj], succeeded: int,
-                    completions: int, parallelism: int) -> None:
+    def _start_pods(
+        self,
+        job: Obj,
+        pods: list[Obj],
+        active: list[Obj],
+        succeeded: int,
+        completions: int,
+        parallelism: int,
+    ) -> None:
         indexed = job["spec"].get("completionMode") == "Indexed"
-        done_or_running = {(p["metadata"].get("labels") or {}).get(
-            "batch.kubernetes.io/job-completion-index") for p in pods
-            if (p.get("status") or {}).get("phase") == "Succeeded" or p in active}
+        done_or_running = {
+            (p["metadata"].get("labels") or {}).get("batch.kubernetes.io/job-completion-index")
+            for p in pods
+            if (p.get("status") or {}).get("phase") == "Succeeded" or p in active
+        }
         free = [str(i) for i in range(completions) if str(i) not in done_or_running]
         for n in range(min(parallelism - len(active), completions - succeeded - len(active))):
-            extra = {"job-name": job["metadata"]["name"],
-                     "batch.kubernetes.io/job-name": job["metadata"]["name"],
-                     "controller-uid": job["metadata"]["uid"],
-                     "batch.kubernetes.io/controller-uid": job["metadata"]["uid"]}
+            extra = {
+                "job-name": job["metadata"]["name"],
+                "batch.kubernetes.io/job-name": job["metadata"]["name"],
+                "controller-uid": job["metadata"]["uid"],
+                "batch.kubernetes.io/controller-uid": job["metadata"]["uid"],
+            }
             name = job["metadata"]["name"] + "-"
             if indexed and n < len(free):
                 extra["batch.kubernetes.io/job-completion-index"] = free[n]
                 name += f"{free[n]}-"
-            self.ctx.create("pods", pod_from_template(job, job["spec"].get("template") or {},
-                                                      name, extra))
+            self.ctx.create(
+                "pods", pod_from_template(job, job["spec"].get("template") or {}, name, extra)
+            )
 
 
 def _job_conditions(now: str, kind: str, reason: str, message: str) -> list[Obj]:
     target = "SuccessCriteriaMet" if kind == "Complete" else "FailureTarget"
-    return [{"type": target, "status": "True", "reason": reason, "message": message,
-             "lastProbeTime": now, "lastTransitionTime": now},
-            {"type": kind, "status": "True", "reason": reason, "message": message,
-             "lastProbeTime": now, "lastTransitionTime": now}]
+    return [
+        {
+            "type": target,
+            "status": "True",
+            "reason": reason,
+            "message": message,
+            "lastProbeTime": now,
+            "lastTransitionTime": now,
+        },
+        {
+            "type": kind,
+            "status": "True",
+            "reason": reason,
+            "message": message,
+            "lastProbeTime": now,
+            "lastTransitionTime": now,
+        },
+    ]
