@@ -262,3 +262,68 @@ def test_namespace_cascade(sandbox: Sandbox) -> None:
     sandbox.settle()
     result = sandbox.kubectl("get", "namespace", "doomed", check=False)
     assert "NotFound" in result.stderr
+
+
+def test_create_generators_send_protobuf(sandbox: Sandbox) -> None:
+    sandbox.kubectl("create", "namespace", "gen")
+    sandbox.kubectl(
+        "create",
+        "deployment",
+        "api",
+        "-n",
+        "gen",
+        "--image=nginx:1.27",
+        "--replicas=2",
+        "--port=8080",
+    )
+    sandbox.kubectl(
+        "create",
+        "job",
+        "once",
+        "-n",
+        "gen",
+        "--image=pytorch/pytorch:2.5",
+        "--",
+        "python",
+        "train.py",
+    )
+    sandbox.kubectl(
+        "run",
+        "gpu",
+        "-n",
+        "gen",
+        "--image=vllm/vllm-openai",
+        "-l",
+        "team=ml",
+        "--env=MODEL_ID=qwen",
+        "--overrides",
+        json.dumps(
+            {
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "gpu",
+                            "image": "vllm/vllm-openai",
+                            "resources": {"limits": {"nvidia.com/gpu": "2"}},
+                        }
+                    ]
+                }
+            }
+        ),
+    )
+    sandbox.kubectl("create", "service", "clusterip", "api", "-n", "gen", "--tcp=80:8080")
+    sandbox.advance(5)
+    dep = json.loads(sandbox.kubectl("get", "deploy", "api", "-n", "gen", "-o", "json").stdout)
+    assert dep["spec"]["replicas"] == 2 and dep["status"]["readyReplicas"] == 2
+    ports = dep["spec"]["template"]["spec"]["containers"][0]["ports"]
+    assert [p["containerPort"] for p in ports] == [8080]
+    job = json.loads(sandbox.kubectl("get", "job", "once", "-n", "gen", "-o", "json").stdout)
+    assert job["spec"]["template"]["spec"]["containers"][0]["command"] == ["python", "train.py"]
+    pod = json.loads(sandbox.kubectl("get", "pod", "gpu", "-n", "gen", "-o", "json").stdout)
+    assert pod["metadata"]["labels"] == {"team": "ml"}
+    assert pod["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": "2"}}
+    assert pod["status"]["phase"] == "Running"
+    svc = json.loads(sandbox.kubectl("get", "svc", "api", "-n", "gen", "-o", "json").stdout)
+    assert svc["spec"]["ports"] == [
+        {"name": "80-8080", "port": 80, "protocol": "TCP", "targetPort": 8080}
+    ]

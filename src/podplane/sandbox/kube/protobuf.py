@@ -53,12 +53,108 @@ KINDS: dict[str, Fields] = {
         3: ("imagePullSecrets", "list:ref"),
         4: ("automountServiceAccountToken", "bool"),
     },
+    "Pod": {1: ("metadata", "meta"), 2: ("spec", "podspec")},
+    "Deployment": {1: ("metadata", "meta"), 2: ("spec", "deployspec")},
+    "Job": {1: ("metadata", "meta"), 2: ("spec", "jobspec")},
+    "CronJob": {1: ("metadata", "meta"), 2: ("spec", "cronspec")},
+    "Service": {1: ("metadata", "meta"), 2: ("spec", "svcspec")},
 }
+# field numbers from k8s.io/api generated.proto, for the fields kubectl's generators set
 MESSAGES: dict[str, Fields] = {
     "meta": META,
     "owner": OWNER,
     "ref": REF,
     "nsspec": {1: ("finalizers", "list:str")},
+    "podspec": {
+        2: ("containers", "list:container"),
+        3: ("restartPolicy", "str"),
+        4: ("terminationGracePeriodSeconds", "int"),
+        6: ("dnsPolicy", "str"),
+        7: ("nodeSelector", "map:str"),
+        8: ("serviceAccountName", "str"),
+        10: ("nodeName", "str"),
+        19: ("schedulerName", "str"),
+        20: ("initContainers", "list:container"),
+        22: ("tolerations", "list:toleration"),
+        24: ("priorityClassName", "str"),
+    },
+    "container": {
+        1: ("name", "str"),
+        2: ("image", "str"),
+        3: ("command", "list:str"),
+        4: ("args", "list:str"),
+        5: ("workingDir", "str"),
+        6: ("ports", "list:port"),
+        7: ("env", "list:env"),
+        8: ("resources", "resources"),
+        13: ("terminationMessagePath", "str"),
+        14: ("imagePullPolicy", "str"),
+        16: ("stdin", "bool"),
+        18: ("tty", "bool"),
+        20: ("terminationMessagePolicy", "str"),
+    },
+    "port": {
+        1: ("name", "str"),
+        2: ("hostPort", "int"),
+        3: ("containerPort", "int"),
+        4: ("protocol", "str"),
+    },
+    "env": {1: ("name", "str"), 2: ("value", "str")},
+    "resources": {1: ("limits", "map:qty"), 2: ("requests", "map:qty")},
+    "toleration": {
+        1: ("key", "str"),
+        2: ("operator", "str"),
+        3: ("value", "str"),
+        4: ("effect", "str"),
+        5: ("tolerationSeconds", "int"),
+    },
+    "selector": {1: ("matchLabels", "map:str")},
+    "template": {1: ("metadata", "meta"), 2: ("spec", "podspec")},
+    "deployspec": {
+        1: ("replicas", "int"),
+        2: ("selector", "selector"),
+        3: ("template", "template"),
+        4: ("strategy", "strategy"),
+        5: ("minReadySeconds", "int"),
+        6: ("revisionHistoryLimit", "int"),
+        9: ("progressDeadlineSeconds", "int"),
+    },
+    "strategy": {1: ("type", "str")},
+    "jobspec": {
+        1: ("parallelism", "int"),
+        2: ("completions", "int"),
+        3: ("activeDeadlineSeconds", "int"),
+        4: ("selector", "selector"),
+        6: ("template", "template"),
+        7: ("backoffLimit", "int"),
+        8: ("ttlSecondsAfterFinished", "int"),
+        9: ("completionMode", "str"),
+        10: ("suspend", "bool"),
+    },
+    "jobtemplate": {1: ("metadata", "meta"), 2: ("spec", "jobspec")},
+    "cronspec": {
+        1: ("schedule", "str"),
+        3: ("concurrencyPolicy", "str"),
+        4: ("suspend", "bool"),
+        5: ("jobTemplate", "jobtemplate"),
+        6: ("successfulJobsHistoryLimit", "int"),
+        7: ("failedJobsHistoryLimit", "int"),
+        8: ("timeZone", "str"),
+    },
+    "svcspec": {
+        1: ("ports", "list:svcport"),
+        2: ("selector", "map:str"),
+        3: ("clusterIP", "str"),
+        4: ("type", "str"),
+    },
+    "svcport": {
+        1: ("name", "str"),
+        2: ("protocol", "str"),
+        3: ("port", "int"),
+        4: ("targetPort", "intorstr"),
+        5: ("nodePort", "int"),
+    },
+    "intorstr": {1: ("type", "int"), 2: ("intVal", "int"), 3: ("strVal", "str")},
 }
 
 
@@ -100,26 +196,59 @@ def _message(buf: bytes, schema: Fields) -> dict[str, Any]:
             continue
         name, kind = schema[number]
         if kind.startswith("map:"):
-            entry = dict(_fields(raw))  # type: ignore[arg-type]
-            key = entry.get(1, b"")
-            value = entry.get(2, b"")
-            text = (
-                base64.b64encode(value).decode()
-                if kind == "map:b64"  # type: ignore[arg-type]
-                else value.decode()
-            )  # type: ignore[union-attr]
-            obj.setdefault(name, {})[key.decode()] = text  # type: ignore[union-attr]
+            entry = dict(_fields(_as_bytes(raw)))
+            key = _as_bytes(entry.get(1, b"")).decode()
+            obj.setdefault(name, {})[key] = _map_value(kind, entry.get(2, b""))
         elif kind.startswith("list:"):
             item = kind[5:]
-            decoded = raw.decode() if item == "str" else _message(raw, MESSAGES[item])  # type: ignore[union-attr, arg-type]
-            obj.setdefault(name, []).append(decoded)
-        elif kind == "str":
-            obj[name] = raw.decode()  # type: ignore[union-attr]
-        elif kind in ("int", "bool"):
-            obj[name] = bool(raw) if kind == "bool" else raw
+            data = _as_bytes(raw)
+            obj.setdefault(name, []).append(
+                data.decode() if item == "str" else _message(data, MESSAGES[item])
+            )
         else:
-            obj[name] = _message(raw, MESSAGES[kind])  # type: ignore[arg-type]
+            value = _scalar(kind, raw)
+            # Go writes non-pointer fields even when empty; JSON would omit them
+            if value not in ("", 0, False, None) or name in KEEP_EMPTY:
+                obj[name] = value
     return obj
+
+
+KEEP_EMPTY = {
+    "replicas",
+    "parallelism",
+    "completions",
+    "backoffLimit",
+    "suspend",
+    "immutable",
+    "automountServiceAccountToken",
+}
+
+
+def _as_bytes(raw: int | bytes) -> bytes:
+    if not isinstance(raw, bytes):
+        raise ValueError("expected a length-delimited field")
+    return raw
+
+
+def _scalar(kind: str, raw: int | bytes) -> Any:
+    if kind == "str":
+        return _as_bytes(raw).decode()
+    if kind == "int":
+        return raw
+    if kind == "bool":
+        return bool(raw)
+    if kind == "intorstr":
+        parsed = _message(_as_bytes(raw), MESSAGES["intorstr"])
+        return parsed.get("strVal") if parsed.get("type") == 1 else parsed.get("intVal", 0)
+    return _message(_as_bytes(raw), MESSAGES[kind])
+
+
+def _map_value(kind: str, value: Any) -> str:
+    if kind == "map:b64":
+        return base64.b64encode(value).decode()
+    if kind == "map:qty":
+        return _as_bytes(dict(_fields(value)).get(1, b"")).decode()
+    return str(value.decode())
 
 
 def decode(body: bytes) -> dict[str, Any]:
