@@ -17,6 +17,7 @@ from lightkube.generic_resource import (
     create_global_resource,
     create_namespaced_resource,
 )
+from lightkube.resources.apiextensions_v1 import CustomResourceDefinition
 from lightkube.types import CascadeType, PatchType
 
 from podplane.cloud.kube.config import EksAccess
@@ -92,12 +93,7 @@ class LightkubeKube:
 
     async def _discover(self, api_version: str, kind: str) -> None:
         group, _, version = api_version.rpartition("/")
-        for crd in [
-            c
-            async for c in self._client.list(
-                resource_registry.load("apiextensions.k8s.io/v1", "CustomResourceDefinition")
-            )
-        ]:
+        async for crd in self._client.list(CustomResourceDefinition):
             spec = crd.spec
             if spec.group == group and spec.names.kind == kind:
                 make = (
@@ -153,8 +149,8 @@ class LightkubeKube:
                 async for o in self._client.list(
                     res,
                     namespace=namespace or "*" if _namespaced(res) else None,
-                    labels=labels,
-                    fields=fields,
+                    labels=_selector(labels),
+                    fields=_selector(fields),
                     chunk_size=500,
                 )
             ]
@@ -175,7 +171,7 @@ class LightkubeKube:
             async for kind_, obj in self._client.watch(
                 res,
                 namespace=namespace or "*" if _namespaced(res) else None,
-                labels=labels,
+                labels=_selector(labels),
                 resource_version=resource_version,
             ):
                 yield WatchEvent(kind_, _as_dict(obj))
@@ -248,6 +244,10 @@ class LightkubeKube:
 
     async def close(self) -> None:
         await self._client.close()
+
+
+def _selector(match: dict[str, str] | None) -> dict[str, Any] | None:
+    return dict(match) if match else None
 
 
 def _builtin(api_version: str, kind: str) -> Any:

@@ -64,10 +64,10 @@ class KubeApiServer:
         node_source: NodeSource,
         host: str,
         port: int,
-        cluster_name: str = "podplane-sandbox",
+        eks_cluster_name: str | None = None,
     ) -> None:
         self.state_dir, self.clock, self.host = Path(state_dir), clock, host
-        self.cluster_name = cluster_name
+        self.cluster_name = eks_cluster_name or "podplane-sandbox"
         self._sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind((host, port))
@@ -81,6 +81,9 @@ class KubeApiServer:
         self.store.load(self.state_dir / STORE_FILE, self.crds.register)
         self.ctx = Ctx(self.store, clock, node_source)
         self.controllers = [cls(self.ctx) for cls in CONTROLLERS]
+        for ctrl in self.controllers:
+            if isinstance(ctrl, NodeController):
+                ctrl.eks_cluster_name = eks_cluster_name
         self.runner = Runner(self.ctx, self.controllers)
         self._server: uvicorn.Server | None = None
         self._tasks: list[asyncio.Task[None]] = []

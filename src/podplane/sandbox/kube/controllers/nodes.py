@@ -79,6 +79,7 @@ def desired_taints(n: SandboxNode) -> list[Obj]:
 class NodeController(Controller):
     primary = "nodes"
     POLL: Key = ("", "*")
+    eks_cluster_name: str | None = None  # only this EKS cluster's instances, if set
 
     def keys_for(self, event: Event) -> Iterable[Key]:
         return ()
@@ -88,7 +89,9 @@ class NodeController(Controller):
 
     def reconcile(self, key: Key) -> float | None:
         wanted = {
-            node_name(n): n for n in self.ctx.node_source.sandbox_nodes() if n.status in AS_NODE
+            node_name(n): n
+            for n in self.ctx.node_source.sandbox_nodes(self.eks_cluster_name)
+            if n.status in AS_NODE
         }
         for name, n in wanted.items():
             self._ensure(name, n)
@@ -113,6 +116,7 @@ class NodeController(Controller):
                 },
             }
             current = self.ctx.create("nodes", node)
+            self._lease(name)
         else:
             node = clone(current)
             node["metadata"]["labels"] = {**(node["metadata"].get("labels") or {}), **labels}
@@ -201,3 +205,21 @@ class NodeController(Controller):
             },
             "phase": "Running",
         }
+
+    def _lease(self, name: str) -> None:
+        """The node heartbeat object `kubectl describe node` reads (not renewed here)."""
+        if self.ctx.store.find("coordination.k8s.io/leases", "kube-node-lease", name):
+            return
+        self.ctx.create(
+            "coordination.k8s.io/leases",
+            {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {"name": name, "namespace": "kube-node-lease"},
+                "spec": {
+                    "holderIdentity": name,
+                    "leaseDurationSeconds": 40,
+                    "renewTime": self.ctx.now_iso().replace("Z", ".000000Z"),
+                },
+            },
+        )
