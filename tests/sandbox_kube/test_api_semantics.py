@@ -231,3 +231,37 @@ def test_auth_rejects_missing_and_malformed_tokens(sandbox: Sandbox) -> None:
         assert resp.status_code == 401 and resp.json()["reason"] == "Unauthorized"
     ok = httpx.get(sandbox.api.endpoint + "/version", verify=ca)
     assert ok.status_code == 200
+
+
+def test_pod_log_options(sandbox: Sandbox, http: httpx.Client) -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "two"},
+        "spec": {
+            "containers": [
+                {"name": "trainer", "image": "nemo:24.05"},
+                {"name": "sidecar", "image": "fluent-bit:3"},
+            ]
+        },
+    }
+    http.post("/api/v1/namespaces/default/pods", json=pod).raise_for_status()
+    sandbox.settle()
+    waiting = http.get("/api/v1/namespaces/default/pods/two/log", params={"container": "trainer"})
+    assert waiting.status_code == 400 and "waiting to start" in waiting.json()["message"]
+    sandbox.advance(62)
+    base = "/api/v1/namespaces/default/pods/two/log"
+    which = http.get(base)
+    assert which.status_code == 400 and "choose one of: [trainer sidecar]" in which.text
+    full = http.get(base, params={"container": "trainer"}).text.splitlines()
+    assert full[-1].startswith("[rank 0] step 120 | loss")
+    assert (
+        http.get(base, params={"container": "trainer", "tailLines": 2}).text.splitlines()
+        == full[-2:]
+    )
+    recent = http.get(base, params={"container": "trainer", "sinceSeconds": 6}).text
+    assert [line.split()[3] for line in recent.splitlines()] == ["110", "120"]
+    stamped = http.get(base, params={"container": "sidecar", "timestamps": "true"}).text
+    assert stamped.split()[0].endswith("Z") and "starting fluent-bit:3" in stamped
+    previous = http.get(base, params={"container": "trainer", "previous": "true"})
+    assert previous.status_code == 400 and "previous terminated container" in previous.text

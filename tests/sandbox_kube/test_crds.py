@@ -166,3 +166,33 @@ def test_nodepool_required_enum_pattern_and_defaults(http: httpx.Client) -> None
     assert good.status_code == 201, good.text
     assert good.json()["spec"]["disruption"]["consolidationPolicy"] == "WhenEmptyOrUnderutilized"
     assert good.json()["spec"]["disruption"]["budgets"] == [{"nodes": "10%"}]
+
+
+def test_custom_resource_scale_subresource(http: httpx.Client) -> None:
+    crd = _load(CRDS / "lws" / "leaderworkerset.x-k8s.io_leaderworkersets.yaml")
+    http.post(CRD_PATH, json=crd)
+    base = _collection(crd, "v1")
+    lws = {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "llm"},
+        "spec": {
+            "replicas": 1,
+            "leaderWorkerTemplate": {
+                "size": 2,
+                "workerTemplate": {
+                    "spec": {"containers": [{"name": "w", "image": "vllm/vllm-openai"}]}
+                },
+            },
+        },
+    }
+    assert http.post(base, json=lws).status_code == 201
+    scale = http.get(f"{base}/llm/scale").json()
+    assert scale["kind"] == "Scale" and scale["spec"]["replicas"] == 1
+    patched = http.patch(
+        f"{base}/llm/scale",
+        json={"spec": {"replicas": 3}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert patched.json()["spec"]["replicas"] == 3
+    assert http.get(f"{base}/llm").json()["spec"]["replicas"] == 3
