@@ -278,3 +278,79 @@ def test_objects_survive_restart_and_old_watches_expire(box: Sandbox, client: ht
     finally:
         again.stop()
         box.stop = lambda: None  # type: ignore[method-assign]
+
+
+def test_statefulset_pods_and_claims(box: Sandbox, client: httpx.Client) -> None:
+    sts = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "ray"},
+        "spec": {
+            "replicas": 2,
+            "serviceName": "ray",
+            "selector": {"matchLabels": {"a": "r"}},
+            "template": {
+                "metadata": {"labels": {"a": "r"}},
+                "spec": {"containers": [{"name": "c", "image": "rayproject/ray"}]},
+            },
+            "volumeClaimTemplates": [
+                {
+                    "metadata": {"name": "data"},
+                    "spec": {
+                        "accessModes": ["ReadWriteOnce"],
+                        "resources": {"requests": {"storage": "1Gi"}},
+                    },
+                }
+            ],
+        },
+    }
+    client.post("/apis/apps/v1/namespaces/default/statefulsets", json=sts).raise_for_status()
+    box.advance(3)
+    names = sorted(p["metadata"]["name"] for p in client.get(PODS).json()["items"])
+    assert names == ["ray-0", "ray-1"]
+    claims = client.get("/api/v1/namespaces/default/persistentvolumeclaims").json()["items"]
+    assert sorted(c["metadata"]["name"] for c in claims) == ["data-ray-0", "data-ray-1"]
+    status = client.get("/apis/apps/v1/namespaces/default/statefulsets/ray").json()["status"]
+    assert status["readyReplicas"] == 2
+    client.patch(
+        "/apis/apps/v1/namespaces/default/statefulsets/ray/scale",
+        json={"spec": {"replicas": 1}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    ).raise_for_status()
+    box.settle()
+    assert [p["metadata"]["name"] for p in client.get(PODS).json()["items"]] == ["ray-0"]
+
+
+def test_cordon_and_drain_move_pods(box: Sandbox, client: httpx.Client) -> None:
+    dep = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"a": "d"}},
+            "template": {
+                "metadata": {"labels": {"a": "d"}},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "c",
+                            "image": "x",
+                            "resources": {"limits": {"nvidia.com/gpu": "8"}},
+                        }
+                    ]
+                },
+            },
+        },
+    }
+    client.post("/apis/apps/v1/namespaces/default/deployments", json=dep).raise_for_status()
+    box.advance(3)
+    before = {p["spec"]["nodeName"] for p in client.get(PODS).json()["items"]}
+    victim = sorted(before)[0]
+    box.kubectl("drain", victim, "--ignore-daemonsets", "--timeout=30s")
+    box.advance(3)
+    pods = client.get(PODS).json()["items"]
+    assert len(pods) == 2 and victim not in {p["spec"]["nodeName"] for p in pods}
+    assert client.get(f"/api/v1/nodes/{victim}").json()["spec"]["unschedulable"] is True
+    box.kubectl("uncordon", victim)
+    assert not client.get(f"/api/v1/nodes/{victim}").json()["spec"].get("unschedulable")

@@ -115,6 +115,8 @@ def build_app(store: Store, crds: CrdManager, server_address: str) -> Starlette:
                 )
             return JSON(obj)
         body = parse_body(await request.body(), request.headers.get("content-type", ""))
+        if method == "POST" and t.sub in ("eviction", "binding"):
+            return JSON(handlers.pod_action(t, body), status_code=201)
         if method == "POST" and not t.name:
             obj, warnings = handlers.create(t, body, q)
             return _warn(JSON(obj, status_code=201), warnings)

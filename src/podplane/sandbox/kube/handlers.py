@@ -212,6 +212,27 @@ class Handlers:
             options["propagationPolicy"] = "Background"
         return served(t.rt, t.version, self.store.delete(t.rt, t.namespace, t.name, options))
 
+    def pod_action(self, t: Target, body: Any) -> Obj:
+        """pods/eviction (what `kubectl drain` posts) and pods/binding (custom schedulers)."""
+        pod = self.store.get(t.rt, t.namespace, t.name)
+        if t.sub == "binding":
+            node = ((body or {}).get("target") or {}).get("name")
+            if not node or pod.get("spec", {}).get("nodeName"):
+                raise KubeError(409, f"pod {t.name} is already assigned or has no target")
+            bound = clone(pod)
+            bound["spec"]["nodeName"] = node
+            self.store.update(t.rt, bound, check_rv=False)
+        else:
+            options = (body or {}).get("deleteOptions") or {}
+            self.store.delete(t.rt, t.namespace, t.name, options)
+        return {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Success",
+            "code": 201,
+        }
+
     def delete_collection(self, t: Target, body: Any, q: dict[str, str]) -> Obj:
         listing = self.list(t, q, want_table=False)
         for obj in listing["items"]:

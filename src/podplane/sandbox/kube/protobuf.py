@@ -58,6 +58,8 @@ KINDS: dict[str, Fields] = {
     "Job": {1: ("metadata", "meta"), 2: ("spec", "jobspec")},
     "CronJob": {1: ("metadata", "meta"), 2: ("spec", "cronspec")},
     "Service": {1: ("metadata", "meta"), 2: ("spec", "svcspec")},
+    "Eviction": {1: ("metadata", "meta"), 2: ("deleteOptions", "deleteoptions")},
+    "DeleteOptions": {1: ("gracePeriodSeconds", "int"), 4: ("propagationPolicy", "str")},
 }
 # field numbers from k8s.io/api generated.proto, for the fields kubectl's generators set
 MESSAGES: dict[str, Fields] = {
@@ -154,6 +156,7 @@ MESSAGES: dict[str, Fields] = {
         4: ("targetPort", "intorstr"),
         5: ("nodePort", "int"),
     },
+    "deleteoptions": {1: ("gracePeriodSeconds", "int"), 4: ("propagationPolicy", "str")},
     "intorstr": {1: ("type", "int"), 2: ("intVal", "int"), 3: ("strVal", "str")},
 }
 

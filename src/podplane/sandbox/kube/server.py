@@ -31,6 +31,7 @@ from podplane.sandbox.kube.controllers.workloads import (
     DeploymentController,
     JobController,
     ReplicaSetController,
+    StatefulSetController,
 )
 from podplane.sandbox.kube.crds import CrdManager
 from podplane.sandbox.kube.resources import Registry
@@ -47,6 +48,7 @@ CONTROLLERS: list[type[Controller]] = [
     ReplicaSetController,
     DeploymentController,
     DaemonSetController,
+    StatefulSetController,
     JobController,
     LoadBalancerController,
     VolumeBinder,

@@ -361,3 +361,82 @@ def _job_conditions(now: str, kind: str, reason: str, message: str) -> list[Obj]
             "lastTransitionTime": now,
         },
     ]
+
+
+class StatefulSetController(Controller):
+    """Ordinal pods name-0..name-(n-1), with PVCs from volumeClaimTemplates."""
+
+    primary, owned = "apps/statefulsets", ("pods",)
+
+    def reconcile(self, key: Key) -> float | None:
+        sts = self.primary_obj(key)
+        if sts is None or sts["metadata"].get("deletionTimestamp"):
+            return None
+        name, ns = sts["metadata"]["name"], sts["metadata"]["namespace"]
+        want = int(sts["spec"].get("replicas", 1))
+        pods = {p["metadata"]["name"]: p for p in _alive(self.ctx.owned(sts, "pods"))}
+        for i in range(want):
+            pod_name = f"{name}-{i}"
+            if pod_name not in pods and self.ctx.store.find("pods", ns, pod_name) is None:
+                self._claims(sts, i)
+                pod = pod_from_template(
+                    sts,
+                    sts["spec"].get("template") or {},
+                    "",
+                    {
+                        "statefulset.kubernetes.io/pod-name": pod_name,
+                        "apps.kubernetes.io/pod-index": str(i),
+                    },
+                )
+                pod["metadata"]["name"] = pod_name
+                pod["metadata"].pop("generateName")
+                pod["spec"].setdefault("hostname", pod_name)
+                if sts["spec"].get("serviceName"):
+                    pod["spec"].setdefault("subdomain", sts["spec"]["serviceName"])
+                pod["spec"]["volumes"] = (pod["spec"].get("volumes") or []) + [
+                    {
+                        "name": t["metadata"]["name"],
+                        "persistentVolumeClaim": {
+                            "claimName": f"{t['metadata']['name']}-{pod_name}"
+                        },
+                    }
+                    for t in sts["spec"].get("volumeClaimTemplates") or []
+                ]
+                pods[pod_name] = self.ctx.create("pods", pod)
+        for pod_name, pod in pods.items():
+            if int(pod_name.rsplit("-", 1)[-1]) >= want:
+                self.ctx.delete("pods", pod)
+        live = [p for n, p in pods.items() if int(n.rsplit("-", 1)[-1]) < want]
+        ready = sum(1 for p in live if _ready(p))
+        self.ctx.update_status(
+            self.primary,
+            sts,
+            {
+                "replicas": len(live),
+                "readyReplicas": ready,
+                "currentReplicas": len(live),
+                "updatedReplicas": len(live),
+                "availableReplicas": ready,
+                "observedGeneration": sts["metadata"].get("generation", 1),
+            },
+        )
+        return None
+
+    def _claims(self, sts: Obj, ordinal: int) -> None:
+        ns = sts["metadata"]["namespace"]
+        for tmpl in sts["spec"].get("volumeClaimTemplates") or []:
+            claim = f"{tmpl['metadata']['name']}-{sts['metadata']['name']}-{ordinal}"
+            if self.ctx.store.find("persistentvolumeclaims", ns, claim) is None:
+                self.ctx.create(
+                    "persistentvolumeclaims",
+                    {
+                        "apiVersion": "v1",
+                        "kind": "PersistentVolumeClaim",
+                        "metadata": {
+                            "name": claim,
+                            "namespace": ns,
+                            "labels": (tmpl["metadata"].get("labels") or {}),
+                        },
+                        "spec": clone(tmpl.get("spec") or {}),
+                    },
+                )
