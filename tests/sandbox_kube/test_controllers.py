@@ -253,6 +253,9 @@ def test_objects_survive_restart_and_old_watches_expire(box: Sandbox, client: ht
     box.stop()
     again = Sandbox(box.state_dir, box.nodes)
     try:
+        assert again.api.ca_pem == box.api.ca_pem  # the CA is made once and reused
+        assert (box.state_dir / "kube-ca.crt").read_bytes() == again.api.ca_pem
+        assert again.api.endpoint.startswith("https://127.0.0.1:")
         import ssl
 
         ca = ssl.create_default_context(cafile=str(box.state_dir / "kube-ca.crt"))

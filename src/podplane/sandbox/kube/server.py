@@ -7,6 +7,7 @@ import base64
 import contextlib
 import logging
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import uvicorn
@@ -56,6 +57,14 @@ CONTROLLERS: list[type[Controller]] = [
     NamespaceController,
 ]
 FLUSH_SECONDS = 5.0
+
+
+class _QuietServer(uvicorn.Server):
+    """The sandbox process owns signals and stops us through stop(), not Ctrl-C directly."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
 
 
 class KubeApiServer:
@@ -112,7 +121,7 @@ class KubeApiServer:
             access_log=False,
             timeout_graceful_shutdown=1,
         )
-        self._server = uvicorn.Server(config)
+        self._server = _QuietServer(config)
         self._sock.listen(256)
         self._tasks.append(asyncio.create_task(self._server.serve(sockets=[self._sock])))
         self._tasks.append(asyncio.create_task(self._flush_loop()))
