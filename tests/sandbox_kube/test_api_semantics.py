@@ -265,3 +265,26 @@ def test_pod_log_options(sandbox: Sandbox, http: httpx.Client) -> None:
     assert stamped.split()[0].endswith("Z") and "starting fluent-bit:3" in stamped
     previous = http.get(base, params={"container": "trainer", "previous": "true"})
     assert previous.status_code == 400 and "previous terminated container" in previous.text
+
+
+def test_builtin_validation_uses_api_field_paths(http: httpx.Client) -> None:
+    bad_name = http.post(CM, json=_cm("Not_Valid"))
+    assert bad_name.status_code == 422
+    assert bad_name.json()["details"]["causes"][0]["field"] == "metadata.name"
+    dep = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "mismatch"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "a"}},
+            "template": {
+                "metadata": {"labels": {"app": "b"}},
+                "spec": {"containers": [{"name": "c"}]},
+            },
+        },
+    }
+    resp = http.post("/apis/apps/v1/namespaces/default/deployments", json=dep)
+    assert resp.status_code == 422
+    fields = {c["field"] for c in resp.json()["details"]["causes"]}
+    assert fields == {"spec.template.metadata.labels", "spec.template.spec.containers[0].image"}
+    assert resp.json()["message"].startswith('Deployment.apps "mismatch" is invalid: ')

@@ -16,7 +16,7 @@ import yaml
 from podplane.cloud.kube.eks_token import eks_token, static_session
 from podplane.sandbox.clock import VirtualClock
 from podplane.sandbox.contracts import NodeSource
-from podplane.sandbox.kube import admission
+from podplane.sandbox.kube import admission, validation
 from podplane.sandbox.kube.app import build_app
 from podplane.sandbox.kube.controllers.framework import Controller, Ctx, Runner
 from podplane.sandbox.kube.controllers.infra import (
@@ -89,6 +89,7 @@ class KubeApiServer:
         self.store = Store(self.registry, clock)
         self.crds = CrdManager(self.registry, self.store)
         admission.install(self.store)
+        self.store.validators.append(validation.validate)
         self.store.load(self.state_dir / STORE_FILE, self.crds.register)
         self.ctx = Ctx(self.store, clock, node_source)
         self.controllers = [cls(self.ctx) for cls in CONTROLLERS]
