@@ -327,3 +327,15 @@ def test_create_generators_send_protobuf(sandbox: Sandbox) -> None:
     assert svc["spec"]["ports"] == [
         {"name": "80-8080", "port": 80, "protocol": "TCP", "targetPort": 8080}
     ]
+
+
+def test_server_side_dry_run_changes_nothing(sandbox: Sandbox) -> None:
+    sandbox.kubectl("create", "configmap", "dry", "--from-literal=a=1")
+    changed = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dry, namespace: default}\n"
+        "data: {a: '2'}\n"
+    )
+    out = sandbox.kubectl("apply", "--dry-run=server", "-f", "-", input=changed).stdout
+    assert "(server dry run)" in out
+    sandbox.kubectl("delete", "configmap", "dry", "--dry-run=server")
+    assert sandbox.kubectl("get", "cm", "dry", "-o", "jsonpath={.data.a}").stdout == "1"

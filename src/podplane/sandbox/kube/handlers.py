@@ -136,6 +136,8 @@ class Handlers:
         warnings: list[str] = []
         if t.sub != "status":
             obj, warnings = self._checked(t, obj, q)
+        if q.get("dryRun"):
+            return served(t.rt, t.version, obj), warnings
         return served(t.rt, t.version, self.store.update(t.rt, obj, t.sub or None)), warnings
 
     def patch(
@@ -169,6 +171,8 @@ class Handlers:
         warnings: list[str] = []
         if t.sub != "status":
             patched, warnings = self._checked(t, patched, q)
+        if q.get("dryRun"):
+            return served(t.rt, t.version, patched), warnings
         return served(t.rt, t.version, self.store.update(t.rt, patched, t.sub or None)), warnings
 
     def _apply_patch(self, rt: ResourceType, base: Obj, body: Any, ctype: str) -> Any:
@@ -210,6 +214,8 @@ class Handlers:
             "apps/statefulsets",
         ):
             options["propagationPolicy"] = "Background"
+        if q.get("dryRun") or (isinstance(body, dict) and body.get("dryRun")):
+            return served(t.rt, t.version, self.store.get(t.rt, t.namespace, t.name))
         return served(t.rt, t.version, self.store.delete(t.rt, t.namespace, t.name, options))
 
     def pod_action(self, t: Target, body: Any) -> Obj:
