@@ -288,3 +288,23 @@ def test_builtin_validation_uses_api_field_paths(http: httpx.Client) -> None:
     fields = {c["field"] for c in resp.json()["details"]["causes"]}
     assert fields == {"spec.template.metadata.labels", "spec.template.spec.containers[0].image"}
     assert resp.json()["message"].startswith('Deployment.apps "mismatch" is invalid: ')
+
+
+def test_watch_with_selector_sees_objects_enter_and_leave(http: httpx.Client) -> None:
+    rv = http.get(CM).json()["metadata"]["resourceVersion"]
+    http.post(CM, json=_cm("mover", labels={"stage": "a"})).raise_for_status()
+    merge = {"Content-Type": "application/merge-patch+json"}
+    http.patch(f"{CM}/mover", json={"metadata": {"labels": {"stage": "b"}}}, headers=merge)
+    http.patch(f"{CM}/mover", json={"metadata": {"labels": {"stage": "a"}}}, headers=merge)
+    params = {
+        "watch": "true",
+        "resourceVersion": rv,
+        "labelSelector": "stage=b",
+        "timeoutSeconds": "1",
+    }
+    with http.stream("GET", CM, params=params) as resp:
+        events = [json.loads(line) for line in resp.iter_lines() if line]
+    assert [(e["type"], e["object"]["metadata"]["labels"]["stage"]) for e in events] == [
+        ("ADDED", "b"),
+        ("DELETED", "a"),
+    ]

@@ -46,6 +46,15 @@ class Watch:
         rv = self.q.get("resourceVersion", "")
         key = self.t.rt.key
         self.store.listeners.append(self._listen)
+        self.selective = bool(self.q.get("labelSelector") or self.q.get("fieldSelector"))
+        self.inside: set[tuple[str, str]] = set()
+        if self.selective and rv not in ("", "0"):
+            # the state at `rv` is gone; what matches now is the closest we have
+            self.inside = {
+                (o["metadata"].get("namespace", ""), o["metadata"]["name"])
+                for o in self.store.items(key)
+                if self.match(o)
+            }
         if rv in ("", "0") or self.q.get("sendInitialEvents") == "true":
             self.initial = [
                 Event(self.store.rv, "ADDED", key, o)
@@ -72,9 +81,25 @@ class Watch:
         if self._listen in self.store.listeners:
             self.store.listeners.remove(self._listen)
 
+    def _selected_type(self, event: Event) -> str | None:
+        """With a selector, objects entering it are ADDED and leaving it DELETED."""
+        meta = event.obj["metadata"]
+        key = (meta.get("namespace", ""), meta["name"])
+        matches = self.match(event.obj)
+        if not self.selective:
+            return event.type if matches else None
+        was_in = key in self.inside
+        if matches and event.type != "DELETED":
+            self.inside.add(key)
+            return event.type if was_in else "ADDED"
+        self.inside.discard(key)
+        return "DELETED" if was_in or (matches and event.type == "DELETED") else None
+
     def _encode(self, event: Event) -> bytes | None:
-        if not self.match(event.obj):
+        kind = self._selected_type(event)
+        if kind is None:
             return None
+        event = Event(event.rv, kind, event.rt_key, event.obj)
         obj = served(self.t.rt, self.t.version, event.obj)
         if self.want_table:
             obj = tables.table(
