@@ -25,15 +25,12 @@ from podplane.sandbox.kube.controllers.infra import (
     NamespaceController,
     VolumeBinder,
 )
+from podplane.sandbox.kube.controllers.jobs import JobController
+from podplane.sandbox.kube.controllers.kubelet import Kubelet
 from podplane.sandbox.kube.controllers.nodes import NodeController
-from podplane.sandbox.kube.controllers.scheduling import Kubelet, Scheduler
-from podplane.sandbox.kube.controllers.workloads import (
-    DaemonSetController,
-    DeploymentController,
-    JobController,
-    ReplicaSetController,
-    StatefulSetController,
-)
+from podplane.sandbox.kube.controllers.scheduler import Scheduler
+from podplane.sandbox.kube.controllers.sets import DaemonSetController, StatefulSetController
+from podplane.sandbox.kube.controllers.workloads import DeploymentController, ReplicaSetController
 from podplane.sandbox.kube.crds import CrdManager
 from podplane.sandbox.kube.resources import Registry
 from podplane.sandbox.kube.store import Store, write_atomically
