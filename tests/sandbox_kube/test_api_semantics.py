@@ -308,3 +308,19 @@ def test_watch_with_selector_sees_objects_enter_and_leave(http: httpx.Client) ->
         ("ADDED", "b"),
         ("DELETED", "a"),
     ]
+
+
+def test_aggregated_discovery_when_asked(http: httpx.Client) -> None:
+    accept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
+    resp = http.get("/apis", headers={"Accept": accept})
+    assert resp.headers["content-type"].startswith("application/json;g=apidiscovery.k8s.io")
+    groups = {g["metadata"]["name"]: g for g in resp.json()["items"]}
+    deploy = next(
+        r for r in groups["apps"]["versions"][0]["resources"] if r["resource"] == "deployments"
+    )
+    assert deploy["shortNames"] == ["deploy"] and deploy["scope"] == "Namespaced"
+    assert {s["subresource"] for s in deploy["subresources"]} == {"status", "scale"}
+    core = http.get("/api", headers={"Accept": accept}).json()["items"]
+    assert [g["metadata"]["name"] for g in core] == [""]
+    plain = http.get("/apis").json()
+    assert plain["kind"] == "APIGroupList"

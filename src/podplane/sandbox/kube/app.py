@@ -28,6 +28,10 @@ class JSON(Response):
         return json.dumps(content, separators=(",", ":")).encode()
 
 
+class Aggregated(JSON):
+    media_type = discovery.AGGREGATED
+
+
 def _error(exc: KubeError) -> Response:
     return JSON(exc.status(), status_code=exc.code)
 
@@ -48,10 +52,14 @@ def build_app(store: Store, crds: CrdManager, server_address: str) -> Starlette:
     async def health(_: Request) -> Response:
         return PlainTextResponse("ok")
 
-    async def api_root(_: Request) -> Response:
+    async def api_root(request: Request) -> Response:
+        if discovery.wants_aggregated(request.headers.get("accept", "")):
+            return Aggregated(discovery.aggregated(registry, core=True))
         return JSON(discovery.api_versions(server_address))
 
-    async def apis_root(_: Request) -> Response:
+    async def apis_root(request: Request) -> Response:
+        if discovery.wants_aggregated(request.headers.get("accept", "")):
+            return Aggregated(discovery.aggregated(registry, core=False))
         return JSON(discovery.api_group_list(registry))
 
     async def openapi_index(_: Request) -> Response:

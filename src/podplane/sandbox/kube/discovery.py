@@ -156,3 +156,75 @@ def openapi_doc(registry: Registry, group: str, version: str) -> dict[str, Any]:
         "paths": paths,
         "components": {"schemas": schemas},
     }
+
+
+AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+
+def wants_aggregated(accept: str) -> bool:
+    """kubectl asks for aggregated discovery first; plain clients ask for JSON."""
+    first = accept.split(",")[0].replace(" ", "")
+    return (
+        "g=apidiscovery.k8s.io" in first and "v=v2" in first and "as=APIGroupDiscoveryList" in first
+    )
+
+
+def _discovery_resource(rt: ResourceType, version: str) -> dict[str, Any]:
+    kind = {"group": rt.group, "version": version, "kind": rt.kind}
+    entry: dict[str, Any] = {
+        "resource": rt.plural,
+        "responseKind": kind,
+        "singularResource": rt.singular,
+        "scope": "Namespaced" if rt.namespaced else "Cluster",
+        "verbs": list(ALL_VERBS),
+    }
+    if rt.short_names:
+        entry["shortNames"] = list(rt.short_names)
+    if rt.categories:
+        entry["categories"] = list(rt.categories)
+    subs = []
+    for sub in rt.subresources:
+        verbs = {
+            "log": ["get"],
+            "binding": ["create"],
+            "eviction": ["create"],
+            "finalize": ["update"],
+        }.get(sub, ["get", "patch", "update"])
+        response = (
+            {"group": "autoscaling", "version": "v1", "kind": "Scale"} if sub == "scale" else kind
+        )
+        subs.append({"subresource": sub, "responseKind": response, "verbs": verbs})
+    if subs:
+        entry["subresources"] = subs
+    return entry
+
+
+def aggregated(registry: Registry, core: bool) -> dict[str, Any]:
+    """APIGroupDiscoveryList for /api (core) or /apis (every named group)."""
+    items = []
+    for group, versions in sorted(registry.group_versions().items()):
+        if (group == "") != core:
+            continue
+        items.append(
+            {
+                "metadata": {"name": group},
+                "versions": [
+                    {
+                        "version": v,
+                        "freshness": "Current",
+                        "resources": [
+                            _discovery_resource(rt, v)
+                            for rt in sorted(registry.all(), key=lambda r: r.plural)
+                            if rt.group == group and v in rt.served_versions()
+                        ],
+                    }
+                    for v in versions
+                ],
+            }
+        )
+    return {
+        "kind": "APIGroupDiscoveryList",
+        "apiVersion": "apidiscovery.k8s.io/v2",
+        "metadata": {},
+        "items": items,
+    }
