@@ -357,3 +357,31 @@ def test_cordon_and_drain_move_pods(box: Sandbox, client: httpx.Client) -> None:
     assert client.get(f"/api/v1/nodes/{victim}").json()["spec"]["unschedulable"] is True
     box.kubectl("uncordon", victim)
     assert not client.get(f"/api/v1/nodes/{victim}").json()["spec"].get("unschedulable")
+
+
+def test_crashing_container_backs_off_and_keeps_previous_logs(
+    box: Sandbox, client: httpx.Client
+) -> None:
+    pod = _pod("crashy")
+    pod["metadata"]["annotations"] = {
+        "sandbox.podplane.io/duration-seconds": "20",
+        "sandbox.podplane.io/exit-code": "1",
+        "sandbox.podplane.io/log-kind": "training",
+    }
+    client.post(PODS, json=pod).raise_for_status()
+    box.advance(23)  # 2s start + 20s run, then it exits
+    cs = client.get(f"{PODS}/crashy").json()["status"]["containerStatuses"][0]
+    assert cs["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+    assert cs["restartCount"] == 1 and cs["lastState"]["terminated"]["exitCode"] == 1
+    row = box.kubectl("get", "pod", "crashy", "--no-headers").stdout.split()
+    assert row[2:4] == ["CrashLoopBackOff", "1"]
+    box.advance(10)  # first back-off is 10s
+    cs = client.get(f"{PODS}/crashy").json()["status"]["containerStatuses"][0]
+    assert "running" in cs["state"] and cs["ready"] is True
+    previous = client.get(f"{PODS}/crashy/log", params={"previous": "true"}).text.splitlines()
+    assert previous[-1].startswith("[rank 0] step 40 |")  # 20s of a 5s-step loop
+    current = client.get(f"{PODS}/crashy/log").text.splitlines()
+    assert not any("| loss" in line for line in current)  # the new run just started
+    box.advance(21)
+    cs = client.get(f"{PODS}/crashy").json()["status"]["containerStatuses"][0]
+    assert cs["restartCount"] == 2 and "back-off 20s" in cs["state"]["waiting"]["message"]

@@ -46,9 +46,12 @@ def _seed(pod: Obj, container: str) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big")
 
 
-def lines_between(pod: Obj, container: Obj, start: float, end: float) -> list[tuple[float, str]]:
+def lines_between(
+    pod: Obj, container: Obj, start: float, end: float, started: float | None = None
+) -> list[tuple[float, str]]:
     """Every line the container wrote with start <= t < end (relative to its start time)."""
-    started = container_start(pod, container["name"])
+    if started is None:
+        started = container_start(pod, container["name"])
     if started is None or end <= started:
         return []
     kind = kind_of(pod, container)
@@ -61,20 +64,32 @@ def lines_between(pod: Obj, container: Obj, start: float, end: float) -> list[tu
     return [(t, line) for t, line in out if start <= t < end]
 
 
-def container_start(pod: Obj, name: str) -> float | None:
+def run_window(pod: Obj, name: str, previous: bool = False) -> tuple[float, float | None] | None:
+    """(started, finished or None while running) of the container's current or previous run.
+    A container waiting to restart reports its last run, as the kubelet does."""
     for cs in (pod.get("status") or {}).get("containerStatuses") or []:
-        if cs.get("name") == name:
-            state = cs.get("state") or {}
-            started = (state.get("running") or state.get("terminated") or {}).get("startedAt")
-            return parse_iso(started)
+        if cs.get("name") != name:
+            continue
+        state, last = cs.get("state") or {}, (cs.get("lastState") or {}).get("terminated")
+        if previous:
+            run = last
+        elif "running" in state:
+            return parse_iso(state["running"].get("startedAt")) or 0.0, None
+        else:
+            run = state.get("terminated") or last
+        if run:
+            return parse_iso(run.get("startedAt")) or 0.0, parse_iso(run.get("finishedAt"))
     return None
+
+
+def container_start(pod: Obj, name: str) -> float | None:
+    window = run_window(pod, name)
+    return window[0] if window else None
 
 
 def container_end(pod: Obj, name: str) -> float | None:
-    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
-        if cs.get("name") == name:
-            return parse_iso(((cs.get("state") or {}).get("terminated") or {}).get("finishedAt"))
-    return None
+    window = run_window(pod, name)
+    return window[1] if window else None
 
 
 def _steps(started: float, start: float, end: float, every: float) -> range:

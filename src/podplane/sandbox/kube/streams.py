@@ -182,7 +182,8 @@ class PodLogs:
         container = next((c for c in containers if c.get("name") == name), None)
         if container is None:
             raise KubeError(400, f"container {name} is not valid for pod {t.name}")
-        if q.get("previous") in ("true", "1"):
+        self.previous = q.get("previous") in ("true", "1")
+        if self.previous and logs.run_window(pod, name, previous=True) is None:
             raise KubeError(
                 400, f'previous terminated container "{name}" in pod "{t.name}" not found'
             )
@@ -194,21 +195,26 @@ class PodLogs:
         self.name, self.container = name, container
         self.timestamps = q.get("timestamps") in ("true", "1")
 
+    def _run(self, pod: Obj) -> tuple[float, float | None]:
+        return logs.run_window(pod, self.name, self.previous) or (0.0, None)
+
     def _window_start(self, pod: Obj) -> float:
-        start = logs.container_start(pod, self.name) or 0.0
+        start = self._run(pod)[0]
         if self.q.get("sinceSeconds"):
             start = max(start, self.store.clock.now() - float(self.q["sinceSeconds"]))
         return start
 
     def _end(self, pod: Obj) -> float:
-        end = logs.container_end(pod, self.name)
+        end = self._run(pod)[1]
         now = self.store.clock.now() + 1e-6
         return min(end + 1e-6, now) if end is not None else now
 
     def snapshot(self) -> tuple[str, float]:
         pod = self.store.get(self.t.rt, self.t.namespace, self.t.name)
         end = self._end(pod)
-        lines = logs.lines_between(pod, self.container, self._window_start(pod), end)
+        lines = logs.lines_between(
+            pod, self.container, self._window_start(pod), end, self._run(pod)[0]
+        )
         if self.q.get("tailLines"):
             tail = int(self.q["tailLines"])
             lines = lines[-tail:] if tail > 0 else []
@@ -239,11 +245,11 @@ class PodLogs:
                 if pod is None:
                     return
                 end = self._end(pod)
-                lines = logs.lines_between(pod, self.container, emitted_to, end)
+                lines = logs.lines_between(pod, self.container, emitted_to, end, self._run(pod)[0])
                 if lines:
                     yield logs.render(lines, self.timestamps).encode()
                 emitted_to = max(emitted_to, end)
-                if logs.container_end(pod, self.name) is not None:
+                if self._run(pod)[1] is not None:
                     return
                 await self._wait(changed, next_in=1.0)
         finally:

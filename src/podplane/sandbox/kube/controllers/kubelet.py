@@ -80,8 +80,16 @@ class Kubelet(Controller):
                 return scheduled + START_SECONDS - now
             self._running(pod, node, scheduled + START_SECONDS)
             return self._until_exit(pod, scheduled + START_SECONDS)
-        started = parse_iso(status.get("startTime")) or now
-        return self._until_exit(pod, started)
+        first = (status.get("containerStatuses") or [{}])[0]
+        state = first.get("state") or {}
+        if "waiting" in state and first.get("lastState", {}).get("terminated"):
+            restart_at = _restart_at(first)
+            if now < restart_at:
+                return restart_at - now
+            self._restart(pod, restart_at)
+            return self._until_exit(pod, restart_at)
+        started = parse_iso((state.get("running") or {}).get("startedAt"))
+        return self._until_exit(pod, started or parse_iso(status.get("startTime")) or now)
 
     def _until_exit(self, pod: Obj, started: float) -> float | None:
         seconds = run_seconds(pod)
@@ -90,8 +98,56 @@ class Kubelet(Controller):
         left = started + seconds - self.ctx.now()
         if left > 0:
             return left
-        self._exit(pod, started, started + seconds)
-        return None
+        pod = self.primary_obj((pod["metadata"]["namespace"], pod["metadata"]["name"])) or pod
+        code = int((pod["metadata"].get("annotations") or {}).get(EXIT_CODE, "0"))
+        policy = pod["spec"].get("restartPolicy", "Always")
+        if policy == "Never" or (policy == "OnFailure" and code == 0):
+            self._exit(pod, started, started + seconds)
+            return None
+        return self._crash(pod, started, started + seconds, code)
+
+    def _crash(self, pod: Obj, started: float, finished: float, code: int) -> float:
+        """The container exited and will be restarted after a back-off (CrashLoopBackOff)."""
+        status = clone(pod.get("status") or {})
+        restarts = int((status.get("containerStatuses") or [{}])[0].get("restartCount", 0)) + 1
+        wait = backoff(restarts)
+        name, ns = pod["metadata"]["name"], pod["metadata"]["namespace"]
+        last = {
+            "terminated": {
+                "exitCode": code,
+                "reason": "Completed" if code == 0 else "Error",
+                "startedAt": iso(started),
+                "finishedAt": iso(finished),
+            }
+        }
+        statuses = []
+        for cs in self._container_statuses(pod, {}, False, restarts, last):
+            cs["state"] = {
+                "waiting": {
+                    "reason": "CrashLoopBackOff",
+                    "message": f"back-off {int(wait)}s restarting failed "
+                    f"container={cs['name']} pod={name}_{ns}",
+                }
+            }
+            statuses.append(cs)
+        status["containerStatuses"] = statuses
+        status["conditions"] = _conditions(status, iso(finished), ready=False)
+        self.ctx.update_status("pods", pod, status)
+        self.ctx.event(pod, "BackOff", "Back-off restarting failed container", "Warning")
+        return finished + wait - self.ctx.now()
+
+    def _restart(self, pod: Obj, at: float) -> None:
+        status = clone(pod.get("status") or {})
+        first = (status.get("containerStatuses") or [{}])[0]
+        status["containerStatuses"] = self._container_statuses(
+            pod,
+            {"running": {"startedAt": iso(at)}},
+            True,
+            int(first.get("restartCount", 0)),
+            first.get("lastState") or {},
+        )
+        status["conditions"] = _conditions(status, iso(at), ready=True)
+        self.ctx.update_status("pods", pod, status)
 
     def _base_status(self, pod: Obj, node: Obj) -> Obj:
         status = clone(pod.get("status") or {})
@@ -109,7 +165,9 @@ class Kubelet(Controller):
         status.setdefault("qosClass", "Burstable")
         return status
 
-    def _container_statuses(self, pod: Obj, state: Obj, ready: bool) -> list[Obj]:
+    def _container_statuses(
+        self, pod: Obj, state: Obj, ready: bool, restarts: int = 0, last: Obj | None = None
+    ) -> list[Obj]:
         return [
             {
                 "name": c["name"],
@@ -120,9 +178,9 @@ class Kubelet(Controller):
                 + hashlib.sha256((pod["metadata"]["uid"] + c["name"]).encode()).hexdigest(),
                 "ready": ready,
                 "started": "running" in state,
-                "restartCount": 0,
+                "restartCount": restarts,
                 "state": state,
-                "lastState": {},
+                "lastState": last or {},
             }
             for c in pod.get("spec", {}).get("containers") or []
         ]
@@ -173,6 +231,16 @@ class Kubelet(Controller):
         status["containerStatuses"] = self._container_statuses(pod, state, False)
         status["conditions"] = _conditions(status, iso(finished), ready=False)
         self.ctx.update_status("pods", pod, status)
+
+
+def backoff(restarts: int) -> float:
+    """The kubelet's crash-loop back-off: 10s doubling per restart, capped at five minutes."""
+    return float(min(10 * 2 ** (restarts - 1), 300))
+
+
+def _restart_at(container_status: Obj) -> float:
+    finished = parse_iso(container_status["lastState"]["terminated"].get("finishedAt")) or 0.0
+    return finished + backoff(int(container_status.get("restartCount", 1)))
 
 
 def _cond_time(status: Obj, kind: str) -> float | None:
