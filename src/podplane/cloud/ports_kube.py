@@ -1,0 +1,84 @@
+"""The Kubernetes port: what podplane needs from a cluster's API, in plain manifests.
+
+Adapters: cloud/kube (lightkube, real EKS or the sandbox). Errors are domain errors:
+NotFound, Conflict, InvalidInput (with the API's field causes), CloudError otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, Literal, NamedTuple, Protocol
+
+Manifest = dict[str, Any]
+PatchKind = Literal["merge", "strategic", "json", "apply"]
+Propagation = Literal["Background", "Foreground", "Orphan"]
+
+
+class WatchEvent(NamedTuple):
+    type: str  # ADDED | MODIFIED | DELETED | BOOKMARK
+    object: Manifest
+
+
+class KubePort(Protocol):
+    async def apply(
+        self, manifest: Manifest, *, field_manager: str = "podplane", force: bool = False
+    ) -> Manifest: ...
+
+    async def get(
+        self, api_version: str, kind: str, name: str, namespace: str | None = None
+    ) -> Manifest | None: ...
+
+    async def list(
+        self,
+        api_version: str,
+        kind: str,
+        *,
+        namespace: str | None = None,
+        labels: dict[str, str] | None = None,
+        fields: dict[str, str] | None = None,
+    ) -> list[Manifest]: ...
+
+    def watch(
+        self,
+        api_version: str,
+        kind: str,
+        *,
+        namespace: str | None = None,
+        labels: dict[str, str] | None = None,
+        resource_version: str | None = None,
+    ) -> AsyncIterator[WatchEvent]: ...
+
+    async def patch(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        patch_kind: PatchKind = "merge",
+        subresource: str | None = None,
+    ) -> Manifest: ...
+
+    async def delete(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        *,
+        namespace: str | None = None,
+        propagation: Propagation = "Background",
+    ) -> None: ...
+
+    def logs(
+        self,
+        pod: str,
+        namespace: str,
+        *,
+        container: str | None = None,
+        follow: bool = False,
+        tail_lines: int | None = None,
+        since_seconds: int | None = None,
+    ) -> AsyncIterator[str]: ...
+
+    async def close(self) -> None: ...

@@ -1,0 +1,72 @@
+"""Capacity of SageMaker HyperPod instance types: (vCPU, memory GiB, NVIDIA GPUs, EFA
+interfaces, Neuron devices). Values follow the EC2 instance specifications."""
+
+from __future__ import annotations
+
+CAPACITY: dict[str, tuple[int, int, int, int, int]] = {
+    "ml.p5.48xlarge": (192, 2048, 8, 32, 0),
+    "ml.p5e.48xlarge": (192, 2048, 8, 32, 0),
+    "ml.p5en.48xlarge": (192, 2048, 8, 16, 0),
+    "ml.p4d.24xlarge": (96, 1152, 8, 4, 0),
+    "ml.p4de.24xlarge": (96, 1152, 8, 4, 0),
+    "ml.p6-b200.48xlarge": (192, 2048, 8, 8, 0),
+    "ml.g5.xlarge": (4, 16, 1, 0, 0),
+    "ml.g5.2xlarge": (8, 32, 1, 0, 0),
+    "ml.g5.4xlarge": (16, 64, 1, 0, 0),
+    "ml.g5.8xlarge": (32, 128, 1, 1, 0),
+    "ml.g5.12xlarge": (48, 192, 4, 0, 0),
+    "ml.g5.24xlarge": (96, 384, 4, 0, 0),
+    "ml.g5.48xlarge": (192, 768, 8, 1, 0),
+    "ml.g6.12xlarge": (48, 192, 4, 0, 0),
+    "ml.g6e.12xlarge": (48, 384, 4, 0, 0),
+    "ml.g6e.48xlarge": (192, 1536, 8, 4, 0),
+    "ml.trn1.32xlarge": (128, 512, 0, 8, 16),
+    "ml.trn2.48xlarge": (192, 2048, 0, 16, 16),
+    "ml.m5.xlarge": (4, 16, 0, 0, 0),
+    "ml.m5.2xlarge": (8, 32, 0, 0, 0),
+    "ml.m5.4xlarge": (16, 64, 0, 0, 0),
+    "ml.m5.12xlarge": (48, 192, 0, 0, 0),
+    "ml.c5.xlarge": (4, 8, 0, 0, 0),
+    "ml.c5.2xlarge": (8, 16, 0, 0, 0),
+    "ml.t3.medium": (2, 4, 0, 0, 0),
+}
+_SIZES = {"medium": 1, "large": 2, "xlarge": 4}
+
+
+def capacity(instance_type: str) -> tuple[int, int, int, int, int]:
+    if instance_type in CAPACITY:
+        return CAPACITY[instance_type]
+    size = instance_type.rsplit(".", 1)[-1]
+    cpus = _SIZES.get(size) or (
+        int(size[:-6]) * 4 if size.endswith("xlarge") and size[:-6].isdigit() else 4
+    )
+    return (cpus, cpus * 4, 0, 0, 0)
+
+
+def resources(instance_type: str) -> tuple[dict[str, str], dict[str, str]]:
+    """(capacity, allocatable) as node status maps."""
+    cpu, mem, gpu, efa, neuron = capacity(instance_type)
+    cap = {
+        "cpu": str(cpu),
+        "memory": f"{mem}Gi",
+        "pods": "110",
+        "ephemeral-storage": "500Gi",
+        "hugepages-1Gi": "0",
+        "hugepages-2Mi": "0",
+    }
+    alloc = {
+        "cpu": f"{cpu * 1000 - 100 - cpu * 6}m",
+        "memory": f"{mem * 1024 - 1024 - mem * 8}Mi",
+        "pods": "110",
+        "ephemeral-storage": "460Gi",
+        "hugepages-1Gi": "0",
+        "hugepages-2Mi": "0",
+    }
+    for name, count in (
+        ("nvidia.com/gpu", gpu),
+        ("vpc.amazonaws.com/efa", efa),
+        ("aws.amazon.com/neuron", neuron),
+    ):
+        if count:
+            cap[name] = alloc[name] = str(count)
+    return cap, alloc
