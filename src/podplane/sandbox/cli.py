@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -24,12 +23,13 @@ def sandbox(
 ) -> None:
     """Run the sandbox cloud only: AWS endpoint (EKS, HyperPod, EC2, IAM, S3, STS) and the
     Kubernetes API."""
+    from podplane.sandbox.kube import start_kube_api
     from podplane.sandbox.main import Sandbox
     from podplane.settings import Settings
 
     root = home or Settings().home
     box = Sandbox(root, host=host, aws_port=aws_port, kube_port=kube_port, speed=speed,
-                  seed=seed, kube_factory=_kube_factory())
+                  seed=seed, kube_factory=start_kube_api)
     if print_env:
         typer.echo("\n".join(box.env_lines()))
         return
@@ -42,11 +42,3 @@ def sandbox(
                    err=True)
         raise typer.Exit(1) from None
 
-
-def _kube_factory() -> Any:
-    """The Kubernetes API factory, when the Kubernetes side of the sandbox is installed."""
-    try:
-        module = importlib.import_module("podplane.sandbox.kube")
-    except ImportError:
-        return None
-    return getattr(module, "kube_factory", None)
