@@ -16,7 +16,7 @@ import httpx
 import uvicorn
 from rich.console import Console
 
-from podplane.bootstrap import build_app, build_state
+from podplane.bootstrap import SANDBOX_AWS_URL, build_app, build_state
 from podplane.domain.principal import SYSTEM
 from podplane.services import auth
 from podplane.services.context import Ctx
@@ -48,14 +48,8 @@ def run(settings: Settings, with_sandbox: bool = False) -> None:
                 child.kill()
 
 
-SANDBOX_AWS_URL = "http://127.0.0.1:4566"
-
-
 def _start_sandbox(settings: Settings) -> subprocess.Popen[bytes] | None:
     """Start `podplane sandbox` as a child (unless one already answers) and point AWS at it."""
-    for key, value in (("AWS_ACCESS_KEY_ID", "test"), ("AWS_SECRET_ACCESS_KEY", "test"),
-                       ("AWS_DEFAULT_REGION", settings.region)):
-        os.environ.setdefault(key, value)
     url = settings.aws_endpoint_url or SANDBOX_AWS_URL
     settings.aws_endpoint_url = os.environ["AWS_ENDPOINT_URL"] = url
     if _sandbox_ready(url):
