@@ -18,6 +18,7 @@ from podplane.services.context import Ctx
 from podplane.settings import Settings
 
 PG_URL = os.environ.get("PODPLANE_TEST_POSTGRES_URL")
+pytest_plugins = ["tests.stack"]  # the `stack` fixture: sandbox + control plane in one process
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from podplane.api.app import create_app
+from podplane.cloud.virtual_clock import PacedClock
 from podplane.mcp import http as mcp_http
 from podplane.services import operations
 from podplane.services.cloud_access import attach_cloud
@@ -22,19 +23,22 @@ SANDBOX_AWS_URL = "http://127.0.0.1:4566"
 
 def build_state(settings: Settings) -> AppState:
     settings.home.mkdir(parents=True, exist_ok=True)
+    extras: dict[str, object] = {}
     if settings.backend == "sandbox":
-        _point_at_sandbox(settings)
+        _point_at_sandbox(settings, extras)
     url = settings.resolved_database_url
     migrate(url)
     engine = make_engine(url)
-    return AppState(settings=settings, sessions=make_sessionmaker(engine),
-                    extras={"engine": engine})
+    extras["engine"] = engine
+    return AppState(settings=settings, sessions=make_sessionmaker(engine), extras=extras)
 
 
-def _point_at_sandbox(settings: Settings) -> None:
+def _point_at_sandbox(settings: Settings, extras: dict[str, object]) -> None:
     """The sandbox takes any credentials; real AWS is only reached with PODPLANE_BACKEND=aws."""
     settings.aws_endpoint_url = (settings.aws_endpoint_url or os.environ.get("AWS_ENDPOINT_URL")
                                  or SANDBOX_AWS_URL)
+    # The engine polls on the sandbox's time, so a 60x sandbox is polled 60x as often.
+    extras.setdefault("ops_clock", PacedClock(settings.aws_endpoint_url))
     for key, value in (("AWS_ACCESS_KEY_ID", "test"), ("AWS_SECRET_ACCESS_KEY", "test")):
         os.environ.setdefault(key, value)
 

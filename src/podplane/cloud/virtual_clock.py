@@ -1,0 +1,53 @@
+"""Engine clocks that follow the sandbox's virtual clock (a Clock port adapter over HTTP).
+
+- `PacedClock` (for `podplane up`): a sleep of N virtual seconds waits N / speed real seconds,
+  so polling keeps pace with a sandbox that runs 60x faster than real time.
+- `SteppingClock` (for tests): a sleep advances the sandbox clock by N seconds and returns,
+  so a 20-minute cluster creation takes no real time and nothing waits on the wall clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+import httpx
+
+MIN_REAL_SLEEP = 0.05
+
+
+class PacedClock:
+    def __init__(self, sandbox_url: str) -> None:
+        self.url = sandbox_url.rstrip("/")
+        self._speed: float | None = None
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+    async def sleep(self, seconds: float) -> None:
+        speed = await self._read_speed()
+        real = seconds / speed if speed > 0 else seconds
+        await asyncio.sleep(max(MIN_REAL_SLEEP, real))
+
+    async def _read_speed(self) -> float:
+        try:
+            async with httpx.AsyncClient(timeout=2.0) as http:
+                self._speed = float((await http.get(f"{self.url}/_sandbox/clock")).json()["speed"])
+        except (httpx.HTTPError, KeyError, ValueError):
+            pass  # keep the last known speed; the sandbox may be restarting
+        return self._speed or 1.0
+
+
+class SteppingClock:
+    def __init__(self, sandbox_url: str) -> None:
+        self.url = sandbox_url.rstrip("/")
+        self._now = datetime.now(UTC)
+
+    def now(self) -> datetime:
+        return self._now
+
+    async def sleep(self, seconds: float) -> None:
+        async with httpx.AsyncClient(timeout=10.0) as http:
+            r = await http.post(f"{self.url}/_sandbox/clock/advance", json={"seconds": seconds})
+            r.raise_for_status()
+        await asyncio.sleep(0)

@@ -1,0 +1,123 @@
+"""The whole stack in one test process: the sandbox cloud (AWS endpoint + Kubernetes API, clock
+frozen) and the control plane pointed at it, with an engine clock that steps the sandbox.
+
+Use `stack` from async tests; nothing here waits on real time: every engine sleep advances
+the sandbox's virtual clock instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import boto3
+import httpx
+import pytest
+from botocore.config import Config
+
+from podplane.bootstrap import build_app
+from podplane.cloud.virtual_clock import SteppingClock
+from podplane.domain.effects import Role
+from podplane.sandbox.kube import start_kube_api
+from podplane.sandbox.main import Sandbox
+from podplane.settings import Settings
+from tests.conftest import client_for, mint
+
+KUBECTL = shutil.which("kubectl") or str(Path(sys.executable).parent / "kubectl")
+
+
+class SandboxThread:
+    """The sandbox on its own event loop in a thread, as `podplane sandbox` would run it."""
+
+    def __init__(self, home: Path) -> None:
+        self.box = Sandbox(home, aws_port=0, kube_port=0, speed=0, seed=11,
+                           kube_factory=start_kube_api)
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.box.start()
+        self.kube = self.call(self._start_kube())
+        self.box.world.kube.endpoint = self.kube.endpoint  # EKS DescribeCluster returns it
+
+    async def _start_kube(self) -> Any:
+        assert self.box.kube_factory is not None
+        kube = self.box.kube_factory(self.box.folder, self.box.clock, self.box.node_source,
+                                     self.box.host, 0)
+        await kube.start()
+        return kube
+
+    def call(self, coro: Any, timeout: float = 60) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def stop(self) -> None:
+        self.call(self.kube.stop())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+        self.box.stop()
+
+
+@dataclass
+class Stack:
+    sandbox: SandboxThread
+    app: Any
+    tokens: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def aws_url(self) -> str:
+        return self.sandbox.box.aws_url
+
+    def client(self, role: str = "admin", **headers: str) -> httpx.AsyncClient:
+        return client_for(self.app, self.tokens[role], **headers)
+
+    def aws(self, service: str) -> Any:
+        return boto3.client(service, endpoint_url=self.aws_url, region_name="us-west-2",
+                            aws_access_key_id="test", aws_secret_access_key="test",
+                            config=Config(retries={"mode": "standard", "total_max_attempts": 1}))
+
+    def advance(self, seconds: float) -> None:
+        httpx.post(f"{self.aws_url}/_sandbox/clock/advance",
+                   json={"seconds": seconds}).raise_for_status()
+
+    def ledger(self, **query: str) -> list[dict[str, Any]]:
+        r = httpx.get(f"{self.aws_url}/_sandbox/ledger", params=query)
+        r.raise_for_status()
+        return list(r.json())
+
+    def fault(self, **spec: Any) -> dict[str, Any]:
+        r = httpx.post(f"{self.aws_url}/_sandbox/faults", json=spec)
+        r.raise_for_status()
+        return dict(r.json())
+
+    def clear_fault(self, fault_id: str) -> None:
+        httpx.delete(f"{self.aws_url}/_sandbox/faults/{fault_id}").raise_for_status()
+
+    def kubectl(self, *args: str) -> str:
+        env = {**os.environ, "KUBECONFIG": str(self.sandbox.kube.kubeconfig_path)}
+        done = subprocess.run([KUBECTL, *args], env=env, capture_output=True, text=True,
+                              timeout=60)
+        if done.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)}: {done.stderr}")
+        return done.stdout
+
+
+@pytest.fixture
+async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
+    sandbox = SandboxThread(tmp_path / "cloud")
+    settings = Settings(home=tmp_path / "cp", database_url=f"sqlite:///{tmp_path / 'cp.db'}",
+                        aws_endpoint_url=sandbox.box.aws_url)
+    app = build_app(settings)
+    app.state.podplane.extras["ops_clock"] = SteppingClock(sandbox.box.aws_url)
+    try:
+        async with app.router.lifespan_context(app):
+            tokens = {r.value: await mint(app, f"stack-{r.value}", r) for r in Role}
+            yield Stack(sandbox, app, tokens)
+    finally:
+        sandbox.stop()
