@@ -83,4 +83,4 @@ def _serve(settings: Settings) -> None:
     if admin:
         console.print(f"admin token (shown once, store it now): [bold]{admin}[/bold]")
     uvicorn.run(app, host=settings.host, port=settings.port, log_level="info",
-                proxy_headers=False, access_log=False)
+                proxy_headers=False, access_log=False, timeout_graceful_shutdown=5)
