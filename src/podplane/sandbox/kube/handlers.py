@@ -59,7 +59,7 @@ class Handlers:
         self.store = store
 
     # ---- reads ----------------------------------------------------------------
-    def list(self, t: Target, q: dict[str, str], want_table: bool) -> Obj:
+    def list_objects(self, t: Target, q: dict[str, str], want_table: bool) -> Obj:
         labels, fields = (
             label_selector(q.get("labelSelector")),
             field_selector(q.get("fieldSelector")),
@@ -240,7 +240,7 @@ class Handlers:
         }
 
     def delete_collection(self, t: Target, body: Any, q: dict[str, str]) -> Obj:
-        listing = self.list(t, q, want_table=False)
+        listing = self.list_objects(t, q, want_table=False)
         for obj in listing["items"]:
             meta = obj["metadata"]
             sub = Target(t.rt, t.version, meta.get("namespace", ""), meta["name"], "")
