@@ -81,6 +81,8 @@ class Sandbox:
             self.settle()
 
     def stop(self) -> None:
+        if not self.thread.is_alive():
+            return
         self.call(self.api.stop())
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
