@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
@@ -18,7 +20,7 @@ from podplane.sandbox.clock import VirtualClock
 from podplane.sandbox.contracts import SandboxNode
 from podplane.sandbox.kube import KubeApiServer, start_kube_api
 
-KUBECTL = "/work/venv/bin/kubectl"
+KUBECTL = shutil.which("kubectl") or str(Path(sys.executable).parent / "kubectl")
 REPO = Path(__file__).resolve().parents[2]
 CRDS = REPO / ".." / "shared" / "crds"
 
