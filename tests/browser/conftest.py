@@ -1,0 +1,187 @@
+"""A real `podplane serve` in a subprocess and Debian's Chromium driven by Playwright.
+
+Every page a test opens is watched: console errors and requests to any other origin fail the
+test. Screenshots go to artifacts/screenshots/ (kept out of git).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import (
+    Browser,
+    ConsoleMessage,
+    Page,
+    Playwright,
+    Response,
+    sync_playwright,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+CONSOLE_INDEX = REPO / "src" / "podplane" / "web" / "static" / "console" / "index.html"
+SCREENSHOTS = REPO / "artifacts" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+]
+DESKTOP = {"width": 1440, "height": 900}
+
+
+@dataclass
+class Server:
+    url: str
+    home: Path
+    env: dict[str, str]
+
+    def token(self, name: str, role: str) -> str:
+        """A token made the way an operator makes one: `podplane token create`."""
+        out = subprocess.run(
+            [sys.executable, "-m", "podplane", "token", "create", "--name", name, "--role", role,
+             "--home", str(self.home)],
+            env=self.env, capture_output=True, text=True, check=True, timeout=60,
+        )
+        return out.stdout.strip()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen[str], seconds: float = 30) -> None:
+    # Waiting for a child process to bind its port is the one real-time wait here, bounded.
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"podplane serve exited early:\n{proc.stdout.read() if proc.stdout else ''}")
+        try:
+            if httpx.get(f"{url}/api/v1/health", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError("podplane serve did not become healthy in time")
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    if not CONSOLE_INDEX.is_file():
+        raise RuntimeError(f"The console is not built ({CONSOLE_INDEX} missing): run `make console`.")
+    home = tmp_path_factory.mktemp("podplane-home")
+    port = _free_port()
+    env = {**os.environ, "PODPLANE_HOME": str(home), "PYTHONPATH": str(REPO / "src")}
+    env.pop("PODPLANE_DATABASE_URL", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "podplane", "serve", "--host", "127.0.0.1", "--port", str(port)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, proc)
+        yield Server(url=url, home=home, env=env)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="session")
+def admin_token(server: Server) -> str:
+    return server.token("ui-admin", "admin")
+
+
+@pytest.fixture(scope="session")
+def playwright() -> Iterator[Playwright]:
+    with sync_playwright() as pw:
+        yield pw
+
+
+@pytest.fixture(scope="session")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    if not Path(CHROMIUM).exists():
+        raise RuntimeError("Debian's chromium is missing: apt-get install -y chromium")
+    b = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+    yield b
+    b.close()
+
+
+@dataclass
+class Watch:
+    """What a page did that a test must not allow: console errors and foreign requests."""
+
+    origin: str
+    errors: list[str] = field(default_factory=list)
+    foreign: list[str] = field(default_factory=list)
+    allowed_errors: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)  # "401 GET /api/v1/...", to explain errors
+
+    def on_console(self, msg: ConsoleMessage) -> None:
+        if msg.type == "error":
+            self.errors.append(msg.text)
+
+    def on_url(self, url: str) -> None:
+        if url.startswith("data:"):
+            return
+        same = url.startswith(self.origin + "/") or url.startswith(self.origin.replace("http", "ws", 1) + "/")
+        if not same:
+            self.foreign.append(url)
+
+    def on_response(self, response: Response) -> None:
+        if response.status >= 400:
+            self.failed.append(f"{response.status} {response.request.method} {response.url}")
+
+    def allow_error(self, fragment: str) -> None:
+        """An error the test provokes on purpose (a 401 for a wrong token, say)."""
+        self.allowed_errors.append(fragment)
+
+    def unexpected_errors(self) -> list[str]:
+        return [e for e in self.errors if not any(a in e for a in self.allowed_errors)]
+
+
+@pytest.fixture
+def watch(server: Server) -> Watch:
+    return Watch(origin=server.url)
+
+
+@pytest.fixture
+def page(browser: Browser, server: Server, watch: Watch) -> Iterator[Page]:
+    context = browser.new_context(base_url=server.url, viewport=DESKTOP)
+    p = context.new_page()
+    p.set_default_timeout(15_000)
+    p.on("console", watch.on_console)
+    p.on("pageerror", lambda err: watch.errors.append(f"pageerror: {err}"))
+    p.on("request", lambda req: watch.on_url(req.url))
+    p.on("websocket", lambda ws: watch.on_url(ws.url))
+    p.on("response", watch.on_response)
+    yield p
+    context.close()
+    assert not watch.unexpected_errors(), (
+        f"console errors: {watch.unexpected_errors()}; failed responses: {watch.failed}")
+    assert not watch.foreign, f"requests to other origins: {watch.foreign}"
+
+
+def shot(page: Page, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=False)
+    return path
+
+
+def sign_in(page: Page, token: str, path: str = "/") -> None:
+    page.goto(path)
+    page.get_by_label("API token").fill(token)
+    page.get_by_role("button", name="Sign in").click()
+    page.locator("#pp-top").wait_for()

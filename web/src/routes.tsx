@@ -1,0 +1,41 @@
+// Every page of the console, in one table. A new page (clusters, instance groups, nodes) is one
+// entry here plus, if it belongs in the side navigation, one entry in NAV; the server serves
+// the console for the path prefixes listed in src/podplane/web/pages.py.
+import type { AppLayoutProps } from "@cloudscape-design/components/app-layout";
+import type { BreadcrumbGroupProps } from "@cloudscape-design/components/breadcrumb-group";
+import type { SideNavigationProps } from "@cloudscape-design/components/side-navigation";
+import { lazy, type ComponentType, type LazyExoticComponent } from "react";
+
+export interface PageProps {
+  params: Record<string, string>;
+}
+
+export interface RouteDef {
+  pattern: string;
+  page: LazyExoticComponent<ComponentType<PageProps>>;
+  crumbs: (params: Record<string, string>) => BreadcrumbGroupProps.Item[];
+  contentType?: AppLayoutProps.ContentType;
+}
+
+export const HOME = "/audit";
+
+export const ROUTES: RouteDef[] = [
+  {
+    pattern: "/audit",
+    page: lazy(() => import("./pages/Audit")),
+    crumbs: () => [{ text: "Audit log", href: "/audit" }],
+    contentType: "table",
+  },
+  {
+    pattern: "/tokens",
+    page: lazy(() => import("./pages/Tokens")),
+    crumbs: () => [{ text: "Tokens", href: "/tokens" }],
+    contentType: "table",
+  },
+];
+
+export const NAV: SideNavigationProps.Item[] = [
+  { type: "link", text: "Audit log", href: "/audit" },
+  { type: "divider" },
+  { type: "link", text: "Tokens", href: "/tokens" },
+];
