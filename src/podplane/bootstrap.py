@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from podplane.api.app import create_app
+from podplane.services import operations
 from podplane.services.context import AppState
 from podplane.settings import Settings
 from podplane.store.db import make_engine, make_sessionmaker, migrate
@@ -28,9 +29,11 @@ def build_app(settings: Settings) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        ops = await operations.start_engine(state)  # sets state.extras["ops"]
         try:
             yield
         finally:
+            await ops.stop()
             await state.extras["engine"].dispose()
 
     app = create_app(state, lifespan=lifespan)

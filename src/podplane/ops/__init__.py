@@ -1,1 +1,4 @@
-"""Durable operations engine: workflows, steps, idempotency, resume, retry-step."""
+"""Durable operations engine: workflows of named steps, leases, resume, retry-step, cancel.
+
+See docs/operations.md and docs/adr/0001-operations-engine.md.
+"""

@@ -5,7 +5,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, DateTime, ForeignKey, Integer, String, Text
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -50,6 +60,9 @@ class AuditModel(Base):
 
 class OperationModel(Base):
     __tablename__ = "operations"
+    # One mutating operation per target: `active_target` holds the target while the operation
+    # is pending or running and is NULL otherwise; the unique index is the lock.
+    __table_args__ = (Index("ux_operations_active_target", "active_target", unique=True),)
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     kind: Mapped[str] = mapped_column(String(64), index=True)
     target: Mapped[str] = mapped_column(String(256), index=True)
@@ -65,6 +78,9 @@ class OperationModel(Base):
     cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
     lease_owner: Mapped[str | None] = mapped_column(String(64))
     lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    active_target: Mapped[str | None] = mapped_column(String(256))
+    # Bumped on every change: watchers compare it to know something moved.
+    revision: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
@@ -103,6 +119,7 @@ class StepEventModel(Base):
     phase: Mapped[str | None] = mapped_column(String(32))
     attempt: Mapped[int] = mapped_column(Integer)
     message: Mapped[str | None] = mapped_column(Text)
+    error: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
 
 class PreferenceModel(Base):

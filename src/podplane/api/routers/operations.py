@@ -1,0 +1,195 @@
+"""Operations: list, get, long-poll wait, retry a step, cancel, and a WebSocket of changes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Header, Path, Query, WebSocket
+from pydantic import BaseModel, Field
+from starlette.websockets import WebSocketDisconnect
+
+from podplane.api.auth import ctx_for, websocket_principal
+from podplane.domain.errors import Forbidden, NotFound, Unauthenticated
+from podplane.services import operations as svc
+from podplane.services.context import Ctx
+from podplane.services.registry import check_role, effect_of
+
+router = APIRouter(tags=["operations"])
+OpId = Annotated[str, Path(min_length=1, max_length=40)]
+StepName = Annotated[str, Path(min_length=1, max_length=64)]
+IdempotencyKey = Annotated[
+    str | None,
+    Header(alias="Idempotency-Key", min_length=1, max_length=256, pattern=r"^[\x21-\x7e]+$",
+           description="Same key + same body returns the same operation; a different body "
+                       "is a 409 idempotency_key_reused."),
+]
+Status = Literal["pending", "running", "succeeded", "failed", "cancelled"]
+
+
+class ErrorOut(BaseModel):
+    code: str
+    message: str
+    hint: str | None = None
+
+
+class StepEventOut(BaseModel):
+    at: datetime
+    status: str
+    phase: str | None
+    attempt: int
+    message: str | None
+    error: ErrorOut | None
+
+
+class StepOut(BaseModel):
+    name: str
+    status: str
+    phase: str | None
+    attempt: int
+    started_at: datetime | None
+    ended_at: datetime | None
+    detail: dict[str, Any] | None
+    error: ErrorOut | None
+    history: list[StepEventOut] | None = None
+
+
+class RequestedByOut(BaseModel):
+    face: str
+    principal: str
+
+
+class OperationOut(BaseModel):
+    id: str
+    kind: str
+    target: str
+    status: Status
+    steps: list[StepOut]
+    requested_by: RequestedByOut
+    idempotency_key: str | None
+    created_at: datetime
+    updated_at: datetime
+    revision: int
+    cancel_requested: bool
+    result: dict[str, Any] | None
+    error: dict[str, Any] | None
+    status_url: str
+    status_tool: str = Field(description="The MCP tool that decides completion.")
+
+
+class OperationPageOut(BaseModel):
+    items: list[OperationOut]
+    next_cursor: str | None
+
+
+class TestOperationIn(BaseModel):
+    target: str = Field(min_length=1, max_length=256)
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+def out(op: svc.Operation) -> OperationOut:
+    return OperationOut.model_validate(op, from_attributes=True)
+
+
+@router.get("/operations", response_model=OperationPageOut)
+async def list_operations(
+    ctx: Annotated[Ctx, Depends(ctx_for(svc.list_operations))],
+    status: Status | None = None,
+    kind: Annotated[str | None, Query(max_length=64)] = None,
+    target: Annotated[str | None, Query(max_length=256)] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: Annotated[str | None, Query(max_length=40)] = None,
+    history: bool = False,
+) -> OperationPageOut:
+    page = await svc.list_operations(ctx, status, kind, target, limit, cursor, history)
+    return OperationPageOut(items=[out(op) for op in page.items], next_cursor=page.next_cursor)
+
+
+@router.post("/operations/_test", response_model=OperationOut, status_code=202,
+             include_in_schema=False)
+async def start_test_operation(
+    body: TestOperationIn, ctx: Annotated[Ctx, Depends(ctx_for(svc.start_test_operation))],
+    idempotency_key: IdempotencyKey = None,
+) -> OperationOut:
+    """Only with PODPLANE_TEST_WORKFLOWS=1 (otherwise 404)."""
+    return out(await svc.start_test_operation(ctx, body.target, body.params, idempotency_key))
+
+
+@router.get("/operations/{op_id}", response_model=OperationOut)
+async def get_operation(
+    op_id: OpId, ctx: Annotated[Ctx, Depends(ctx_for(svc.get_operation))],
+    history: bool = True,
+) -> OperationOut:
+    return out(await svc.get_operation(ctx, op_id, history))
+
+
+@router.get("/operations/{op_id}/wait", response_model=OperationOut)
+async def wait_operation(
+    op_id: OpId, ctx: Annotated[Ctx, Depends(ctx_for(svc.wait_operation))],
+    timeout: Annotated[float, Query(ge=0, le=svc.WAIT_CAP_SECONDS)] = 30.0,
+    revision: Annotated[int | None, Query(ge=0, le=2**31,
+                                          description="Also return once the revision "
+                                                      "differs from this one.")] = None,
+) -> OperationOut:
+    return out(await svc.wait_operation(ctx, op_id, timeout, revision))
+
+
+@router.post("/operations/{op_id}/steps/{step}/retry", response_model=OperationOut,
+             status_code=202)
+async def retry_step(
+    op_id: OpId, step: StepName, ctx: Annotated[Ctx, Depends(ctx_for(svc.retry_step))]
+) -> OperationOut:
+    return out(await svc.retry_step(ctx, op_id, step))
+
+
+@router.post("/operations/{op_id}/cancel", response_model=OperationOut, status_code=202)
+async def cancel_operation(
+    op_id: OpId, ctx: Annotated[Ctx, Depends(ctx_for(svc.cancel_operation))]
+) -> OperationOut:
+    return out(await svc.cancel_operation(ctx, op_id))
+
+
+@router.websocket("/operations/{op_id}/events")
+async def operation_events(ws: WebSocket, op_id: str) -> None:
+    """Sends the operation JSON now and on every change; closes after a terminal state.
+    Auth failures close with 4401 (unauthenticated) or 4403 (forbidden); 4404 if unknown."""
+    await ws.accept()
+    try:
+        ctx = Ctx(principal=await websocket_principal(ws), app=app_state_ws(ws))
+        check_role(ctx, effect_of(svc.get_operation))
+        changes = svc.watch_operation(ctx, op_id[:40])
+        first = await anext(changes)
+    except Unauthenticated:
+        return await ws.close(code=4401)
+    except Forbidden:
+        return await ws.close(code=4403)
+    except NotFound:
+        return await ws.close(code=4404)
+    await ws.send_json(out(first).model_dump(mode="json"))
+    await _stream(ws, changes)
+
+
+async def _stream(ws: WebSocket, changes: Any) -> None:
+    async def send_all() -> None:
+        async for op in changes:
+            await ws.send_json(out(op).model_dump(mode="json"))
+        await ws.close(code=1000)
+
+    async def until_gone() -> None:
+        with contextlib.suppress(WebSocketDisconnect):
+            while (await ws.receive())["type"] != "websocket.disconnect":
+                pass
+
+    tasks = [asyncio.create_task(send_all()), asyncio.create_task(until_gone())]
+    done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    for task in pending:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(BaseException):
+            await task
+
+
+def app_state_ws(ws: WebSocket) -> Any:
+    return ws.app.state.podplane

@@ -1,0 +1,217 @@
+"""Drive one leased operation through its steps.
+
+Every write is guarded by the lease (see store.operations.guard); losing the lease stops the
+execution silently, because another process now owns the operation.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from podplane.domain.errors import CloudError, PodplaneError
+from podplane.ops import workflows
+from podplane.ops.clock import Clock
+from podplane.ops.context import StepContext
+from podplane.ops.notify import Notifier
+from podplane.store import operations as repo
+from podplane.store.models import OperationModel, StepModel
+
+log = logging.getLogger("podplane.ops")
+MAX_RETRIES = 8
+BACKOFF_CAP = 60.0
+
+
+class LeaseLost(BaseException):
+    """Another process holds the operation now: stop without writing anything."""
+
+
+class Cancelled(BaseException):
+    """A cancel was requested; raised at the next cooperative check."""
+
+
+class StepFailed(Exception):
+    def __init__(self, error: dict[str, Any]) -> None:
+        super().__init__(error["message"])
+        self.error = error
+
+
+@dataclass
+class Engine:
+    """What an execution needs from the process."""
+
+    sessions: async_sessionmaker[AsyncSession]
+    clock: Clock
+    notifier: Notifier
+    owner: str
+    backoff_base: float = 2.0
+
+
+def backoff(base: float, retry: int) -> float:
+    return float(min(BACKOFF_CAP, base * 2 ** (retry - 1)))
+
+
+def error_of(err: BaseException) -> dict[str, Any]:
+    if isinstance(err, PodplaneError):
+        return {"code": err.code, "message": err.message, "hint": err.hint}
+    return {"code": "internal_error", "message": f"{type(err).__name__}: {err}",
+            "hint": "This looks like a bug; retry the step, and report it if it happens again."}
+
+
+class Execution:
+    def __init__(self, engine: Engine, op_id: str) -> None:
+        self.e = engine
+        self.op_id = op_id
+        self.current: StepModel | None = None
+
+    async def run(self) -> None:
+        try:
+            await self._run()
+        except LeaseLost:
+            log.info("operation %s: lease lost, another process owns it", self.op_id)
+
+    async def _run(self) -> None:
+        op, steps = await self._load()
+        flow = workflows.get(op.kind)
+        result = dict(op.result or {})
+        try:
+            await self.check_cancel()
+            if op.status == "pending":
+                await self._write({"status": "running"})
+            for step in steps:
+                if step.status == "succeeded":
+                    continue
+                await self.check_cancel()
+                self.current = step
+                result.update(await self._run_step(op, flow, step) or {})
+            await self._finish("succeeded", result=result)
+        except Cancelled:
+            await self._finish_cancelled()
+        except StepFailed as failed:
+            await self._finish("failed", error=failed.error)
+
+    async def _load(self) -> tuple[OperationModel, list[StepModel]]:
+        async with self.e.sessions() as db:
+            op = await repo.by_id(db, self.op_id)
+            assert op is not None
+            return op, await repo.steps(db, [self.op_id])
+
+    async def _run_step(
+        self, op: OperationModel, flow: workflows.Workflow, step: StepModel
+    ) -> dict[str, Any] | None:
+        fn = flow.step(step.name)
+        if fn is None:
+            await self._fail_step(step, {"code": "step_unknown", "hint": None,
+                                         "message": f"This version has no step {step.name!r}."})
+        assert fn is not None
+        await self._start_step(step)
+        ctx = StepContext(
+            op_id=op.id, kind=op.kind, target=op.target, params=dict(op.params), step=step.name,
+            idx=step.idx, attempt=step.attempt, clock=self.e.clock, phase_name=step.phase,
+            checkpoint=dict(step.checkpoint or {}), _run=self,
+        )
+        out = await self._call_with_retries(ctx, fn, step)
+        await self._step_write(step, {"status": "succeeded", "ended_at": self.e.clock.now()},
+                               "succeeded", message=None)
+        return out
+
+    async def _call_with_retries(
+        self, ctx: StepContext, fn: workflows.StepFn, step: StepModel
+    ) -> dict[str, Any] | None:
+        retries = 0
+        while True:
+            try:
+                return await fn(ctx)
+            except CloudError as err:
+                if not err.retryable or retries >= MAX_RETRIES:
+                    await self._fail_step(step, error_of(err))
+                retries += 1
+                await self._throttled(ctx, step, err, retries)
+            except PodplaneError as err:
+                await self._fail_step(step, error_of(err))
+            except Exception as err:  # a bug in a step must fail the step, not the runner
+                log.exception("operation %s step %s raised", self.op_id, step.name)
+                await self._fail_step(step, error_of(err))
+
+    async def _throttled(self, ctx: StepContext, step: StepModel, err: CloudError,
+                         retries: int) -> None:
+        delay = backoff(self.e.backoff_base, retries)
+        at = self.e.clock.now() + timedelta(seconds=delay)
+        message = f"{err.code}: {err.message}; retrying at {at.isoformat()} (retry {retries})"
+        detail = {**(step.detail or {}), "retries": retries, "message": message,
+                  "retry_at": at.isoformat()}
+        await self._step_write(step, {"detail": detail}, "running", message=message)
+        await ctx.sleep(delay)
+
+    async def _start_step(self, step: StepModel) -> None:
+        if step.status == "running":  # resuming after a restart: same attempt, same token
+            await self._step_write(step, {}, "running", message=f"resumed by {self.e.owner}")
+            return
+        step.attempt += 1
+        values = {"status": "running", "attempt": step.attempt, "phase": None, "error": None,
+                  "started_at": self.e.clock.now(), "ended_at": None, "checkpoint": {},
+                  "detail": None}
+        step.phase, step.checkpoint, step.detail = None, {}, None
+        await self._step_write(step, values, "running", message="started")
+
+    async def _fail_step(self, step: StepModel, error: dict[str, Any]) -> None:
+        values = {"status": "failed", "error": error, "ended_at": self.e.clock.now()}
+        await self._step_write(step, values, "failed", message=error["message"], error=error)
+        raise StepFailed({"step": step.name, **error})
+
+    async def _finish(self, status: str, **values: Any) -> None:
+        await self._write({"status": status, "active_target": None, "lease_owner": None,
+                           "lease_expires_at": None, **values})
+
+    async def _finish_cancelled(self) -> None:
+        step = self.current
+        if step is not None and step.status == "running":
+            await self._step_write(step, {"status": "cancelled", "ended_at": self.e.clock.now()},
+                                   "cancelled", message="cancel requested")
+        await self._finish("cancelled")
+
+    # -- persistence used by StepContext ------------------------------------------------
+
+    async def save_phase(self, ctx: StepContext, phase: str) -> None:
+        step = self._step(ctx)
+        step.phase, step.checkpoint = phase, dict(ctx.checkpoint)
+        await self._step_write(step, {"phase": phase, "checkpoint": dict(ctx.checkpoint)},
+                               "running", message=None)
+
+    async def save_note(self, ctx: StepContext, message: str, detail: dict[str, Any]) -> None:
+        step = self._step(ctx)
+        step.detail = {**(step.detail or {}), **detail, "message": message}
+        await self._step_write(step, {"detail": step.detail}, "running", message=message)
+
+    async def check_cancel(self) -> None:
+        async with self.e.sessions() as db:
+            if await repo.cancel_requested(db, self.op_id):
+                raise Cancelled()
+
+    def _step(self, ctx: StepContext) -> StepModel:
+        assert self.current is not None and self.current.idx == ctx.idx
+        return self.current
+
+    async def _step_write(self, step: StepModel, values: dict[str, Any], status: str, *,
+                          message: str | None, error: dict[str, Any] | None = None) -> None:
+        for key, value in values.items():
+            setattr(step, key, value)
+        now = self.e.clock.now()
+        async with self.e.sessions.begin() as db:
+            if not await repo.guard(db, self.op_id, self.e.owner, now):
+                raise LeaseLost()
+            if values:
+                await repo.update_step(db, self.op_id, step.idx, **values)
+            repo.add_event(db, self.op_id, step.name, now, status, step.phase, step.attempt,
+                           message, error)
+        self.e.notifier.notify(self.op_id)
+
+    async def _write(self, values: dict[str, Any]) -> None:
+        async with self.e.sessions.begin() as db:
+            if not await repo.guard(db, self.op_id, self.e.owner, self.e.clock.now(), **values):
+                raise LeaseLost()
+        self.e.notifier.notify(self.op_id)

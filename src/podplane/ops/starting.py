@@ -1,0 +1,99 @@
+"""Creating an operation: idempotency keys and the one-mutation-per-target rule.
+
+Both are enforced by the database, so they hold under concurrency and across processes:
+UNIQUE(idempotency_key) and a unique index on active_target (set while pending/running).
+The loser of a race catches IntegrityError and reads what won.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from podplane.domain.errors import IdempotencyMismatch, TargetBusy
+from podplane.ops import workflows
+from podplane.ops.clock import Clock
+from podplane.store import operations as repo
+from podplane.store.models import OperationModel
+
+_RACE_ATTEMPTS = 3
+
+
+def request_hash(kind: str, target: str, params: dict[str, Any]) -> str:
+    body = json.dumps({"kind": kind, "target": target, "params": params}, sort_keys=True,
+                      separators=(",", ":"), default=str)
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def new_operation_id() -> str:
+    return "op-" + secrets.token_hex(10)
+
+
+async def create(
+    sessions: async_sessionmaker[AsyncSession], clock: Clock, *, kind: str, target: str,
+    params: dict[str, Any], key: str | None, face: str, principal: str,
+) -> tuple[str, bool]:
+    """Create the operation, or return the one this idempotency key already made.
+
+    Returns (operation id, created). Raises IdempotencyMismatch or TargetBusy (both 409).
+    """
+    flow = workflows.get(kind)
+    digest = request_hash(kind, target, params)
+    for _ in range(_RACE_ATTEMPTS):
+        if key is not None and (existing := await _by_key(sessions, key, digest)):
+            return existing, False
+        row = _new_row(clock, flow, target, params, key, digest, face, principal)
+        try:
+            async with sessions.begin() as db:
+                await repo.insert(db, row, flow.step_names)
+            return row.id, True
+        except IntegrityError:
+            if key is not None and (existing := await _by_key(sessions, key, digest)):
+                return existing, False
+            await raise_if_busy(sessions, target)
+        # The holder finished between our insert and our look-up: try again.
+    raise TargetBusy(f"Target {target!r} stayed busy; try again.", hint="Retry the request.")
+
+
+def _new_row(clock: Clock, flow: workflows.Workflow, target: str, params: dict[str, Any],
+             key: str | None, digest: str, face: str, principal: str) -> OperationModel:
+    now = clock.now()
+    return OperationModel(
+        id=new_operation_id(), kind=flow.kind, target=target, status="pending",
+        requested_face=face, requested_by=principal, idempotency_key=key, request_hash=digest,
+        params=params, mutating=flow.mutating, cancel_requested=False,
+        active_target=target if flow.mutating else None, revision=0,
+        created_at=now, updated_at=now,
+    )
+
+
+async def _by_key(sessions: async_sessionmaker[AsyncSession], key: str,
+                  digest: str) -> str | None:
+    async with sessions() as db:
+        row = await repo.by_key(db, key)
+    if row is None:
+        return None
+    if row.request_hash != digest:
+        raise IdempotencyMismatch(
+            "This Idempotency-Key was already used with a different request.",
+            hint="Use a new key for a new request, or resend exactly the original body.",
+            operation_id=row.id,
+        )
+    return row.id
+
+
+async def raise_if_busy(sessions: async_sessionmaker[AsyncSession], target: str) -> None:
+    async with sessions() as db:
+        holder = await repo.holding_target(db, target)
+    if holder is not None:
+        raise TargetBusy(
+            f"Target {target!r} is busy with operation {holder.id} ({holder.kind}, "
+            f"{holder.status}).",
+            hint="Wait for it to finish (operation_wait) or cancel it, then try again.",
+            operation_id=holder.id,
+        )

@@ -1,0 +1,149 @@
+"""Operation, step and step-event rows.
+
+Writes made by the runner go through `guard()`: an UPDATE ... WHERE id=? AND lease_owner=?
+in the same transaction as the step write, so a process that lost its lease cannot apply a
+stale result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import CursorResult, and_, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from podplane.store.models import OperationModel, StepEventModel, StepModel
+
+ACTIVE = ("pending", "running")
+TERMINAL = ("succeeded", "failed", "cancelled")
+
+
+async def insert(db: AsyncSession, row: OperationModel, step_names: Sequence[str]) -> None:
+    db.add(row)
+    await db.flush()
+    for idx, name in enumerate(step_names):
+        db.add(StepModel(operation_id=row.id, idx=idx, name=name, status="pending", attempt=0))
+    await db.flush()
+
+
+async def by_id(db: AsyncSession, op_id: str) -> OperationModel | None:
+    return await db.get(OperationModel, op_id, populate_existing=True)
+
+
+async def by_key(db: AsyncSession, key: str) -> OperationModel | None:
+    return await db.scalar(select(OperationModel).where(OperationModel.idempotency_key == key))
+
+
+async def holding_target(db: AsyncSession, target: str) -> OperationModel | None:
+    return await db.scalar(select(OperationModel).where(OperationModel.active_target == target))
+
+
+async def steps(db: AsyncSession, op_ids: Iterable[str]) -> list[StepModel]:
+    q = select(StepModel).where(StepModel.operation_id.in_(list(op_ids)))
+    return list((await db.execute(q.order_by(StepModel.operation_id, StepModel.idx))).scalars())
+
+
+async def events(db: AsyncSession, op_id: str) -> list[StepEventModel]:
+    q = select(StepEventModel).where(StepEventModel.operation_id == op_id)
+    return list((await db.execute(q.order_by(StepEventModel.id))).scalars())
+
+
+async def page(
+    db: AsyncSession, *, limit: int, before: OperationModel | None, status: str | None,
+    kind: str | None, target: str | None,
+) -> list[OperationModel]:
+    q = select(OperationModel).order_by(OperationModel.created_at.desc(), OperationModel.id.desc())
+    if before is not None:
+        q = q.where(or_(
+            OperationModel.created_at < before.created_at,
+            and_(OperationModel.created_at == before.created_at, OperationModel.id < before.id),
+        ))
+    for column, value in ((OperationModel.status, status), (OperationModel.kind, kind),
+                          (OperationModel.target, target)):
+        if value is not None:
+            q = q.where(column == value)
+    return list((await db.execute(q.limit(limit))).scalars())
+
+
+async def claimable(db: AsyncSession, kinds: Sequence[str]) -> list[tuple[str, str | None,
+                                                                          datetime | None]]:
+    """Every non-terminal operation of a kind we know: (id, lease_owner, lease_expires_at)."""
+    q = select(OperationModel.id, OperationModel.lease_owner, OperationModel.lease_expires_at)
+    q = q.where(OperationModel.status.in_(ACTIVE), OperationModel.kind.in_(list(kinds)))
+    return [(r[0], r[1], r[2]) for r in (await db.execute(q.order_by(OperationModel.created_at)))]
+
+
+async def claim(
+    db: AsyncSession, op_id: str, observed_owner: str | None, me: str, expires: datetime
+) -> bool:
+    """Compare-and-swap the lease from the owner we saw to us."""
+    owner_is = (OperationModel.lease_owner.is_(None) if observed_owner is None
+                else OperationModel.lease_owner == observed_owner)
+    q = (update(OperationModel)
+         .where(OperationModel.id == op_id, owner_is, OperationModel.status.in_(ACTIVE))
+         .values(lease_owner=me, lease_expires_at=expires))
+    return _rowcount(await db.execute(q)) == 1
+
+
+async def renew(db: AsyncSession, op_ids: Sequence[str], me: str, expires: datetime) -> set[str]:
+    """Extend our leases; returns the ids we still hold."""
+    if not op_ids:
+        return set()
+    q = (update(OperationModel)
+         .where(OperationModel.id.in_(list(op_ids)), OperationModel.lease_owner == me)
+         .values(lease_expires_at=expires))
+    await db.execute(q)
+    held = select(OperationModel.id).where(OperationModel.id.in_(list(op_ids)),
+                                           OperationModel.lease_owner == me)
+    return set((await db.execute(held)).scalars())
+
+
+async def release_all(db: AsyncSession, me: str) -> None:
+    q = (update(OperationModel).where(OperationModel.lease_owner == me)
+         .values(lease_owner=None, lease_expires_at=None))
+    await db.execute(q)
+
+
+async def guard(db: AsyncSession, op_id: str, me: str, now: datetime, **values: Any) -> bool:
+    """Apply `values` to the operation only if we still hold its lease; bumps the revision."""
+    q = (update(OperationModel)
+         .where(OperationModel.id == op_id, OperationModel.lease_owner == me)
+         .values(revision=OperationModel.revision + 1, updated_at=now, **values))
+    return _rowcount(await db.execute(q)) == 1
+
+
+async def touch(db: AsyncSession, op_id: str, now: datetime, *, where_status: Sequence[str],
+                unleased_only: bool = False, **values: Any) -> bool:
+    """An update made outside an execution (cancel, retry), allowed only from given statuses."""
+    q = (update(OperationModel)
+         .where(OperationModel.id == op_id, OperationModel.status.in_(list(where_status)))
+         .values(revision=OperationModel.revision + 1, updated_at=now, **values))
+    if unleased_only:
+        q = q.where(OperationModel.lease_owner.is_(None))
+    return _rowcount(await db.execute(q)) == 1
+
+
+async def update_step(db: AsyncSession, op_id: str, idx: int, **values: Any) -> None:
+    q = (update(StepModel).where(StepModel.operation_id == op_id, StepModel.idx == idx)
+         .values(**values))
+    await db.execute(q)
+
+
+def add_event(
+    db: AsyncSession, op_id: str, step: str, at: datetime, status: str, phase: str | None,
+    attempt: int, message: str | None = None, error: dict[str, Any] | None = None,
+) -> None:
+    db.add(StepEventModel(operation_id=op_id, step=step, at=at, status=status, phase=phase,
+                          attempt=attempt, message=message, error=error))
+
+
+async def cancel_requested(db: AsyncSession, op_id: str) -> bool:
+    q = select(OperationModel.cancel_requested).where(OperationModel.id == op_id)
+    return bool(await db.scalar(q))
+
+
+def _rowcount(result: Any) -> int:
+    assert isinstance(result, CursorResult)
+    return int(result.rowcount)
