@@ -52,6 +52,11 @@ class Server:
         )
         return out.stdout.strip()
 
+    def api(self, token: str) -> httpx.Client:
+        """The REST API as a script would use it (bearer token, face "api")."""
+        return httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {token}"},
+                            timeout=30)
+
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -80,7 +85,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         raise RuntimeError(f"The console is not built ({CONSOLE_INDEX} missing): run `make console`.")
     home = tmp_path_factory.mktemp("podplane-home")
     port = _free_port()
-    env = {**os.environ, "PODPLANE_HOME": str(home), "PYTHONPATH": str(REPO / "src")}
+    env = {**os.environ, "PODPLANE_HOME": str(home), "PYTHONPATH": str(REPO / "src"),
+           # the engine's test workflow (test.touch) gives the Operations page real operations
+           "PODPLANE_TEST_WORKFLOWS": "1"}
     env.pop("PODPLANE_DATABASE_URL", None)
     proc = subprocess.Popen(
         [sys.executable, "-m", "podplane", "serve", "--host", "127.0.0.1", "--port", str(port)],

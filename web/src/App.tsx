@@ -1,5 +1,6 @@
 import Alert from "@cloudscape-design/components/alert";
 import Box from "@cloudscape-design/components/box";
+import type { SideNavigationProps } from "@cloudscape-design/components/side-navigation";
 import Spinner from "@cloudscape-design/components/spinner";
 import { useQueryClient } from "@tanstack/react-query";
 import { lazy, Suspense, useEffect, type ReactNode } from "react";
@@ -73,8 +74,12 @@ function findRoute(path: string) {
 
 /** The side-navigation entry that contains the current path ("/operations/x" -> "/operations"). */
 function activeNav(path: string): string {
-  const hrefs = NAV.flatMap((item) => ("href" in item && item.href ? [item.href] : []));
-  return hrefs.find((href) => path === href || path.startsWith(`${href}/`)) ?? path;
+  const hrefs = (items: readonly SideNavigationProps.Item[]): string[] =>
+    items.flatMap((item) => [
+      ...("href" in item && item.href ? [item.href] : []),
+      ...("items" in item ? hrefs(item.items) : []),
+    ]);
+  return hrefs(NAV).find((href) => path === href || path.startsWith(`${href}/`)) ?? path;
 }
 
 function Centered({ children }: { children: ReactNode }) {

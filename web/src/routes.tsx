@@ -17,9 +17,23 @@ export interface RouteDef {
   contentType?: AppLayoutProps.ContentType;
 }
 
-export const HOME = "/audit";
+export const HOME = "/operations";
 
 export const ROUTES: RouteDef[] = [
+  {
+    pattern: "/operations",
+    page: lazy(() => import("./pages/operations/OperationsList")),
+    crumbs: () => [{ text: "Operations", href: "/operations" }],
+    contentType: "table",
+  },
+  {
+    pattern: "/operations/:id",
+    page: lazy(() => import("./pages/operations/OperationDetail")),
+    crumbs: (p) => [
+      { text: "Operations", href: "/operations" },
+      { text: p.id, href: `/operations/${p.id}` },
+    ],
+  },
   {
     pattern: "/audit",
     page: lazy(() => import("./pages/Audit")),
@@ -35,7 +49,12 @@ export const ROUTES: RouteDef[] = [
 ];
 
 export const NAV: SideNavigationProps.Item[] = [
+  { type: "link", text: "Operations", href: "/operations" },
   { type: "link", text: "Audit log", href: "/audit" },
   { type: "divider" },
-  { type: "link", text: "Tokens", href: "/tokens" },
+  {
+    type: "section",
+    text: "Administration",
+    items: [{ type: "link", text: "Tokens", href: "/tokens" }],
+  },
 ];

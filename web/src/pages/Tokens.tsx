@@ -137,6 +137,7 @@ function NewSecret({ token, onDismiss }: { token: Created; onDismiss: () => void
         <span>Copy the secret now: it is stored hashed and is not shown again.</span>
         <CopyToClipboard
           variant="inline"
+          data-testid="new-token-secret"
           textToCopy={token.token}
           copyButtonAriaLabel="Copy the token"
           copySuccessText="Token copied"
