@@ -39,7 +39,7 @@ class StepContext:
         raw = f"{self.op_id}:{self.step}:{self.attempt}:{purpose}"
         return "pp" + hashlib.sha256(raw.encode()).hexdigest()[:32]
 
-    async def phase(self, name: str, **checkpoint: Any) -> None:
+    async def phase(self, name: str, /, **checkpoint: Any) -> None:
         """Persist the phase (and checkpoint values) and commit before returning.
 
         Call it *before* the cloud call it announces, so a crash leaves a trace to inspect.
@@ -50,7 +50,7 @@ class StepContext:
         await self._run.save_phase(self, name)
         maybe_crash(self.step, name)
 
-    async def note(self, message: str, **detail: Any) -> None:
+    async def note(self, message: str, /, **detail: Any) -> None:
         """Record progress in the step's detail and history (no phase change)."""
         assert self._run is not None
         await self._run.save_note(self, message, detail)
