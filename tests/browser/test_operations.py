@@ -50,7 +50,7 @@ def test_failed_step_is_retried_from_the_ui(page: Page, admin_token: str, server
     shot(page, "08-operation-failed")
 
     page.get_by_role("button", name="Retry step touch").click()
-    summary = page.get_by_text("Status").locator("xpath=..")
+    summary = page.get_by_test_id("op-status")
     expect(summary).to_contain_text("succeeded", timeout=20_000)
     for step in ("prepare", "touch", "verify"):
         expect(page.get_by_role("row").filter(has_text=step).first).to_contain_text("succeeded")
@@ -86,7 +86,7 @@ def test_running_operation_is_live_survives_reload_and_cancels(
     expect(dialog).to_contain_text("not undone")
     shot(page, "11-cancel-confirmation")
     dialog.get_by_role("button", name="Cancel operation").click()
-    summary = page.get_by_text("Status").locator("xpath=..")
+    summary = page.get_by_test_id("op-status")
     expect(summary).to_contain_text("cancelled", timeout=20_000)
     expect(page.get_by_role("button", name="Retry step touch")).to_be_visible()
 
@@ -99,5 +99,5 @@ def test_viewer_sees_why_retry_and_cancel_are_disabled(page: Page, admin_token: 
     retry = page.get_by_role("button", name="Retry step touch")
     expect(retry).to_be_disabled()
     retry.hover()
-    expect(page.get_by_text("Needs the operator role; you are viewer.")).to_be_visible()
+    expect(page.get_by_role("tooltip")).to_have_text("Needs the operator role; you are viewer.")
     shot(page, "12-operation-as-viewer")

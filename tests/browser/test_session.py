@@ -15,7 +15,7 @@ def test_sign_in_shows_principal_and_role(page: Page, admin_token: str) -> None:
     shot(page, "01-sign-in")
     sign_in(page, admin_token)
     expect(page.locator("#pp-top")).to_contain_text("ui-admin · admin")
-    expect(page).to_have_url(re.compile(r"/audit$"))
+    expect(page).to_have_url(re.compile(r"/operations$"))  # the console's home
     page.reload()  # the session cookie, not page state, keeps us signed in
     expect(page.locator("#pp-top")).to_contain_text("ui-admin · admin")
 

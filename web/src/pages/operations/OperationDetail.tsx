@@ -63,7 +63,7 @@ function OperationView({ op, live }: { op: Operation; live: LiveState }) {
         <KeyValuePairs
           columns={4}
           items={[
-            { label: "Status", value: <Status value={op.status} /> },
+            { label: "Status", value: <span data-testid="op-status"><Status value={op.status} /></span> },
             { label: "Kind", value: op.kind },
             { label: "Target", value: op.target },
             { label: "Requested by", value: `${op.requested_by.principal} (${op.requested_by.face})` },
