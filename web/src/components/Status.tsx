@@ -13,8 +13,12 @@ const KINDS: Record<string, StatusIndicatorProps.Type> = {
 
 /** One status word with the Cloudscape indicator that matches it; "error:<code>" shows the code. */
 export function Status({ value }: { value: string }) {
-  if (value.startsWith("error:")) {
-    return <StatusIndicator type="error">{value.slice("error:".length)}</StatusIndicator>;
-  }
-  return <StatusIndicator type={KINDS[value] ?? "info"}>{value}</StatusIndicator>;
+  const error = value.startsWith("error:");
+  return (
+    <span style={{ whiteSpace: "nowrap" }}>
+      <StatusIndicator type={error ? "error" : (KINDS[value] ?? "info")}>
+        {error ? value.slice("error:".length) : value}
+      </StatusIndicator>
+    </span>
+  );
 }

@@ -22,7 +22,14 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, "0")}m`;
 }
 
-export function Time({ value }: { value: string | null | undefined }) {
+/** A timestamp in local time; `clock` shows only the time of day (the full date is the tooltip). */
+export function Time({ value, clock }: { value: string | null | undefined; clock?: boolean }) {
   if (!value) return <>-</>;
-  return <time dateTime={parseTime(value).toISOString()} title={parseTime(value).toISOString()}>{formatTime(value)}</time>;
+  const text = formatTime(value);
+  const iso = parseTime(value).toISOString();
+  return (
+    <time dateTime={iso} title={iso}>
+      {clock ? text.slice(11) : text}
+    </time>
+  );
 }

@@ -22,7 +22,8 @@ interface ShellProps {
 
 export function Shell({ route, params, activeHref, children }: ShellProps) {
   const flash = useFlash();
-  const [navOpen, setNavOpen] = useState(true);
+  // Below 1280px the tables need the width more than the navigation does; the toggle opens it.
+  const [navOpen, setNavOpen] = useState(() => window.innerWidth >= 1280);
   const crumbs = [{ text: "podplane", href: "/" }, ...(route ? route.crumbs(params) : [])];
   return (
     <>

@@ -56,8 +56,7 @@ export default function Audit() {
         loading={query.isPending}
         loadingText="Loading the audit log"
         columnDefinitions={columns}
-        wrapLines={false}
-        resizableColumns
+        wrapLines
         header={
           <Header
             variant="awsui-h1-sticky"
@@ -119,18 +118,21 @@ function useKeysetPaging(resetKey: string) {
 }
 
 const columns: TableProps.ColumnDefinition<Entry>[] = [
-  { id: "at", header: "Time", cell: (e) => <Time value={e.at} />, width: 180 },
+  { id: "at", header: "Time", cell: (e) => <Time value={e.at} /> },
   {
     id: "principal",
     header: "Principal",
     cell: (e) => (
-      <Link href={`/audit?principal=${encodeURIComponent(e.principal)}`} onFollow={followHandler}>
-        {e.principal}
-      </Link>
+      <>
+        <Link href={`/audit?principal=${encodeURIComponent(e.principal)}`} onFollow={followHandler}>
+          {e.principal}
+        </Link>
+        <Box variant="small" display="block">
+          {e.role} · via {e.face}
+        </Box>
+      </>
     ),
   },
-  { id: "role", header: "Role", cell: (e) => e.role },
-  { id: "face", header: "Face", cell: (e) => e.face },
   { id: "action", header: "Action", cell: (e) => <code>{e.action}</code> },
   { id: "target", header: "Target", cell: (e) => e.target },
   { id: "result", header: "Result", cell: (e) => <Status value={e.result} /> },

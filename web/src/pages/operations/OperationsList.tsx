@@ -66,7 +66,7 @@ export default function OperationsList() {
         loading={query.isPending}
         loadingText="Loading operations"
         columnDefinitions={columns}
-        resizableColumns
+        wrapLines
         header={
           <Header
             variant="awsui-h1-sticky"
@@ -145,23 +145,32 @@ const columns: TableProps.ColumnDefinition<Operation>[] = [
     id: "id",
     header: "Operation",
     cell: (op) => (
-      <Link href={`/operations/${op.id}`} onFollow={followHandler}>
-        {op.id}
-      </Link>
+      <>
+        <Link href={`/operations/${op.id}`} onFollow={followHandler}>
+          {op.id}
+        </Link>
+        <Box variant="small" display="block">
+          {op.kind}
+        </Box>
+      </>
     ),
     isRowHeader: true,
-    width: 250,
   },
-  { id: "kind", header: "Kind", cell: (op) => op.kind, width: 160 },
-  { id: "target", header: "Target", cell: (op) => op.target, minWidth: 160 },
-  { id: "status", header: "Status", cell: (op) => <Status value={op.status} />, width: 130 },
-  { id: "step", header: "Progress", cell: stepSummary, minWidth: 180 },
-  { id: "by", header: "Requested by", cell: (op) => `${op.requested_by.principal} (${op.requested_by.face})`, width: 170 },
-  { id: "created", header: "Created", cell: (op) => <Time value={op.created_at} />, width: 180 },
+  { id: "target", header: "Target", cell: (op) => op.target },
+  { id: "status", header: "Status", cell: (op) => <Status value={op.status} /> },
+  { id: "step", header: "Progress", cell: stepSummary },
+  { id: "by", header: "Requested by", cell: (op) => `${op.requested_by.principal} (${op.requested_by.face})` },
   {
-    id: "duration",
-    header: "Duration",
-    cell: (op) => formatDuration(elapsedMs(op.created_at, isTerminal(op) ? op.updated_at : null, Date.now()) ?? 0),
-    width: 110,
+    id: "created",
+    header: "Created",
+    cell: (op) => (
+      <>
+        <Time value={op.created_at} />
+        <Box variant="small" display="block">
+          {isTerminal(op) ? "took" : "running for"}{" "}
+          {formatDuration(elapsedMs(op.created_at, isTerminal(op) ? op.updated_at : null, Date.now()) ?? 0)}
+        </Box>
+      </>
+    ),
   },
 ];

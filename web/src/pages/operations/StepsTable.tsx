@@ -25,6 +25,7 @@ export function StepsTable({ op, now }: { op: Operation; now: number }) {
     return (
       <Button
         variant="normal"
+        wrapText={false}
         ariaLabel={`Retry step ${step.name}`}
         loading={retry.busy === step.name}
         disabled={Boolean(denied)}
@@ -46,22 +47,39 @@ export function StepsTable({ op, now }: { op: Operation; now: number }) {
         trackBy="name"
         wrapLines
         columnDefinitions={[
-          { id: "n", header: "#", cell: (s) => op.steps.indexOf(s) + 1, width: 50 },
-          { id: "name", header: "Step", cell: (s) => <b>{s.name}</b>, isRowHeader: true },
-          { id: "status", header: "Status", cell: (s) => <Status value={s.status} /> },
-          { id: "phase", header: "Phase", cell: (s) => s.phase ?? "-" },
-          { id: "attempt", header: "Attempt", cell: (s) => s.attempt },
-          { id: "started", header: "Started", cell: (s) => <Time value={s.started_at} /> },
+          {
+            id: "name",
+            header: "Step",
+            cell: (s) => <b style={{ whiteSpace: "nowrap" }}>{`${op.steps.indexOf(s) + 1}. ${s.name}`}</b>,
+            isRowHeader: true,
+          },
+          { id: "status", header: "Status", cell: (s) => <Status value={s.status} />, minWidth: 120 },
+          {
+            id: "phase",
+            header: "Phase",
+            cell: (s) => (
+              <>
+                {s.phase ?? "-"}
+                <Box variant="small" display="block">attempt {s.attempt}</Box>
+              </>
+            ),
+          },
           {
             id: "elapsed",
             header: "Elapsed",
             cell: (s) => {
               const ms = elapsedMs(s.started_at, s.ended_at, now);
-              return ms === undefined ? "-" : formatDuration(ms);
+              if (ms === undefined) return "-";
+              return (
+                <>
+                  {formatDuration(ms)}
+                  <Box variant="small" display="block">since <Time value={s.started_at} clock /></Box>
+                </>
+              );
             },
           },
-          { id: "error", header: "Error", cell: (s) => <StepError step={s} />, minWidth: 240 },
-          { id: "actions", header: "Actions", cell: actions },
+          { id: "error", header: "Error", cell: (s) => <StepError step={s} />, minWidth: 220 },
+          { id: "actions", header: "Actions", cell: actions, minWidth: 100 },
         ]}
         empty={<Box textAlign="center">This operation has no steps.</Box>}
       />
