@@ -11,7 +11,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +35,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
 ]
 DESKTOP = {"width": 1440, "height": 900}
+MakeToken = Callable[[str, str], str]
 
 
 @dataclass
@@ -64,12 +65,12 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _wait_healthy(url: str, proc: subprocess.Popen[str], seconds: float = 30) -> None:
+def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path, seconds: float = 30) -> None:
     # Waiting for a child process to bind its port is the one real-time wait here, bounded.
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"podplane serve exited early:\n{proc.stdout.read() if proc.stdout else ''}")
+            raise RuntimeError(f"podplane serve exited early:\n{log.read_text()}")
         try:
             if httpx.get(f"{url}/api/v1/health", timeout=1).status_code == 200:
                 return
@@ -82,20 +83,22 @@ def _wait_healthy(url: str, proc: subprocess.Popen[str], seconds: float = 30) ->
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     if not CONSOLE_INDEX.is_file():
-        raise RuntimeError(f"The console is not built ({CONSOLE_INDEX} missing): run `make console`.")
+        raise RuntimeError(f"The console is not built ({CONSOLE_INDEX} missing): make console")
     home = tmp_path_factory.mktemp("podplane-home")
     port = _free_port()
     env = {**os.environ, "PODPLANE_HOME": str(home), "PYTHONPATH": str(REPO / "src"),
            # the engine's test workflow (test.touch) gives the Operations page real operations
            "PODPLANE_TEST_WORKFLOWS": "1"}
     env.pop("PODPLANE_DATABASE_URL", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "podplane", "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
+    log = home / "serve.log"  # a file, not a pipe nobody reads, so the server never blocks
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "podplane", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            env=env, stdout=out, stderr=subprocess.STDOUT,
+        )
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_healthy(url, proc)
+        _wait_healthy(url, proc, log)
         yield Server(url=url, home=home, env=env)
     finally:
         proc.terminate()
@@ -107,16 +110,32 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 @pytest.fixture(scope="session")
 def admin_token(server: Server) -> str:
+    """Made with the CLI, as an operator would make the first one."""
     return server.token("ui-admin", "admin")
 
 
 @pytest.fixture(scope="session")
+def make_token(server: Server, admin_token: str) -> MakeToken:
+    """More tokens, through the REST API (quicker than a CLI process each)."""
+
+    def make(name: str, role: str) -> str:
+        with server.api(admin_token) as api:
+            r = api.post("/api/v1/tokens", json={"name": name, "role": role})
+            assert r.status_code == 201, r.text
+            return str(r.json()["token"])
+
+    return make
+
+
+# Playwright's sync API keeps an event loop running while it is open, which pytest-asyncio's
+# tests cannot share: it lives for one test module, so async tests elsewhere run in between.
+@pytest.fixture(scope="module")
 def playwright() -> Iterator[Playwright]:
     with sync_playwright() as pw:
         yield pw
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     if not Path(CHROMIUM).exists():
         raise RuntimeError("Debian's chromium is missing: apt-get install -y chromium")
@@ -142,8 +161,8 @@ class Watch:
     def on_url(self, url: str) -> None:
         if url.startswith("data:"):
             return
-        same = url.startswith(self.origin + "/") or url.startswith(self.origin.replace("http", "ws", 1) + "/")
-        if not same:
+        own = (self.origin + "/", self.origin.replace("http", "ws", 1) + "/")
+        if not url.startswith(own):
             self.foreign.append(url)
 
     def on_response(self, response: Response) -> None:

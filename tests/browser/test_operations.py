@@ -8,13 +8,14 @@ from typing import Any
 
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import Server, Watch, shot, sign_in
+from tests.browser.conftest import MakeToken, Server, Watch, shot, sign_in
 
 
 def _start(server: Server, token: str, name: str, **params: Any) -> dict[str, Any]:
     """Start the engine's test workflow (prepare -> touch -> verify) through the REST API."""
     with server.api(token) as api:
-        r = api.post("/api/v1/operations/_test", json={"target": name, "params": {"name": name, **params}})
+        body = {"target": name, "params": {"name": name, **params}}
+        r = api.post("/api/v1/operations/_test", json=body)
         assert r.status_code == 202, r.text
         return dict(r.json())
 
@@ -91,11 +92,12 @@ def test_running_operation_is_live_survives_reload_and_cancels(
     expect(page.get_by_role("button", name="Retry step touch")).to_be_visible()
 
 
-def test_viewer_sees_why_retry_and_cancel_are_disabled(page: Page, admin_token: str,
-                                                       server: Server) -> None:
+def test_viewer_sees_why_retry_and_cancel_are_disabled(
+    page: Page, admin_token: str, server: Server, make_token: MakeToken
+) -> None:
     op = _start(server, admin_token, "res-viewer", fail="denied:1")
     _wait_terminal(server, admin_token, op["id"])
-    sign_in(page, server.token("watcher", "viewer"), f"/operations/{op['id']}")
+    sign_in(page, make_token("watcher", "viewer"), f"/operations/{op['id']}")
     retry = page.get_by_role("button", name="Retry step touch")
     expect(retry).to_be_disabled()
     retry.hover()

@@ -6,7 +6,7 @@ import re
 
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import Server, Watch, shot, sign_in
+from tests.browser.conftest import MakeToken, Watch, shot, sign_in
 
 
 def test_sign_in_shows_principal_and_role(page: Page, admin_token: str) -> None:
@@ -32,15 +32,15 @@ def test_wrong_token_shows_the_servers_problem(page: Page, watch: Watch) -> None
     shot(page, "02-sign-in-failed")
 
 
-def test_deep_link_survives_sign_in(page: Page, server: Server) -> None:
-    token = server.token("deep-link", "viewer")
+def test_deep_link_survives_sign_in(page: Page, make_token: MakeToken) -> None:
+    token = make_token("deep-link", "viewer")
     sign_in(page, token, "/audit?action=token.create")
     expect(page).to_have_url(re.compile(r"/audit\?action=token\.create$"))
     expect(page.get_by_label("Filter by action")).to_have_value("token.create")
 
 
-def test_sign_out_ends_the_session(page: Page, server: Server) -> None:
-    sign_in(page, server.token("leaver", "viewer"))
+def test_sign_out_ends_the_session(page: Page, make_token: MakeToken) -> None:
+    sign_in(page, make_token("leaver", "viewer"))
     page.wait_for_load_state("networkidle")  # the audit page's first read finishes first
     page.locator("#pp-top").get_by_role("button", name=re.compile("leaver")).click()
     page.get_by_role("menuitem", name="Sign out").click()
