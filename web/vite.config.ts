@@ -1,4 +1,5 @@
 // Builds the console into the Python package, so `podplane serve` ships it.
+import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -6,6 +7,28 @@ import react from "@vitejs/plugin-react";
 import { defineConfig, type Plugin } from "vite";
 
 const OUT = "../src/podplane/web/static/console";
+
+// Cloudscape's global styles inline their fonts as base64 (about 180 kB, 140 kB gzipped, in the
+// one stylesheet every page blocks on). Move them to files: the browser then fetches only the
+// faces a page uses, in parallel, and caches them apart from the CSS.
+function fontsAsFiles(): Plugin {
+  const inline = /url\((['"]?)data:font\/woff2;base64,([A-Za-z0-9+/=]+)\1\)/g;
+  return {
+    name: "podplane-fonts-as-files",
+    apply: "build",
+    generateBundle(_options, bundle) {
+      for (const file of Object.values(bundle)) {
+        if (file.type !== "asset" || !file.fileName.endsWith(".css")) continue;
+        file.source = String(file.source).replace(inline, (_all, _quote, data: string) => {
+          const font = Buffer.from(data, "base64");
+          const name = `font-${createHash("sha256").update(font).digest("hex").slice(0, 12)}.woff2`;
+          if (!bundle[`assets/${name}`]) this.emitFile({ type: "asset", fileName: `assets/${name}`, source: font });
+          return `url(./${name})`;
+        });
+      }
+    },
+  };
+}
 
 // Pre-compress assets once at build time; the server sends the .gz to browsers that accept it.
 function gzipAssets(): Plugin {
@@ -25,7 +48,7 @@ function gzipAssets(): Plugin {
 }
 
 export default defineConfig({
-  plugins: [react(), gzipAssets()],
+  plugins: [react(), fontsAsFiles(), gzipAssets()],
   build: {
     outDir: OUT,
     emptyOutDir: true,

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import Server, shot, sign_in
+from tests.browser.conftest import REPO, Server, shot, sign_in
 from tests.browser.test_operations import _start, _wait_terminal
 
 PAGES = ["operations", "operation", "audit", "tokens"]
+SIZES = REPO / "artifacts" / "console-sizes.json"
 
 
 def _overflow(page: Page) -> int:
@@ -38,3 +41,47 @@ def test_not_found_page_offers_a_way_home(page: Page, admin_token: str) -> None:
     expect(page.get_by_text("Page not found")).to_be_visible()
     page.get_by_role("button", name="Go to the console home").click()
     expect(page.get_by_role("heading", name="Operations", exact=True)).to_be_visible()
+
+
+def _js_bytes(page: Page, path: str) -> dict[str, int]:
+    """Bytes on the wire (gzip) of every script the page loads to show `path`."""
+    sizes: dict[str, int] = {}
+
+    def record(request) -> None:  # type: ignore[no-untyped-def]
+        if request.url.endswith(".js"):
+            sizes[request.url.rsplit("/", 1)[-1]] = request.sizes()["responseBodySize"]
+
+    page.on("requestfinished", record)
+    page.goto(path)
+    page.wait_for_load_state("networkidle")
+    page.remove_listener("requestfinished", record)
+    return sizes
+
+
+def test_first_page_javascript_stays_small(page: Page, admin_token: str, browser,  # type: ignore[no-untyped-def]
+                                           server: Server) -> None:
+    signed_out = _js_bytes(page, "/")
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    entry = [name for name in signed_out if name.startswith("index-")]
+    assert len(entry) == 1, signed_out
+    sign_in(page, admin_token, "/operations")
+
+    # A fresh cache, the same session: what a signed-in user downloads to see Operations.
+    fresh = browser.new_context(base_url=server.url, viewport={"width": 1440, "height": 900})
+    try:
+        fresh.add_cookies(page.context.cookies())
+        signed_in = _js_bytes(fresh.new_page(), "/operations")
+    finally:
+        fresh.close()
+    report = {
+        "entry_gzip": signed_out[entry[0]],
+        "sign_in_page_js_gzip": sum(signed_out.values()),
+        "operations_page_js_gzip": sum(signed_in.values()),
+        "operations_page_scripts": len(signed_in),
+    }
+    SIZES.parent.mkdir(parents=True, exist_ok=True)
+    SIZES.write_text(json.dumps(report, indent=1) + "\n")
+    # Budgets with some headroom over what the build weighs today (docs/console.md).
+    assert report["entry_gzip"] < 100_000, report
+    assert report["sign_in_page_js_gzip"] < 250_000, report
+    assert report["operations_page_js_gzip"] < 350_000, report

@@ -1,18 +1,14 @@
-import Alert from "@cloudscape-design/components/alert";
-import Box from "@cloudscape-design/components/box";
-import type { SideNavigationProps } from "@cloudscape-design/components/side-navigation";
-import Spinner from "@cloudscape-design/components/spinner";
+// The entry: decides between the sign-in page and the console, and starts fetching the code
+// of the console frame and of the current page at once, in parallel. It uses no Cloudscape
+// component itself, so the first script the page loads stays small (docs/console.md).
 import { useQueryClient } from "@tanstack/react-query";
 import { lazy, Suspense, useEffect, type ReactNode } from "react";
 import { whenSignedOut } from "./api/client";
-import { ErrorBoundary } from "./components/ErrorBoundary";
-import { FlashProvider } from "./layout/flash";
-import { Shell } from "./layout/Shell";
-import { matchPath, navigate, usePath } from "./router";
-import { HOME, NAV, ROUTES } from "./routes";
+import { findRoute, HOME } from "./routes";
 import { markSignedOut, PrincipalContext, useSession } from "./session";
-import { NotFound } from "./pages/NotFound";
 
+const loadConsole = () => import("./layout/Console");
+const Console = lazy(loadConsole);
 const SignIn = lazy(() => import("./pages/SignIn"));
 
 export function App() {
@@ -20,72 +16,37 @@ export function App() {
   const client = useQueryClient();
   useEffect(() => whenSignedOut(() => markSignedOut(client)), [client]);
 
-  if (session.isPending) return <Centered><Spinner size="large" /></Centered>;
+  if (session.isPending) return <Centered>Loading…</Centered>;
   if (session.isError) {
-    return (
-      <Centered>
-        <Alert type="error" header="The control plane did not answer">
-          {String(session.error)}
-        </Alert>
-      </Centered>
-    );
+    return <Centered role="alert">The control plane did not answer: {String(session.error)}</Centered>;
   }
   if (!session.data) {
     return (
-      <Suspense fallback={<Centered><Spinner size="large" /></Centered>}>
+      <Suspense fallback={<Centered>Loading…</Centered>}>
         <SignIn />
       </Suspense>
     );
   }
+  preload(location.pathname);
   return (
     <PrincipalContext.Provider value={session.data}>
-      <FlashProvider>
-        <Routed />
-      </FlashProvider>
+      <Suspense fallback={<Centered>Loading…</Centered>}>
+        <Console />
+      </Suspense>
     </PrincipalContext.Provider>
   );
 }
 
-function Routed() {
-  const path = usePath();
-  useEffect(() => {
-    if (path === "/") navigate(HOME, { replace: true });
-  }, [path]);
-  const found = findRoute(path);
-  const Page = found?.route.page;
+/** Start loading the frame and the page together instead of one after the other. */
+function preload(path: string): void {
+  void loadConsole();
+  void findRoute(path === "/" ? HOME : path)?.route.load();
+}
+
+function Centered({ children, role }: { children: ReactNode; role?: string }) {
   return (
-    <Shell route={found?.route} params={found?.params ?? {}} activeHref={activeNav(path)}>
-      <ErrorBoundary key={path}>
-        <Suspense fallback={<Spinner size="large" />}>
-          {Page ? <Page params={found.params} /> : path === "/" ? null : <NotFound />}
-        </Suspense>
-      </ErrorBoundary>
-    </Shell>
-  );
-}
-
-function findRoute(path: string) {
-  for (const route of ROUTES) {
-    const params = matchPath(route.pattern, path);
-    if (params) return { route, params };
-  }
-  return undefined;
-}
-
-/** The side-navigation entry that contains the current path ("/operations/x" -> "/operations"). */
-function activeNav(path: string): string {
-  const hrefs = (items: readonly SideNavigationProps.Item[]): string[] =>
-    items.flatMap((item) => [
-      ...("href" in item && item.href ? [item.href] : []),
-      ...("items" in item ? hrefs(item.items) : []),
-    ]);
-  return hrefs(NAV).find((href) => path === href || path.startsWith(`${href}/`)) ?? path;
-}
-
-function Centered({ children }: { children: ReactNode }) {
-  return (
-    <Box padding={{ top: "xxxl" }} textAlign="center">
+    <div role={role} style={{ padding: "96px 24px", textAlign: "center", font: "14px sans-serif", color: "#5f6b7a" }}>
       {children}
-    </Box>
+    </div>
   );
 }

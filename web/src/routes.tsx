@@ -5,6 +5,7 @@ import type { AppLayoutProps } from "@cloudscape-design/components/app-layout";
 import type { BreadcrumbGroupProps } from "@cloudscape-design/components/breadcrumb-group";
 import type { SideNavigationProps } from "@cloudscape-design/components/side-navigation";
 import { lazy, type ComponentType, type LazyExoticComponent } from "react";
+import { matchPath } from "./router";
 
 export interface PageProps {
   params: Record<string, string>;
@@ -12,6 +13,8 @@ export interface PageProps {
 
 export interface RouteDef {
   pattern: string;
+  /** Fetches the page's code; called early so it loads alongside the console frame. */
+  load: () => Promise<{ default: ComponentType<PageProps> }>;
   page: LazyExoticComponent<ComponentType<PageProps>>;
   crumbs: (params: Record<string, string>) => BreadcrumbGroupProps.Item[];
   contentType?: AppLayoutProps.ContentType;
@@ -19,16 +22,20 @@ export interface RouteDef {
 
 export const HOME = "/operations";
 
+function page(load: RouteDef["load"]): Pick<RouteDef, "load" | "page"> {
+  return { load, page: lazy(load) };
+}
+
 export const ROUTES: RouteDef[] = [
   {
     pattern: "/operations",
-    page: lazy(() => import("./pages/operations/OperationsList")),
+    ...page(() => import("./pages/operations/OperationsList")),
     crumbs: () => [{ text: "Operations", href: "/operations" }],
     contentType: "table",
   },
   {
     pattern: "/operations/:id",
-    page: lazy(() => import("./pages/operations/OperationDetail")),
+    ...page(() => import("./pages/operations/OperationDetail")),
     crumbs: (p) => [
       { text: "Operations", href: "/operations" },
       { text: p.id, href: `/operations/${p.id}` },
@@ -36,17 +43,25 @@ export const ROUTES: RouteDef[] = [
   },
   {
     pattern: "/audit",
-    page: lazy(() => import("./pages/Audit")),
+    ...page(() => import("./pages/Audit")),
     crumbs: () => [{ text: "Audit log", href: "/audit" }],
     contentType: "table",
   },
   {
     pattern: "/tokens",
-    page: lazy(() => import("./pages/Tokens")),
+    ...page(() => import("./pages/Tokens")),
     crumbs: () => [{ text: "Tokens", href: "/tokens" }],
     contentType: "table",
   },
 ];
+
+export function findRoute(path: string): { route: RouteDef; params: Record<string, string> } | undefined {
+  for (const route of ROUTES) {
+    const params = matchPath(route.pattern, path);
+    if (params) return { route, params };
+  }
+  return undefined;
+}
 
 export const NAV: SideNavigationProps.Item[] = [
   { type: "link", text: "Operations", href: "/operations" },

@@ -31,7 +31,7 @@ ASSET_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}")
 # The console talks only to its own origin; the browser enforces it too.
 CSP = "; ".join([
     "default-src 'self'", "script-src 'self'", "style-src 'self' 'unsafe-inline'",
-    "img-src 'self' data:", "font-src 'self' data:", "connect-src 'self'",
+    "img-src 'self' data:", "font-src 'self'", "connect-src 'self'",
     "object-src 'none'", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
 ])
 PAGE_HEADERS = {
