@@ -43,12 +43,12 @@ def test_not_found_page_offers_a_way_home(page: Page, admin_token: str) -> None:
     expect(page.get_by_role("heading", name="Operations", exact=True)).to_be_visible()
 
 
-def _js_bytes(page: Page, path: str) -> dict[str, int]:
-    """Bytes on the wire (gzip) of every script the page loads to show `path`."""
+def _asset_bytes(page: Page, path: str) -> dict[str, int]:
+    """Bytes on the wire (gzip) of every script, stylesheet and font the page loads for `path`."""
     sizes: dict[str, int] = {}
 
     def record(request) -> None:  # type: ignore[no-untyped-def]
-        if request.url.endswith(".js"):
+        if request.url.endswith((".js", ".css", ".woff2")):
             sizes[request.url.rsplit("/", 1)[-1]] = request.sizes()["responseBodySize"]
 
     page.on("requestfinished", record)
@@ -60,9 +60,9 @@ def _js_bytes(page: Page, path: str) -> dict[str, int]:
 
 def test_first_page_javascript_stays_small(page: Page, admin_token: str, browser,  # type: ignore[no-untyped-def]
                                            server: Server) -> None:
-    signed_out = _js_bytes(page, "/")
+    signed_out = _asset_bytes(page, "/")
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
-    entry = [name for name in signed_out if name.startswith("index-")]
+    entry = [n for n in signed_out if n.startswith("index-") and n.endswith(".js")]
     assert len(entry) == 1, signed_out
     sign_in(page, admin_token, "/operations")
 
@@ -70,14 +70,20 @@ def test_first_page_javascript_stays_small(page: Page, admin_token: str, browser
     fresh = browser.new_context(base_url=server.url, viewport={"width": 1440, "height": 900})
     try:
         fresh.add_cookies(page.context.cookies())
-        signed_in = _js_bytes(fresh.new_page(), "/operations")
+        signed_in = _asset_bytes(fresh.new_page(), "/operations")
     finally:
         fresh.close()
+    def total(sizes: dict[str, int], ext: str) -> int:
+        return sum(v for k, v in sizes.items() if k.endswith(ext))
+
     report = {
         "entry_gzip": signed_out[entry[0]],
-        "sign_in_page_js_gzip": sum(signed_out.values()),
-        "operations_page_js_gzip": sum(signed_in.values()),
-        "operations_page_scripts": len(signed_in),
+        "sign_in_page_js_gzip": total(signed_out, ".js"),
+        "operations_page_js_gzip": total(signed_in, ".js"),
+        "operations_page_scripts": len([k for k in signed_in if k.endswith(".js")]),
+        "operations_page_css_gzip": total(signed_in, ".css"),
+        "operations_page_fonts": total(signed_in, ".woff2"),
+        "operations_page_font_files": len([k for k in signed_in if k.endswith(".woff2")]),
     }
     SIZES.parent.mkdir(parents=True, exist_ok=True)
     SIZES.write_text(json.dumps(report, indent=1) + "\n")
