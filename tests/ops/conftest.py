@@ -8,9 +8,11 @@ from typing import Any
 import httpx
 import pytest
 
-from podplane.bootstrap import build_app
+from podplane.bootstrap import build_app, build_state
+from podplane.ops import testing
 from podplane.ops.clock import ManualClock
 from podplane.ops.testing import FakeCloud
+from podplane.services.context import AppState
 from podplane.settings import Settings
 
 
@@ -28,6 +30,15 @@ async def app(settings: Settings, clock: ManualClock, monkeypatch: pytest.Monkey
     application.state.podplane.extras["ops_clock"] = clock
     async with application.router.lifespan_context(application):
         yield application
+
+
+@pytest.fixture
+async def state(settings: Settings) -> AsyncIterator[AppState]:
+    """The store alone (no server, no runner): for engine-level tests."""
+    testing.register(settings.home / "fake-cloud.jsonl")
+    st = build_state(settings)
+    yield st
+    await st.extras["engine"].dispose()
 
 
 @pytest.fixture

@@ -126,6 +126,7 @@ async def test_non_retryable_error_fails_then_retry_step_resumes(admin, cloud: F
     assert r.status_code == 202, r.text
     done = await settle(admin, op["id"])
     assert done["status"] == "succeeded" and done["error"] is None
+    assert done["result"]["name"] == "test-denied"  # kept from the step that ran before
     assert step(done, "touch")["attempt"] == 2
     assert step(done, "prepare")["attempt"] == 1
     assert any("retry requested by t-admin" in (e["message"] or "")
@@ -227,3 +228,20 @@ async def test_test_workflow_needs_the_env_flag(admin, monkeypatch: pytest.Monke
     monkeypatch.delenv("PODPLANE_TEST_WORKFLOWS")
     r = await start(admin, "test/off")
     assert r.status_code == 404 and r.json()["code"] == "not_found"
+
+
+@pytest.mark.postgres
+async def test_hostile_inputs_are_problems_not_500s(admin, db_url: str) -> None:
+    probes = [
+        admin.get("/api/v1/operations", params={"target": "a\x00b"}),
+        admin.get("/api/v1/operations", params={"cursor": "../x"}),
+        admin.get("/api/v1/operations/op%00x"),
+        admin.get("/api/v1/operations/op-x/wait", params={"timeout": "nan"}),
+        admin.post("/api/v1/operations/op-x/steps/a%20b/retry"),
+        start(admin, "t\x00x"),
+        admin.post("/api/v1/operations/_test", headers={"Idempotency-Key": "a b"},
+                   json={"target": "test/x", "params": {}}),
+    ]
+    for r in await asyncio.gather(*probes):
+        assert r.status_code in (404, 422), (r.request.url, r.status_code, r.text)
+        assert r.headers["content-type"] == "application/problem+json"

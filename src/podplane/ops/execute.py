@@ -87,7 +87,7 @@ class Execution:
                     continue
                 await self.check_cancel()
                 self.current = step
-                result.update(await self._run_step(op, flow, step) or {})
+                await self._run_step(op, flow, step, result)
             await self._finish("succeeded", result=result)
         except Cancelled:
             await self._finish_cancelled()
@@ -101,8 +101,9 @@ class Execution:
             return op, await repo.steps(db, [self.op_id])
 
     async def _run_step(
-        self, op: OperationModel, flow: workflows.Workflow, step: StepModel
-    ) -> dict[str, Any] | None:
+        self, op: OperationModel, flow: workflows.Workflow, step: StepModel,
+        result: dict[str, Any],
+    ) -> None:
         fn = flow.step(step.name)
         if fn is None:
             await self._fail_step(step, {"code": "step_unknown", "hint": None,
@@ -114,10 +115,10 @@ class Execution:
             idx=step.idx, attempt=step.attempt, clock=self.e.clock, phase_name=step.phase,
             checkpoint=dict(step.checkpoint or {}), _run=self,
         )
-        out = await self._call_with_retries(ctx, fn, step)
+        result.update(await self._call_with_retries(ctx, fn, step) or {})
+        # The result so far is saved with the step, so a retried operation keeps it.
         await self._step_write(step, {"status": "succeeded", "ended_at": self.e.clock.now()},
-                               "succeeded", message=None)
-        return out
+                               "succeeded", message=None, op_values={"result": dict(result)})
 
     async def _call_with_retries(
         self, ctx: StepContext, fn: workflows.StepFn, step: StepModel
@@ -197,12 +198,13 @@ class Execution:
         return self.current
 
     async def _step_write(self, step: StepModel, values: dict[str, Any], status: str, *,
-                          message: str | None, error: dict[str, Any] | None = None) -> None:
+                          message: str | None, error: dict[str, Any] | None = None,
+                          op_values: dict[str, Any] | None = None) -> None:
         for key, value in values.items():
             setattr(step, key, value)
         now = self.e.clock.now()
         async with self.e.sessions.begin() as db:
-            if not await repo.guard(db, self.op_id, self.e.owner, now):
+            if not await repo.guard(db, self.op_id, self.e.owner, now, **(op_values or {})):
                 raise LeaseLost()
             if values:
                 await repo.update_step(db, self.op_id, step.idx, **values)

@@ -30,7 +30,9 @@ async def mutate_once(
     state: S | None = None
     if ctx.phase_name in IN_FLIGHT and ctx.checkpoint.get("client_token") == token:
         state = await inspect()
-        if state is None and ctx.phase_name != "submitting":
+        if state is not None and ctx.phase_name == "submitting":
+            await ctx.phase("submitted", found_by_inspect=True)  # the call had gone through
+        elif state is None and ctx.phase_name != "submitting":
             await ctx.note("not found after submit; submitting again with the same client token")
     else:
         await ctx.phase("submitting", client_token=token, **checkpoint)

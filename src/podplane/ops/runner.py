@@ -77,6 +77,11 @@ class Runner:
         if self._kick is not None:
             self._kick.set()
 
+    async def drain(self) -> None:
+        """Wait until no execution is in flight (tests, orderly shutdown)."""
+        while self._tasks:
+            await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+
     async def stop(self) -> None:
         tasks = self._background + list(self._tasks.values())
         for task in tasks:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -18,8 +19,10 @@ from podplane.services.context import Ctx
 from podplane.services.registry import check_role, effect_of
 
 router = APIRouter(tags=["operations"])
-OpId = Annotated[str, Path(min_length=1, max_length=40)]
-StepName = Annotated[str, Path(min_length=1, max_length=64)]
+NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+TEXT = r"^[^\x00-\x1f\x7f]*$"  # no control characters (PostgreSQL rejects NUL in text)
+OpId = Annotated[str, Path(min_length=1, max_length=40, pattern=NAME)]
+StepName = Annotated[str, Path(min_length=1, max_length=64, pattern=NAME)]
 IdempotencyKey = Annotated[
     str | None,
     Header(alias="Idempotency-Key", min_length=1, max_length=256, pattern=r"^[\x21-\x7e]+$",
@@ -85,7 +88,7 @@ class OperationPageOut(BaseModel):
 
 
 class TestOperationIn(BaseModel):
-    target: str = Field(min_length=1, max_length=256)
+    target: str = Field(min_length=1, max_length=256, pattern=TEXT)
     params: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -97,10 +100,10 @@ def out(op: svc.Operation) -> OperationOut:
 async def list_operations(
     ctx: Annotated[Ctx, Depends(ctx_for(svc.list_operations))],
     status: Status | None = None,
-    kind: Annotated[str | None, Query(max_length=64)] = None,
-    target: Annotated[str | None, Query(max_length=256)] = None,
+    kind: Annotated[str | None, Query(max_length=64, pattern=TEXT)] = None,
+    target: Annotated[str | None, Query(max_length=256, pattern=TEXT)] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    cursor: Annotated[str | None, Query(max_length=40)] = None,
+    cursor: Annotated[str | None, Query(max_length=40, pattern=NAME)] = None,
     history: bool = False,
 ) -> OperationPageOut:
     page = await svc.list_operations(ctx, status, kind, target, limit, cursor, history)
@@ -159,7 +162,9 @@ async def operation_events(ws: WebSocket, op_id: str) -> None:
     try:
         ctx = Ctx(principal=await websocket_principal(ws), app=app_state_ws(ws))
         check_role(ctx, effect_of(svc.get_operation))
-        changes = svc.watch_operation(ctx, op_id[:40])
+        if len(op_id) > 40 or not re.match(NAME, op_id):
+            raise NotFound(f"No operation {op_id[:40]!r}.")
+        changes = svc.watch_operation(ctx, op_id)
         first = await anext(changes)
     except Unauthenticated:
         return await ws.close(code=4401)
