@@ -40,9 +40,45 @@ MakeToken = Callable[[str, str], str]
 
 @dataclass
 class Server:
-    url: str
+    """`python -m podplane serve` in a subprocess, on a free port, with its own PODPLANE_HOME."""
+
     home: Path
-    env: dict[str, str]
+    port: int = field(default_factory=lambda: _free_port())
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def env(self) -> dict[str, str]:
+        env = {**os.environ, "PODPLANE_HOME": str(self.home), "PYTHONPATH": str(REPO / "src"),
+               # the engine's test workflow (test.touch) gives the Operations page operations
+               "PODPLANE_TEST_WORKFLOWS": "1"}
+        env.pop("PODPLANE_DATABASE_URL", None)
+        return env
+
+    def start(self) -> None:
+        self.home.mkdir(parents=True, exist_ok=True)
+        log = self.home / "serve.log"  # a file, not a pipe nobody reads: the server never blocks
+        with log.open("ab") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "podplane", "serve", "--host", "127.0.0.1",
+                 "--port", str(self.port)],
+                env=self.env, stdout=out, stderr=subprocess.STDOUT,
+            )
+        _wait_healthy(self.url, self.proc, log)
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        self.proc = None
 
     def token(self, name: str, role: str) -> str:
         """A token made the way an operator makes one: `podplane token create`."""
@@ -80,32 +116,20 @@ def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path, seconds: f
     raise RuntimeError("podplane serve did not become healthy in time")
 
 
-@pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def running_server(home: Path) -> Iterator[Server]:
     if not CONSOLE_INDEX.is_file():
         raise RuntimeError(f"The console is not built ({CONSOLE_INDEX} missing): make console")
-    home = tmp_path_factory.mktemp("podplane-home")
-    port = _free_port()
-    env = {**os.environ, "PODPLANE_HOME": str(home), "PYTHONPATH": str(REPO / "src"),
-           # the engine's test workflow (test.touch) gives the Operations page real operations
-           "PODPLANE_TEST_WORKFLOWS": "1"}
-    env.pop("PODPLANE_DATABASE_URL", None)
-    log = home / "serve.log"  # a file, not a pipe nobody reads, so the server never blocks
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "podplane", "serve", "--host", "127.0.0.1", "--port", str(port)],
-            env=env, stdout=out, stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}"
+    srv = Server(home=home)
     try:
-        _wait_healthy(url, proc, log)
-        yield Server(url=url, home=home, env=env)
+        srv.start()
+        yield srv
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        srv.stop()
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    yield from running_server(tmp_path_factory.mktemp("podplane-home"))
 
 
 @pytest.fixture(scope="session")
@@ -178,13 +202,19 @@ class Watch:
 
 
 @pytest.fixture
-def watch(server: Server) -> Watch:
-    return Watch(origin=server.url)
+def site(server: Server) -> Server:
+    """The server the page fixture points at; a test may override it with its own server."""
+    return server
 
 
 @pytest.fixture
-def page(browser: Browser, server: Server, watch: Watch) -> Iterator[Page]:
-    context = browser.new_context(base_url=server.url, viewport=DESKTOP)
+def watch(site: Server) -> Watch:
+    return Watch(origin=site.url)
+
+
+@pytest.fixture
+def page(browser: Browser, site: Server, watch: Watch) -> Iterator[Page]:
+    context = browser.new_context(base_url=site.url, viewport=DESKTOP)
     p = context.new_page()
     p.set_default_timeout(15_000)
     p.on("console", watch.on_console)

@@ -27,12 +27,15 @@ export default function OperationDetail({ params }: PageProps) {
   const id = params.id;
   const query = useQuery({ queryKey: operationKey(id), queryFn: () => fetchOperation(id) });
   const live = useLiveOperation(id, query.data);
-  if (query.isPending) return <StatusIndicator type="loading">Loading operation {id}</StatusIndicator>;
-  if (query.isError) return <ProblemAlert error={query.error} header={`Could not read operation ${id}`} />;
-  return <OperationView op={query.data} live={live} />;
+  if (!query.data) {
+    if (query.isError) return <ProblemAlert error={query.error} header={`Could not read operation ${id}`} />;
+    return <StatusIndicator type="loading">Loading operation {id}</StatusIndicator>;
+  }
+  // Once read, the operation stays on screen if the server goes away; a banner says so.
+  return <OperationView op={query.data} live={live} lost={query.isError || live === "reconnecting"} />;
 }
 
-function OperationView({ op, live }: { op: Operation; live: LiveState }) {
+function OperationView({ op, live, lost }: { op: Operation; live: LiveState; lost: boolean }) {
   const who = usePrincipal();
   const [cancelling, setCancelling] = useState(false);
   const now = useNow(!isTerminal(op));
@@ -58,6 +61,12 @@ function OperationView({ op, live }: { op: Operation; live: LiveState }) {
       >
         Operation {op.id}
       </Header>
+      {lost && !isTerminal(op) && (
+        <Alert type="warning" header="Reconnecting to the control plane">
+          Showing the last state read. The operation itself keeps running in the control plane;
+          this page catches up as soon as it answers again.
+        </Alert>
+      )}
       {op.error && <OperationError error={op.error} />}
       <Container header={<Header variant="h2">Summary</Header>}>
         <KeyValuePairs
@@ -91,7 +100,8 @@ function OperationView({ op, live }: { op: Operation; live: LiveState }) {
 function LiveBadge({ op, live }: { op: Operation; live: LiveState }) {
   if (isTerminal(op)) return <Status value={op.status} />;
   if (live === "live") return <StatusIndicator type="in-progress">Live</StatusIndicator>;
-  return <StatusIndicator type="loading">Connecting</StatusIndicator>;
+  const text = live === "reconnecting" ? "Reconnecting" : "Connecting";
+  return <StatusIndicator type="loading">{text}</StatusIndicator>;
 }
 
 function OperationError({ error }: { error: Record<string, unknown> }) {

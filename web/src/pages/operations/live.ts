@@ -15,7 +15,8 @@ export function fetchOperation(id: string): Promise<Operation> {
   return unwrap(api.GET("/api/v1/operations/{op_id}", { params: { path: { op_id: id } } }));
 }
 
-export type LiveState = "live" | "connecting" | "idle";
+/** connecting: first contact; reconnecting: the socket dropped while the operation runs. */
+export type LiveState = "live" | "connecting" | "reconnecting" | "idle";
 
 export function useLiveOperation(id: string, op: Operation | undefined): LiveState {
   const client = useQueryClient();
@@ -30,8 +31,9 @@ export function useLiveOperation(id: string, op: Operation | undefined): LiveSta
     let stopped = false;
     let socket: WebSocket | undefined;
     let timer: number | undefined;
+    let dropped = false;
     const connect = (attempt: number) => {
-      setState("connecting");
+      setState(dropped ? "reconnecting" : "connecting");
       const scheme = location.protocol === "https:" ? "wss" : "ws";
       socket = new WebSocket(`${scheme}://${location.host}/api/v1/operations/${encodeURIComponent(id)}/events`);
       socket.onopen = () => setState("live");
@@ -45,6 +47,8 @@ export function useLiveOperation(id: string, op: Operation | undefined): LiveSta
         if (event.code === 4401) return markSignedOut(client);
         void client.invalidateQueries({ queryKey: operationKey(id) });
         if (event.code === 4403 || event.code === 4404) return setState("idle");
+        dropped = true;
+        setState("reconnecting");
         timer = window.setTimeout(() => connect(attempt + 1), Math.min(10_000, 500 * 2 ** attempt));
       };
     };
