@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import mimetypes
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from fastapi import APIRouter, Request
@@ -93,7 +94,7 @@ async def _whoami(request: Request) -> dict[str, str] | None:
     return {"name": who.name, "role": who.role.value, "face": who.face}
 
 
-def _with_boot(html: str, boot: dict[str, object]) -> str:
+def _with_boot(html: str, boot: Mapping[str, object]) -> str:
     # "<" escaped so no value can close the script element.
     data = json.dumps(boot).replace("<", "\\u003c")
     tag = f'<script id="podplane-boot" type="application/json">{data}</script>'
