@@ -40,6 +40,14 @@ def test_failed_step_is_retried_from_the_ui(page: Page, admin_token: str, server
     expect(row).to_contain_text("touch")
     shot(page, "07-operations")
 
+    page.get_by_role("button", name="Filter by status").click()
+    page.get_by_role("option", name="succeeded").click()
+    expect(page).to_have_url(re.compile(r"status=succeeded"))
+    expect(page.get_by_role("row").filter(has_text=op["id"])).to_have_count(0)
+    page.get_by_role("button", name="Filter by status").click()
+    page.get_by_role("option", name="failed").click()
+    expect(page.get_by_role("row").filter(has_text=op["id"])).to_be_visible()
+
     page.get_by_role("link", name=op["id"]).click()
     expect(page).to_have_url(re.compile(f"/operations/{op['id']}$"))
     touch = page.get_by_role("row").filter(has_text="touch").first
@@ -61,6 +69,7 @@ def test_failed_step_is_retried_from_the_ui(page: Page, admin_token: str, server
     page.goto("/audit?action=operation.retry_step")
     entry = page.get_by_role("row").filter(has_text=f"operation/{op['id']}/touch")
     expect(entry).to_contain_text("ui-admin")
+    expect(entry).to_contain_text("via ui")
     expect(entry).to_contain_text("ok")
 
 

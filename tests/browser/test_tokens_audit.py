@@ -36,7 +36,7 @@ def test_token_created_in_the_ui_is_audited_and_works(page: Page, admin_token: s
     expect(page).to_have_url(re.compile(r"/audit$"))
     entry = page.get_by_role("row").filter(has_text="token.create").filter(has_text="token/ui-made")
     expect(entry).to_contain_text("ui-admin")
-    expect(entry).to_contain_text("ui")  # the face
+    expect(entry).to_contain_text("admin · via ui")  # role and face
     expect(entry).to_contain_text("ok")
     shot(page, "03-audit")
 
