@@ -214,7 +214,8 @@ def watch(site: Server) -> Watch:
 
 @pytest.fixture
 def page(browser: Browser, site: Server, watch: Watch) -> Iterator[Page]:
-    context = browser.new_context(base_url=site.url, viewport=DESKTOP)
+    # Reduced motion: Cloudscape then skips its fades, so screenshots show settled pages.
+    context = browser.new_context(base_url=site.url, viewport=DESKTOP, reduced_motion="reduce")
     p = context.new_page()
     p.set_default_timeout(15_000)
     p.on("console", watch.on_console)
@@ -232,7 +233,7 @@ def page(browser: Browser, site: Server, watch: Watch) -> Iterator[Page]:
 def shot(page: Page, name: str) -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=False)
+    page.screenshot(path=str(path), full_page=False, animations="disabled")
     return path
 
 

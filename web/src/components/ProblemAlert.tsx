@@ -13,7 +13,7 @@ export function ProblemAlert({ error, header }: { error: unknown; header?: strin
           Hint: {p.hint}
         </Box>
       )}
-      <Box variant="small" color="text-status-inactive">
+      <Box variant="small" display="block" color="text-status-inactive">
         code: {p.code}
       </Box>
     </Alert>
