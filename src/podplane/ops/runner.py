@@ -23,10 +23,14 @@ from podplane.store import operations as repo
 
 log = logging.getLogger("podplane.ops")
 HOST = socket.gethostname()
+# Owners alive in this process (tests and tools may run several engines side by side).
+_LIVE: set[str] = set()
 
 
 def new_owner_id() -> str:
-    return f"{HOST}:{os.getpid()}:{secrets.token_hex(4)}"
+    owner = f"{HOST}:{os.getpid()}:{secrets.token_hex(4)}"
+    _LIVE.add(owner)
+    return owner
 
 
 def owner_is_dead(owner: str) -> bool:
@@ -37,7 +41,7 @@ def owner_is_dead(owner: str) -> bool:
         return False
     pid = int(pid_text)
     if pid == os.getpid():  # an earlier incarnation that had our pid (pid 1 in a container)
-        return True
+        return owner not in _LIVE
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -51,7 +55,7 @@ class Runner:
     def __init__(self, engine: Engine, *, lease_seconds: float = 30.0, scan_every: float = 5.0,
                  lease_clock: Clock | None = None) -> None:
         self.engine = engine
-        self.lease = timedelta(seconds=lease_seconds)
+        self.lease = timedelta(seconds=max(3.0, lease_seconds))
         self.scan_every = scan_every
         self.lease_clock = lease_clock or RealClock()
         self._tasks: dict[str, asyncio.Task[None]] = {}
@@ -92,6 +96,7 @@ class Runner:
         self._background, self._kick = [], None
         async with self.engine.sessions.begin() as db:
             await repo.release_all(db, self.owner)  # let the next process resume at once
+        _LIVE.discard(self.owner)
 
     async def scan_once(self) -> list[str]:
         now = self.lease_clock.now()
@@ -127,6 +132,7 @@ class Runner:
         finally:
             self._tasks.pop(op_id, None)
             self.engine.notifier.notify(op_id)
+            self.kick()  # a retry may have arrived while we were finishing
 
     async def _scan_loop(self) -> None:
         assert self._kick is not None
