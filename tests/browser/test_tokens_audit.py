@@ -31,6 +31,8 @@ def test_token_created_in_the_ui_is_audited_and_works(page: Page, admin_token: s
     expect(row).to_contain_text("operator")
     expect(row).to_contain_text("active")
     shot(page, "04-tokens")
+    side = page.get_by_role("navigation", name="Side navigation")
+    expect(side.get_by_text("admin", exact=True)).to_have_count(0)  # no restriction to mark
 
     page.get_by_role("link", name="Audit log").click()
     expect(page).to_have_url(re.compile(r"/audit$"))
@@ -49,6 +51,8 @@ def test_token_created_in_the_ui_is_audited_and_works(page: Page, admin_token: s
         expect(op.get_by_text("Tokens are managed by admins")).to_be_visible()
         expect(op.get_by_text("Needs the admin role; you are operator.")).to_be_visible()
         expect(op.get_by_role("button", name="Create token")).to_have_count(0)
+        side = op.get_by_role("navigation", name="Side navigation")
+        expect(side.get_by_text("admin", exact=True)).to_be_visible()  # the role Tokens needs
         shot(op, "05-tokens-as-operator")
     finally:
         other.close()

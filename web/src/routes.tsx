@@ -5,6 +5,7 @@ import type { AppLayoutProps } from "@cloudscape-design/components/app-layout";
 import type { BreadcrumbGroupProps } from "@cloudscape-design/components/breadcrumb-group";
 import type { SideNavigationProps } from "@cloudscape-design/components/side-navigation";
 import { lazy, type ComponentType, type LazyExoticComponent } from "react";
+import type { Action } from "./permissions";
 import { matchPath } from "./router";
 
 export interface PageProps {
@@ -62,6 +63,9 @@ export function findRoute(path: string): { route: RouteDef; params: Record<strin
   }
   return undefined;
 }
+
+/** Navigation entries a role may lack: they stay, marked with the role they need. */
+export const NAV_NEEDS: Record<string, Action> = { "/tokens": "token.list" };
 
 export const NAV: SideNavigationProps.Item[] = [
   { type: "link", text: "Operations", href: "/operations" },

@@ -3,13 +3,15 @@
 import AppLayout from "@cloudscape-design/components/app-layout";
 import BreadcrumbGroup from "@cloudscape-design/components/breadcrumb-group";
 import Flashbar from "@cloudscape-design/components/flashbar";
-import SideNavigation from "@cloudscape-design/components/side-navigation";
+import Badge from "@cloudscape-design/components/badge";
+import SideNavigation, { type SideNavigationProps } from "@cloudscape-design/components/side-navigation";
 import TopNavigation from "@cloudscape-design/components/top-navigation";
 import { useState, type ReactNode } from "react";
 import { problemOf } from "../api/problem";
 import { followHandler } from "../router";
 import type { RouteDef } from "../routes";
-import { NAV } from "../routes";
+import { allows, NEEDS } from "../permissions";
+import { NAV, NAV_NEEDS } from "../routes";
 import { usePrincipal, useSignOut } from "../session";
 import { useFlash } from "./flash";
 
@@ -22,6 +24,7 @@ interface ShellProps {
 
 export function Shell({ route, params, activeHref, children }: ShellProps) {
   const flash = useFlash();
+  const who = usePrincipal();
   // Below 1280px the tables need the width more than the navigation does; the toggle opens it.
   const [navOpen, setNavOpen] = useState(() => window.innerWidth >= 1280);
   const crumbs = [{ text: "podplane", href: "/" }, ...(route ? route.crumbs(params) : [])];
@@ -36,7 +39,7 @@ export function Shell({ route, params, activeHref, children }: ShellProps) {
           <SideNavigation
             header={{ text: "podplane", href: "/" }}
             activeHref={activeHref}
-            items={NAV}
+            items={withRoleHints(NAV, who.role)}
             onFollow={followHandler}
           />
         }
@@ -49,6 +52,16 @@ export function Shell({ route, params, activeHref, children }: ShellProps) {
       />
     </>
   );
+}
+
+function withRoleHints(items: readonly SideNavigationProps.Item[], role: string): SideNavigationProps.Item[] {
+  return items.map((item) => {
+    if (item.type === "section") return { ...item, items: withRoleHints(item.items, role) };
+    if (item.type !== "link") return item;
+    const needs = NAV_NEEDS[item.href];
+    if (!needs || allows(role, needs)) return item;
+    return { ...item, info: <Badge>{NEEDS[needs]}</Badge> };
+  });
 }
 
 function TopBar() {
