@@ -37,7 +37,7 @@ up: install console
 	$(BIN)/podplane up
 
 lint: install-test
-	$(BIN)/ruff check src tests
+	$(BIN)/ruff check src tests bench
 	$(BIN)/lint-imports
 	$(BIN)/mypy src/podplane/domain src/podplane/services src/podplane/ops
 
