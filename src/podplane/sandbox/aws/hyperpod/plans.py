@@ -7,13 +7,13 @@ from typing import Any
 from podplane.domain.catalog import CATALOG
 from podplane.sandbox.aws.base import paginate
 from podplane.sandbox.aws.errors import sm_in_use, sm_not_found, sm_validation
-from podplane.sandbox.aws.hyperpod.nodes import NodesMixin
+from podplane.sandbox.aws.hyperpod.node_api import NodeApiMixin
 from podplane.sandbox.aws.world import AZ_IDS, AZS
 
 MLFLOW_SECONDS = 1200.0
 
 
-class PlansMixin(NodesMixin):
+class PlansMixin(NodeApiMixin):
     def search_training_plan_offerings(self, p: dict[str, Any]) -> dict[str, Any]:
         itype = p.get("InstanceType")
         if not itype or not p.get("InstanceCount"):
