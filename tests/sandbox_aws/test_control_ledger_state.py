@@ -134,3 +134,15 @@ def test_garbage_requests_get_aws_errors_not_tracebacks(box: Box) -> None:
     unrouted = httpx.get(f"{box.url}/clusters/x/fargate-profiles")
     assert unrouted.status_code == 400
     assert unrouted.headers["x-amzn-ErrorType"] == "InvalidRequestException"
+
+
+def test_what_moto_lacks_is_a_clear_501(box: Box) -> None:
+    import pytest
+    from botocore.exceptions import ClientError
+
+    sm = box.client("sagemaker", attempts=3)
+    with pytest.raises(ClientError) as err:
+        sm.create_cluster_scheduler_config(Name="s", ClusterArn="arn:x", SchedulerConfig={})
+    assert err.value.response["ResponseMetadata"]["HTTPStatusCode"] == 501
+    assert err.value.response["ResponseMetadata"]["RetryAttempts"] == 0
+    assert "not been implemented" in err.value.response["Error"]["Message"]

@@ -46,6 +46,9 @@ class AwsRouter:
                 if routed is None:
                     return self._moto(environ, body, start_response)
                 status, headers, out = routed
+        except NotImplementedError as e:  # moto lacks it: say so, and 501 is not retried
+            status, headers, out = protocol.json_error(AwsError(
+                "NotImplemented", f"{e} in the podplane sandbox (moto)", 501), False)
         except Exception:  # never a traceback to a client
             log.exception("sandbox request failed: %s %s", environ["REQUEST_METHOD"], path)
             status, headers, out = protocol.json_error(
@@ -203,5 +206,5 @@ def _client_token(environ: dict[str, Any], body: bytes) -> str | None:
 def _status_line(status: int) -> str:
     reasons = {200: "OK", 201: "Created", 204: "No Content", 400: "Bad Request",
                403: "Forbidden", 404: "Not Found", 409: "Conflict", 429: "Too Many Requests",
-               500: "Internal Server Error"}
+               500: "Internal Server Error", 501: "Not Implemented"}
     return f"{status} {reasons.get(status, 'Status')}"
