@@ -42,9 +42,9 @@ def test_ledger_records_each_mutation_exactly_once(box: Box) -> None:
     assert failed.status_code == 400
     assert len(box.ledger()) == 2
     ec2 = box.client("ec2")
-    ec2.create_vpc(CidrBlock="10.9.0.0/16")
+    vpc = ec2.create_vpc(CidrBlock="10.9.0.0/16")["Vpc"]["VpcId"]
     ec2.describe_vpcs()
-    assert [e["action"] for e in box.ledger(service="ec2")] == ["CreateVpc"]
+    assert [(e["action"], e["target"]) for e in box.ledger(service="ec2")] == [("CreateVpc", vpc)]
 
 
 def test_reset_clears_everything(box: Box) -> None:

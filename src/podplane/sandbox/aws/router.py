@@ -22,6 +22,8 @@ SCOPE = re.compile(r"Credential=[^/]+/\d+/[^/]+/([^/]+)/aws4_request")
 EKS_PATHS = ("/clusters", "/addons", "/access-policies", "/cluster-versions")
 READ_PREFIXES = ("Describe", "List", "Get", "Search", "Head", "Lookup", "Check", "Validate")
 Response = tuple[int, dict[str, str], bytes]
+_XML_ID = re.compile(rb"<(\w*(?:Id|Arn|Name))>([^<]{1,256})</\1>")
+_RESOURCE_ID = re.compile(r"^(arn:|[a-z]+(-[a-z]+)?-[0-9a-f]{8,}$)")
 
 
 class AwsRouter:
@@ -130,7 +132,7 @@ class AwsRouter:
         if action and captured.get("status", 500) < 400:
             service = _scope_service(environ) or "unknown"
             with self.w.lock:
-                self.w.record(service, action, _moto_target(environ, action, body),
+                self.w.record(service, action, _moto_target(environ, b"".join(chunks)),
                               _client_token(environ, body))
             self.on_mutation(True)
         return chunks
@@ -190,9 +192,35 @@ def _s3_action(method: str, path: str) -> str | None:
     return names.get((method, on_object), "PostObject" if on_object else "DeleteObjects")
 
 
-def _moto_target(environ: dict[str, Any], action: str, body: bytes) -> str | None:
+def _moto_target(environ: dict[str, Any], response: bytes) -> str | None:
+    """What a moto mutation acted on: the S3 path, else the first id/ARN/name it returned."""
     if _scope_service(environ) == "s3":
-        return environ.get("PATH_INFO")
+        return str(environ.get("PATH_INFO"))
+    found = [(m.group(1).lower(), m.group(2).decode("utf-8", "replace"))
+             for m in _XML_ID.finditer(response)]
+    found = [(k, v) for k, v in found if k not in (b"requestid", b"ownerid")]
+    for _, value in found:  # a resource id (vpc-..., subnet-...) or an ARN first
+        if _RESOURCE_ID.match(value):
+            return value
+    if found:
+        return found[0][1]
+    try:
+        data = json.loads(response) if response.strip().startswith(b"{") else {}
+    except json.JSONDecodeError:
+        return None
+    return _json_id(data, depth=2)
+
+
+def _json_id(data: Any, depth: int) -> str | None:
+    if not isinstance(data, dict) or depth == 0:
+        return None
+    for key, value in data.items():
+        if isinstance(value, str) and key.endswith(("Arn", "Id", "Name")):
+            return value
+    for value in data.values():
+        found = _json_id(value, depth - 1)
+        if found:
+            return found
     return None
 
 
