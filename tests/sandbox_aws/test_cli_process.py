@@ -44,9 +44,12 @@ def test_pypi_aws_cli_works_unchanged(box: Box, tmp_path: Path) -> None:
         "sm-describe": ["sagemaker", "describe-cluster", "--cluster-name", "hp1"],
         "sm-nodes": ["sagemaker", "list-cluster-nodes", "--cluster-name", "hp1"],
         "s3": ["s3", "ls"],
+        "kubeconfig": ["eks", "update-kubeconfig", "--name", "eks1", "--kubeconfig",
+                       str(tmp_path / "kubeconfig")],
     }
     procs = {k: subprocess.Popen([AWS, "--endpoint-url", box.url, *args, "--output", "json"]
-                                 if k != "s3" else [AWS, "--endpoint-url", box.url, *args],
+                                 if k not in ("s3", "kubeconfig")
+                                 else [AWS, "--endpoint-url", box.url, *args],
                                  env=cli_env(tmp_path), stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True)
              for k, args in commands.items()}
@@ -64,6 +67,7 @@ def test_pypi_aws_cli_works_unchanged(box: Box, tmp_path: Path) -> None:
     node_ids = [n["InstanceId"] for n in json.loads(out["sm-nodes"])["ClusterNodeSummaries"]]
     assert len(node_ids) == 3 and all(i.startswith("i-") for i in node_ids)
     assert "sagemaker-scripts" in out["s3"]
+    assert "server: https://127.0.0.1:16443" in (tmp_path / "kubeconfig").read_text()
 
 
 def free_port() -> int:
