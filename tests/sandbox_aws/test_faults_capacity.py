@@ -185,3 +185,21 @@ def test_throttling_rate_is_a_seeded_fraction(box: Box, tmp_path: object) -> Non
         assert _throttle_pattern(twin) == first
     finally:
         twin.sandbox.stop()
+
+
+def test_continuous_provisioning_keeps_partial_capacity_and_fills_in_later(box: Box) -> None:
+    sm = box.client("sagemaker")
+    subnet, sg = network(box, az="us-west-2c")  # 4 x p5 free
+    hyperpod_cluster(box, "hp1", [group("gpu", "ml.p5.48xlarge", 6)], subnet, sg,
+                     NodeProvisioningMode="Continuous")
+    box.advance(700)
+    cluster = sm.describe_cluster(ClusterName="hp1")
+    assert cluster["ClusterStatus"] == "InService"
+    assert (cluster["InstanceGroups"][0]["CurrentCount"],
+            cluster["InstanceGroups"][0]["TargetCount"]) == (4, 6)
+    box.control("PUT", "/capacity", json={"instance_type": "ml.p5.48xlarge",
+                                          "availability_zone": "us-west-2c", "count": 6})
+    box.advance(700)
+    cluster = sm.describe_cluster(ClusterName="hp1")
+    assert cluster["InstanceGroups"][0]["CurrentCount"] == 6
+    assert "FailureMessage" not in cluster
