@@ -222,3 +222,16 @@ def test_retry_with_the_same_client_token_is_idempotent(box: Box) -> None:
     with pytest.raises(ClientError) as other:
         eks.create_cluster(**{**kwargs, "clientRequestToken": "op-43"})
     assert other.value.response["Error"]["Code"] == "ResourceInUseException"
+
+
+def test_describe_cluster_versions_lists_what_create_accepts(box: Box) -> None:
+    eks = box.client("eks")
+    versions = eks.describe_cluster_versions()["clusterVersions"]
+    names = [v["clusterVersion"] for v in versions]
+    assert "1.33" in names and sum(v["defaultVersion"] for v in versions) == 1
+    assert [v["clusterVersion"] for v in eks.describe_cluster_versions(
+        defaultOnly=True)["clusterVersions"]] == ["1.33"]
+    with pytest.raises(ClientError) as err:
+        eks.create_cluster(name="old", roleArn=ROLE, version="1.20",
+                           resourcesVpcConfig={"subnetIds": ["subnet-0a1b2c3d4e5f60718"]})
+    assert err.value.response["Error"]["Code"] == "InvalidParameterException"

@@ -124,6 +124,15 @@ class ClustersMixin(AccessMixin, AddonsMixin):
                       version=p["version"])
         return {"update": update}
 
+    def describe_cluster_versions(self, p: dict[str, Any]) -> dict[str, Any]:
+        versions = [_version_info(v, i, len(K8S_VERSIONS)) for i, v in enumerate(K8S_VERSIONS)]
+        if p.get("clusterVersions"):
+            versions = [v for v in versions if v["clusterVersion"] in p["clusterVersions"]]
+        if p.get("defaultOnly"):
+            versions = [v for v in versions if v["defaultVersion"]]
+        page, nxt = paginate(versions, p, "maxResults", "nextToken")
+        return {"clusterVersions": page, **({"nextToken": nxt} if nxt else {})}
+
     def describe_update(self, p: dict[str, Any]) -> dict[str, Any]:
         self.cluster(p["name"])
         updates = self.table("updates").get(p["name"], {})
@@ -201,6 +210,19 @@ class ClustersMixin(AccessMixin, AddonsMixin):
                     c["version"] = c.pop("_pending_version")
         if all(u["status"] != "InProgress" for u in pending):
             c["status"] = "ACTIVE"
+
+
+def _version_info(version: str, index: int, count: int) -> dict[str, Any]:
+    """Newest last; the oldest is in extended support, the newest but one is the default."""
+    released = 1_700_000_000.0 + index * 120 * 86400
+    extended = index == 0
+    return {"clusterVersion": version, "clusterType": "eks", "defaultPlatformVersion": "eks.1",
+            "defaultVersion": version == DEFAULT_VERSION, "releaseDate": released,
+            "endOfStandardSupportDate": released + 425 * 86400,
+            "endOfExtendedSupportDate": released + 790 * 86400,
+            "status": "extended-support" if extended else "standard-support",
+            "versionStatus": "EXTENDED_SUPPORT" if extended else "STANDARD_SUPPORT",
+            "kubernetesPatchVersion": f"{version}.{count - index}"}
 
 
 def _same_token(resource: dict[str, Any], p: dict[str, Any]) -> bool:
