@@ -8,7 +8,7 @@ import json
 import logging
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs
 
 from podplane.sandbox.aws import protocol
@@ -68,9 +68,8 @@ class AwsRouter:
                 with self.w.lock:
                     mine = emu.accepts(action, _json_or_empty(body))
                 return self._json11(service, emu, action, body) if mine else None
-        scope = SCOPE.search(environ.get("HTTP_AUTHORIZATION", ""))
-        service = scope.group(1) if scope else None
-        if service == "eks" or (service is None and path.startswith(EKS_PATHS)):
+        scope_service = _scope_service(environ)
+        if scope_service == "eks" or (scope_service is None and path.startswith(EKS_PATHS)):
             return self._rest_eks(environ, path, body)
         return None
 
@@ -180,7 +179,7 @@ def _moto_action(environ: dict[str, Any], body: bytes) -> str | None:
         action = (form.get("Action") or [""])[0]
     if not action or action.startswith(READ_PREFIXES):
         return None
-    return action
+    return cast("str", action)
 
 
 def _s3_action(method: str, path: str) -> str | None:
@@ -226,9 +225,8 @@ def _json_id(data: Any, depth: int) -> str | None:
 
 def _client_token(environ: dict[str, Any], body: bytes) -> str | None:
     text = body.decode("utf-8", "replace") if body else ""
-    form = parse_qs(text)
-    token = (form.get("ClientToken") or [None])[0]
-    return token
+    tokens = parse_qs(text).get("ClientToken")
+    return tokens[0] if tokens else None
 
 
 def _status_line(status: int) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, cast
 
 from podplane.sandbox.aws.base import paginate
 from podplane.sandbox.aws.eks.base import EksBase
@@ -23,14 +23,14 @@ class AddonsMixin(EksBase):
         return {"addons": page, **({"nextToken": nxt} if nxt else {})}
 
     def _addons(self, cluster: str) -> dict[str, Any]:
-        return self.table("addons").setdefault(cluster, {})
+        return cast("dict[str, Any]", self.table("addons").setdefault(cluster, {}))
 
     def _addon(self, cluster: str, name: str) -> dict[str, Any]:
         self.cluster(cluster)
         addon = self._addons(cluster).get(name)
         if addon is None:
             raise eks_not_found(f"No addon: {name} found in cluster: {cluster}")
-        return addon
+        return cast("dict[str, Any]", addon)
 
     def create_addon(self, p: dict[str, Any]) -> dict[str, Any]:
         c = self.cluster(p["clusterName"])

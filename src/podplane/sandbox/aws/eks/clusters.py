@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
+from typing import Any, cast
 
 from podplane.sandbox.aws.base import paginate
 from podplane.sandbox.aws.eks.access import AccessMixin
@@ -17,13 +17,14 @@ from podplane.sandbox.aws.errors import (
     eks_invalid_request,
     eks_not_found,
 )
-from podplane.sandbox.aws.world import ACCOUNT
 
 CREATE_SECONDS = 600.0
 UPDATE_SECONDS = 180.0
 DELETE_SECONDS = 300.0
 DEFAULT_VERSION = "1.33"
-CALLER_ARN = f"arn:aws:iam::{ACCOUNT}:user/moto"
+CONFIG_FIELDS = ("resourcesVpcConfig", "logging", "accessConfig", "upgradePolicy",
+                 "zonalShiftConfig", "computeConfig", "kubernetesNetworkConfig", "storageConfig",
+                 "remoteNetworkConfig")
 
 
 class ClustersMixin(AccessMixin, AddonsMixin):
@@ -94,10 +95,7 @@ class ClustersMixin(AccessMixin, AddonsMixin):
 
     def update_cluster_config(self, p: dict[str, Any]) -> dict[str, Any]:
         c = self.active_cluster(p["name"])
-        changes = {k: p[k] for k in ("resourcesVpcConfig", "logging", "accessConfig",
-                                     "upgradePolicy", "zonalShiftConfig",
-                                     "computeConfig", "kubernetesNetworkConfig",
-                                     "storageConfig", "remoteNetworkConfig") if k in p}
+        changes: dict[str, Any] = {k: p[k] for k in CONFIG_FIELDS if k in p}
         if not changes:
             raise eks_invalid_request("No changes needed")
         kind = _update_type(changes)
@@ -167,7 +165,7 @@ class ClustersMixin(AccessMixin, AddonsMixin):
     def _by_arn(self, arn: str) -> dict[str, Any]:
         for c in self.table("clusters").values():
             if c["arn"] == arn:
-                return c
+                return cast("dict[str, Any]", c)
         raise AwsError("NotFoundException", f"Resource {arn} not found", 404)
 
     def _check_auth_mode_change(self, c: dict[str, Any], access: dict[str, Any]) -> None:

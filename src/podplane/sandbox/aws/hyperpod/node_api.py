@@ -3,7 +3,7 @@ the `NodeSource` view the Kubernetes side builds Node objects from."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from podplane.sandbox.aws.base import paginate
 from podplane.sandbox.aws.errors import sm_not_found
@@ -98,7 +98,7 @@ class NodeApiMixin(NodesMixin):
                    logical: str | None) -> dict[str, Any] | None:
         for n in self.nodes(cluster["ClusterName"]).values():
             if n["InstanceId"] == iid or (logical and n["NodeLogicalId"] == logical):
-                return n
+                return cast("dict[str, Any]", n)
         return None
 
     # NodeSource --------------------------------------------------------------------------

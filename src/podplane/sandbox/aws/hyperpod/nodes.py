@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from podplane.sandbox.aws.base import Emulator
 from podplane.sandbox.aws.errors import sm_conflict, sm_not_found, sm_validation
@@ -35,12 +35,12 @@ class NodesMixin(Emulator):
         cluster = self.table("clusters").get(name)
         if cluster is None:
             raise sm_not_found(f"Cluster {name_or_arn} not found")
-        return cluster
+        return cast("dict[str, Any]", cluster)
 
     def group(self, cluster: dict[str, Any], name: str) -> dict[str, Any]:
         for g in cluster["InstanceGroups"]:
             if g["InstanceGroupName"] == name:
-                return g
+                return cast("dict[str, Any]", g)
         raise sm_validation(f"Instance group {name} not found in cluster "
                             f"{cluster['ClusterName']}")
 
@@ -54,7 +54,7 @@ class NodesMixin(Emulator):
         return Capacity(self.w.service_state("capacity"))
 
     def nodes(self, cluster: str) -> dict[str, Any]:
-        return self.table("nodes").setdefault(cluster, {})
+        return cast("dict[str, Any]", self.table("nodes").setdefault(cluster, {}))
 
     def used(self, instance_type: str) -> dict[str, int]:
         """Instances per AZ of a type, outside training plans (plans bring their own capacity)."""
@@ -162,7 +162,7 @@ class NodesMixin(Emulator):
         node.update(_health=label, _reason=reason)
         if cluster.get("NodeRecovery", "Automatic") == "Automatic":
             node.update(_auto_at=self.w.now() + AUTO_RECOVERY_SECONDS, _auto_action=action)
-        return node
+        return cast("dict[str, Any]", node)
 
 
 def _next_event(n: dict[str, Any]) -> float | None:
