@@ -51,7 +51,7 @@ def run(settings: Settings, with_sandbox: bool = False) -> None:
 SANDBOX_AWS_URL = "http://127.0.0.1:4566"
 
 
-def _start_sandbox(settings: Settings) -> subprocess.Popen[bytes] | None:
+def _start_sandbox(settings: Settings, kube_port: int = 6443) -> subprocess.Popen[bytes] | None:
     """Start `podplane sandbox` as a child (unless one already answers) and point AWS at it."""
     for key, value in (("AWS_ACCESS_KEY_ID", "test"), ("AWS_SECRET_ACCESS_KEY", "test"),
                        ("AWS_DEFAULT_REGION", settings.region)):
@@ -64,7 +64,8 @@ def _start_sandbox(settings: Settings) -> subprocess.Popen[bytes] | None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         p for p in (src, os.environ.get("PYTHONPATH")) if p)}
     child = subprocess.Popen([sys.executable, "-m", "podplane", "sandbox", "--home",
-                              str(settings.home), "--aws-port", str(urlsplit(url).port)], env=env)
+                              str(settings.home), "--aws-port", str(urlsplit(url).port),
+                              "--kube-port", str(kube_port)], env=env)
     deadline = time.monotonic() + 60
     while not _sandbox_ready(url):
         if child.poll() is not None or time.monotonic() > deadline:

@@ -121,3 +121,27 @@ def test_sandbox_process_writes_env_and_keeps_state_across_restart(tmp_path: Pat
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_up_starts_the_sandbox_as_a_child_and_points_aws_at_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from podplane import server
+    from podplane.settings import Settings
+
+    for key in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+                "AWS_DEFAULT_REGION"):
+        monkeypatch.delenv(key, raising=False)
+    url = f"http://127.0.0.1:{free_port()}"
+    settings = Settings(home=tmp_path, aws_endpoint_url=url)
+    child = server._start_sandbox(settings, kube_port=free_port())
+    try:
+        assert child is not None and child.poll() is None
+        assert os.environ["AWS_ENDPOINT_URL"] == url == settings.aws_endpoint_url
+        assert httpx.get(f"{url}/_sandbox/clock").status_code == 200
+        assert server._start_sandbox(settings) is None  # one already answers: reuse it
+    finally:
+        assert child is not None
+        child.terminate()
+        assert child.wait(timeout=30) == 0
+    assert (tmp_path / "sandbox" / "aws-state.json").exists()
