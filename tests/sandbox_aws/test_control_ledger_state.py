@@ -7,7 +7,7 @@ from pathlib import Path
 import httpx
 
 from tests.sandbox_aws.conftest import Box, group, hyperpod_cluster, network, start_box
-from tests.sandbox_aws.shapes import problems
+from tests.sandbox_aws.shapes import error_problems, problems
 
 SUBNET, SG = "subnet-0123456789abcdef0", "sg-0123456789abcdef0"
 
@@ -121,6 +121,10 @@ def test_shape_checker_catches_wrong_bodies() -> None:
         "sagemaker", "DescribeCluster", {"ClusterStatus": "InService", "InstanceGroups": []})
     assert problems("eks", "DescribeCluster", {"cluster": {"nmae": "x"}}) \
         == ["DescribeCluster.cluster: unknown member nmae"]
+    assert error_problems("eks", "ResourceNotFoundException", {"msg": "x"}) \
+        == ["ResourceNotFoundException: unknown member msg"]
+    assert error_problems("sagemaker", "ResourceNotFound", {"__type": "ResourceNotFound",
+                                                            "Message": "gone"}) == []
 
 
 def test_garbage_requests_get_aws_errors_not_tracebacks(box: Box) -> None:

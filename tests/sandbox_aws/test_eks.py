@@ -49,6 +49,7 @@ def test_errors_have_aws_codes(box: Box) -> None:
         eks.describe_cluster(name="nope")
     assert missing.value.response["Error"]["Code"] == "ResourceNotFoundException"
     assert missing.value.response["ResponseMetadata"]["HTTPStatusCode"] == 404
+    assert "eks.DescribeCluster!ResourceNotFoundException" in box.shapes.checked  # body checked
     make_cluster(box)
     with pytest.raises(ClientError) as dup:
         make_cluster(box)
