@@ -6,7 +6,14 @@ from pathlib import Path
 
 import httpx
 
-from tests.sandbox_aws.conftest import Box, group, hyperpod_cluster, network, start_box
+from tests.sandbox_aws.conftest import (
+    Box,
+    group,
+    hyperpod_cluster,
+    network,
+    second_subnet,
+    start_box,
+)
 from tests.sandbox_aws.shapes import error_problems, problems
 
 SUBNET, SG = "subnet-0123456789abcdef0", "sg-0123456789abcdef0"
@@ -85,7 +92,7 @@ def test_state_and_clock_survive_a_restart(tmp_path: Path) -> None:
     managed = "arn:aws:iam::aws:policy/AmazonSageMakerClusterInstanceRolePolicy"
     iam.attach_role_policy(RoleName="hp", PolicyArn=managed)
     b.client("eks").create_cluster(name="eks2", roleArn="arn:aws:iam::123456789012:role/r",
-                                   resourcesVpcConfig={"subnetIds": [subnet]})
+                                   resourcesVpcConfig={"subnetIds": [subnet, second_subnet(b)]})
     hyperpod_cluster(b, "hp1", [group("w", "ml.m5.xlarge", 2)], subnet, sg)
     b.advance(300)
     before = b.control("GET", "/clock")["now"]

@@ -236,3 +236,18 @@ def test_describe_cluster_versions_lists_what_create_accepts(box: Box) -> None:
         eks.create_cluster(name="old", roleArn=ROLE, version="1.20",
                            resourcesVpcConfig={"subnetIds": ["subnet-0a1b2c3d4e5f60718"]})
     assert err.value.response["Error"]["Code"] == "InvalidParameterException"
+
+
+def test_cluster_subnets_must_span_two_azs(box: Box) -> None:
+    from tests.sandbox_aws.conftest import network, second_subnet
+
+    eks = box.client("eks")
+    subnet, _ = network(box, az="us-west-2a")
+    with pytest.raises(ClientError) as err:
+        eks.create_cluster(name="one-az", roleArn=ROLE,
+                           resourcesVpcConfig={"subnetIds": [subnet]})
+    assert err.value.response["Error"]["Code"] == "InvalidParameterException"
+    other = second_subnet(box, az="us-west-2b")
+    eks.create_cluster(name="two-az", roleArn=ROLE,
+                       resourcesVpcConfig={"subnetIds": [subnet, other]})
+    assert eks.list_clusters()["clusters"] == ["two-az"]

@@ -37,6 +37,7 @@ class ClustersMixin(AccessMixin, AddonsMixin):
             raise eks_in_use(f"Cluster already exists with name: {name}")
         if p.get("version") and p["version"] not in K8S_VERSIONS:
             raise eks_invalid_param(f"unsupported Kubernetes version {p['version']}")
+        self._check_subnets(p.get("resourcesVpcConfig", {}).get("subnetIds", []))
         now = self.w.now()
         access = {"authenticationMode": "CONFIG_MAP",
                   "bootstrapClusterCreatorAdminPermissions": True, **p.get("accessConfig", {})}
@@ -167,6 +168,12 @@ class ClustersMixin(AccessMixin, AddonsMixin):
             if c["arn"] == arn:
                 return cast("dict[str, Any]", c)
         raise AwsError("NotFoundException", f"Resource {arn} not found", 404)
+
+    def _check_subnets(self, subnet_ids: list[str]) -> None:
+        """EKS wants subnets in at least two AZs (checked when the subnets are known)."""
+        azs = [self.w.subnet_azs(s) if self.w.subnet_azs else None for s in subnet_ids]
+        if subnet_ids and all(azs) and len(set(azs)) < 2:
+            raise eks_invalid_param("Subnets specified must be in at least two different AZs")
 
     def _check_auth_mode_change(self, c: dict[str, Any], access: dict[str, Any]) -> None:
         order = ["CONFIG_MAP", "API_AND_CONFIG_MAP", "API"]

@@ -24,7 +24,8 @@ class NodeApiMixin(NodesMixin):
                  if p.get("InstanceGroupNameContains", "") in n["InstanceGroupName"]]
         nodes.sort(key=lambda n: (n["LaunchTime"], n["InstanceId"]),
                    reverse=p.get("SortOrder") == "Descending")
-        page, nxt = paginate([_summary(n) for n in nodes], p, "MaxResults", "NextToken")
+        summaries = [_summary(n, self.w.region) for n in nodes]
+        page, nxt = paginate(summaries, p, "MaxResults", "NextToken")
         return {"ClusterNodeSummaries": page, **({"NextToken": nxt} if nxt else {})}
 
     def describe_cluster_node(self, p: dict[str, Any]) -> dict[str, Any]:
@@ -34,11 +35,10 @@ class NodeApiMixin(NodesMixin):
             raise sm_not_found(f"Node {p.get('NodeId') or p.get('NodeLogicalId')} not found "
                                f"in cluster {cluster['ClusterArn']}")
         group = self.group(cluster, node["InstanceGroupName"])
-        detail = {**_summary(node), "LifeCycleConfig": group.get("LifeCycleConfig"),
+        detail = {**_summary(node, self.w.region),
+                  "LifeCycleConfig": group.get("LifeCycleConfig"),
                   "ThreadsPerCore": group.get("ThreadsPerCore"),
                   "PrivatePrimaryIp": node["_ip"],
-                  "PrivateDnsHostname": f"ip-{node['_ip'].replace('.', '-')}."
-                                        f"{self.w.region}.compute.internal",
                   "Placement": {"AvailabilityZone": node["_az"],
                                 "AvailabilityZoneId": AZ_IDS[node["_az"]]},
                   "CapacityType": "Spot" if node["_capacity"] == "spot" else "OnDemand"}
@@ -125,13 +125,13 @@ def _sandbox_node(cluster: dict[str, Any], eks_name: str, n: dict[str, Any]) -> 
         labels={"sagemaker.amazonaws.com/compute-type": "hyperpod"})
 
 
-def _summary(n: dict[str, Any]) -> dict[str, Any]:
+def _summary(n: dict[str, Any], region: str) -> dict[str, Any]:
     out = {k: n[k] for k in ("InstanceGroupName", "InstanceId", "NodeLogicalId", "InstanceType",
                              "LaunchTime")}
     out["InstanceStatus"] = {"Status": n["Status"], "Message": n.get("Message", "")}
     if n.get("LastSoftwareUpdateTime"):
         out["LastSoftwareUpdateTime"] = n["LastSoftwareUpdateTime"]
-    out["PrivateDnsHostname"] = f"ip-{n['_ip'].replace('.', '-')}.compute.internal"
+    out["PrivateDnsHostname"] = f"ip-{n['_ip'].replace('.', '-')}.{region}.compute.internal"
     return out
 
 
