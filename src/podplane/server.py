@@ -69,6 +69,7 @@ def _start_sandbox(settings: Settings, kube_port: int = 6443) -> subprocess.Pope
     deadline = time.monotonic() + 60
     while not _sandbox_ready(url):
         if child.poll() is not None or time.monotonic() > deadline:
+            child.kill()
             raise RuntimeError(f"the sandbox did not start on {url}")
         time.sleep(0.2)
     console.print(f"sandbox cloud: {url} (env file: {settings.sandbox_dir / 'env'})")
