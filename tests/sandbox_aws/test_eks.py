@@ -251,3 +251,16 @@ def test_cluster_subnets_must_span_two_azs(box: Box) -> None:
     eks.create_cluster(name="two-az", roleArn=ROLE,
                        resourcesVpcConfig={"subnetIds": [subnet, other]})
     assert eks.list_clusters()["clusters"] == ["two-az"]
+
+
+def test_addon_configuration_schema(box: Box) -> None:
+    import json
+
+    eks = box.client("eks")
+    conf = eks.describe_addon_configuration(addonName="vpc-cni",
+                                            addonVersion="v1.20.0-eksbuild.1")
+    assert json.loads(conf["configurationSchema"])["type"] == "object"
+    assert conf["podIdentityConfiguration"][0]["serviceAccount"] == "aws-node"
+    with pytest.raises(ClientError) as err:
+        eks.describe_addon_configuration(addonName="vpc-cni", addonVersion="v0.0.1")
+    assert err.value.response["Error"]["Code"] == "ResourceNotFoundException"
