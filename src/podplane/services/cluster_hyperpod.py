@@ -18,7 +18,7 @@ from podplane.ops.mutate import IN_FLIGHT, mutate_once
 from podplane.services.cloud_access import Cloud
 from podplane.services.cluster_network import CLUSTER_TAG, MANAGED_TAG
 
-POLL = 30.0
+POLL = 60.0
 TERMINAL = ("InService", "Failed")
 
 

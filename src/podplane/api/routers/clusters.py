@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, Path
+from fastapi import APIRouter, Depends, Path, Query
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
@@ -58,13 +58,6 @@ class ImportIn(BaseModel):
                                               pattern=r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
 
 
-class DeleteIn(BaseModel):
-    force: bool = Field(False, description="Also delete resources not tagged as podplane's.")
-    delete_resources: bool | None = Field(
-        None, description="Delete cloud resources (default: yes for created clusters, no for "
-        "imported ones, which are only detached).")
-
-
 class CurrentClusterIn(BaseModel):
     name: str | None = Field(None, max_length=63, pattern=CLUSTER_NAME)
 
@@ -114,12 +107,16 @@ async def get_cluster(cluster: ClusterPath,
 
 
 @router.delete("/clusters/{cluster}", status_code=202, response_model=OperationOut)
-async def delete_cluster(cluster: ClusterPath,
-                         ctx: Annotated[Ctx, Depends(ctx_for(svc.delete_cluster))],
-                         body: Annotated[DeleteIn | None, Body()] = None,
-                         idempotency_key: IdempotencyKey = None) -> OperationOut:
-    opts = body or DeleteIn()
-    return out(await svc.delete_cluster(ctx, cluster, opts.force, opts.delete_resources,
+async def delete_cluster(
+    cluster: ClusterPath, ctx: Annotated[Ctx, Depends(ctx_for(svc.delete_cluster))],
+    force: Annotated[bool, Query(description="Also delete resources not tagged as "
+                                 "created by podplane.")] = False,
+    delete_resources: Annotated[bool | None, Query(
+        description="Delete cloud resources (default: yes for created clusters; imported "
+        "ones are only detached).")] = None,
+    idempotency_key: IdempotencyKey = None,
+) -> OperationOut:
+    return out(await svc.delete_cluster(ctx, cluster, force, delete_resources,
                                         idempotency_key))
 
 
