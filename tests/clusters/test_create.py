@@ -3,10 +3,24 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
 
 from podplane.domain.clusters import CREATE_STEPS
 from tests.clusters.helpers import BODY, step, wait_done
 from tests.stack import Stack
+
+
+def aws_cli(stack: Stack, *args: str) -> dict[str, Any]:
+    """The AWS CLI (from PyPI) against the sandbox endpoint: what an operator would run."""
+    env = {**os.environ, "AWS_ENDPOINT_URL": stack.aws_url, "AWS_ACCESS_KEY_ID": "test",
+           "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": "us-west-2"}
+    done = subprocess.run([str(Path(sys.executable).parent / "aws"), *args, "--output", "json"],
+                          env=env, capture_output=True, text=True, timeout=60, check=True)
+    return dict(json.loads(done.stdout))
 
 
 async def test_create_through_rest_then_idempotent_and_unchanged(stack: Stack) -> None:
@@ -38,6 +52,8 @@ async def test_create_through_rest_then_idempotent_and_unchanged(stack: Stack) -
     group = hp["InstanceGroups"][0]
     assert group["OnStartDeepHealthChecks"] == ["InstanceStress", "InstanceConnectivity"]
     assert group["CurrentCount"] == 2
+    assert aws_cli(stack, "sagemaker", "describe-cluster", "--cluster-name", "alpha")[
+        "NodeRecovery"] == "Automatic"
     eks = stack.aws("eks")
     for name in eks.list_addons(clusterName="alpha")["addons"]:
         assert eks.describe_addon(clusterName="alpha", addonName=name)["addon"]["status"] == \

@@ -8,7 +8,8 @@ from pathlib import Path
 from tests.clusters.helpers import step, wait_done
 from tests.stack import Stack
 
-RAYJOB_CRD = Path(__file__).parents[2] / ".." / "shared" / "crds" / "kuberay" / "ray.io_rayjobs.yaml"
+CRDS = Path(__file__).parents[2] / ".." / "shared" / "crds"
+RAYJOB_CRD = CRDS / "kuberay" / "ray.io_rayjobs.yaml"
 
 
 def make_outside_cluster(stack: Stack) -> None:
