@@ -93,9 +93,8 @@ async def cluster(stack: Stack) -> AsyncIterator[Cluster]:
         await cluster_rows.upsert(
             db, CLUSTER, region="us-west-2", eks_cluster_name=CLUSTER,
             hyperpod_cluster_name=CLUSTER, origin="imported", state="active", spec={},
-            facts={"vpc_id": vpc, "compute_subnets": {"us-west-2a": compute},
-                   "security_group_id": sg, "execution_role": ROLE,
-                   "lifecycle_config": LIFECYCLE})
+            facts={"network": {"vpc_id": vpc, "vpc_cidr": "10.0.0.0/16",
+                               "compute_subnets": [compute], "security_group_id": sg}})
     yield Cluster(stack, CLUSTER, vpc, compute, sg)
 
 

@@ -46,8 +46,8 @@ async def cluster_ref(ctx: Ctx, name: str) -> ClusterRef:
         raise Conflict(f"Cluster {name!r} has no HyperPod cluster yet.",
                        hint="Wait until the cluster's creation has finished.")
     facts = row.facts or {}
-    return ClusterRef(name, row.hyperpod_cluster_name, row.eks_cluster_name,
-                      facts.get("vpc_id"))
+    vpc_id = facts.get("vpc_id") or (facts.get("network") or {}).get("vpc_id")
+    return ClusterRef(name, row.hyperpod_cluster_name, row.eks_cluster_name, vpc_id)
 
 
 async def describe(hyperpod: HyperPodPort, ref: ClusterRef) -> Shape:

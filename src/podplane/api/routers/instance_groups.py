@@ -60,6 +60,7 @@ class NewGroupIn(BaseModel):
     efa_only: bool = Field(False, description="EFA-only network interface (immutable).")
     subnet_id: str | None = Field(None, pattern=r"^subnet-[0-9a-f]{8,17}$")
     new_subnet: bool = Field(False, description="Create a new /20 compute subnet.")
+    dry_run: bool = Field(False, description="Return the plan without acting (or ?dry_run).")
 
 
 class ScaleIn(BaseModel):
@@ -68,6 +69,7 @@ class ScaleIn(BaseModel):
     capacity_type: CapacityType | None = Field(None, description="Immutable: refused if "
                                                "different from the group's.")
     efa_only: bool | None = Field(None, description="Immutable: refused if different.")
+    dry_run: bool = Field(False, description="Return the plan without acting (or ?dry_run).")
 
 
 class MutationOut(OperationOut):
@@ -113,8 +115,8 @@ async def add_group(cluster: ClusterName, body: NewGroupIn,
                     dry_run: DryRun = False, idempotency_key: IdempotencyKey = None
                     ) -> JSONResponse:
     """Add a group: capacity type, EFA-only and subnet placement decided together."""
-    spec = NewGroupSpec(**body.model_dump())
-    return answer(await svc.add_group(ctx, cluster, spec, dry_run=dry_run,
+    spec = NewGroupSpec(**body.model_dump(exclude={"dry_run"}))
+    return answer(await svc.add_group(ctx, cluster, spec, dry_run=dry_run or body.dry_run,
                                       idempotency_key=idempotency_key))
 
 
@@ -126,7 +128,7 @@ async def scale_group(cluster: ClusterName, group: GroupName, body: ScaleIn,
     """Scale (only `count` changes; capacity type and EFA-only are immutable)."""
     return answer(await svc.scale_group(
         ctx, cluster, group, body.count, capacity_type=body.capacity_type,
-        efa_only=body.efa_only, dry_run=dry_run, idempotency_key=idempotency_key))
+        efa_only=body.efa_only, dry_run=dry_run or body.dry_run, idempotency_key=idempotency_key))
 
 
 @router.delete(BASE + "/{group}", response_model=None, status_code=202, responses=RESPONSES)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, Depends, Path, Query
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from podplane.api.auth import ctx_for
 from podplane.api.routers.instance_groups import (
@@ -26,8 +26,17 @@ NodeName = Annotated[str, Path(min_length=10, max_length=40,
                                pattern=r"^(hyperpod-)?i-[0-9a-f]{8,17}$",
                                description="Instance id, or the Kubernetes Node name.")]
 BASE = "/clusters/{cluster}/nodes"
-BodyConfirm = Annotated[bool | None, Body(embed=True, alias="confirm",
-                                          description="confirm in the body (MCP sends it so).")]
+
+
+class ActionIn(BaseModel):
+    """Optional body: the same switches as the query string (MCP sends them here)."""
+
+    model_config = ConfigDict(extra="forbid")
+    confirm: bool = False
+    dry_run: bool = False
+
+
+Action = Annotated[ActionIn | None, Body()]
 
 
 class EscalationStep(BaseModel):
@@ -95,9 +104,10 @@ async def get_node(cluster: ClusterName, node: NodeName,
              responses=RESPONSES)
 async def reboot_node(cluster: ClusterName, node: NodeName,
                       ctx: Annotated[Ctx, Depends(ctx_for(svc.reboot_node))],
-                      dry_run: DryRun = False, idempotency_key: IdempotencyKey = None
-                      ) -> JSONResponse:
+                      dry_run: DryRun = False, idempotency_key: IdempotencyKey = None,
+                      body: Action = None) -> JSONResponse:
     """Reboot (keeps instance storage). The first step after investigating a fault."""
+    dry_run = dry_run or bool(body and body.dry_run)
     return answer(await svc.reboot_node(ctx, cluster, node, dry_run=dry_run,
                                         idempotency_key=idempotency_key))
 
@@ -108,11 +118,12 @@ async def replace_node(cluster: ClusterName, node: NodeName,
                        ctx: Annotated[Ctx, Depends(ctx_for(svc.replace_node))],
                        confirm: Confirm = False, dry_run: DryRun = False,
                        idempotency_key: IdempotencyKey = None,
-                       body_confirm: BodyConfirm = None) -> JSONResponse:
+                       body: Action = None) -> JSONResponse:
     """Replace with a new instance (confirm=true): instance storage is lost."""
     return answer(await svc.replace_node(ctx, cluster, node,
-                                         confirm=confirm or body_confirm is True,
-                                         dry_run=dry_run, idempotency_key=idempotency_key))
+                                         confirm=confirm or bool(body and body.confirm),
+                                         dry_run=dry_run or bool(body and body.dry_run),
+                                         idempotency_key=idempotency_key))
 
 
 @router.delete(BASE + "/{node}", response_model=None, status_code=202, responses=RESPONSES)
