@@ -4,10 +4,17 @@ Kubernetes; reboot, replace and delete as durable operations."""
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from podplane.domain.effects import Effect
-from podplane.domain.errors import CloudError, ConfirmationRequired, Conflict, NotFound
+from podplane.domain.errors import (
+    CloudError,
+    ConfirmationRequired,
+    Conflict,
+    InvalidInput,
+    NotFound,
+)
 from podplane.services import group_cloud as gc
 from podplane.services import node_views as views
 from podplane.services.cloud_access import Cloud, cloud_of
@@ -21,9 +28,16 @@ Shape = dict[str, Any]
 log = logging.getLogger("podplane.nodes")
 
 
+NODE_ID = re.compile(r"^i-[0-9a-f]{8,17}$")
+
+
 def node_id(node: str) -> str:
     """Accept the instance id or the Kubernetes Node name (hyperpod-i-...)."""
-    return node.removeprefix("hyperpod-")
+    iid = node.removeprefix("hyperpod-")
+    if not NODE_ID.match(iid):
+        raise InvalidInput(f"{node!r} is not a node id.", field="node",
+                           hint="Use the instance id (i-...) or the Node name (hyperpod-i-...).")
+    return iid
 
 
 def target(cluster: str, node: str) -> str:
