@@ -57,6 +57,7 @@ async def test_replace_gives_a_new_instance_and_node_while_the_old_one_drains(
         assert done["result"]["evicted"] == [f"default/{pod['metadata']['name']}"]
 
     assert [n["InstanceId"] for n in cluster.nodes_of(FIRST_GROUP)] == [new_id]
+    stack.advance(5)  # the kubelet starts the rescheduled pod's container
     names = {n["metadata"]["name"]: n for n in await cluster.kube_nodes()}
     assert set(names) == {f"hyperpod-{new_id}"} and ready(names[f"hyperpod-{new_id}"])
     assert len(stack.ledger(service="sagemaker", action="BatchReplaceClusterNodes")) == 1
