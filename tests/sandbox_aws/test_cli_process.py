@@ -131,7 +131,8 @@ def test_up_starts_the_sandbox_as_a_child_and_points_aws_at_it(
 
     for key in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
                 "AWS_DEFAULT_REGION"):
-        monkeypatch.delenv(key, raising=False)
+        monkeypatch.setenv(key, "")  # recorded, so what _start_sandbox sets is undone after
+        monkeypatch.delenv(key)
     url = f"http://127.0.0.1:{free_port()}"
     settings = Settings(home=tmp_path, aws_endpoint_url=url)
     child = server._start_sandbox(settings, kube_port=free_port())
