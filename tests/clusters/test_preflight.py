@@ -38,6 +38,7 @@ async def test_inspect_plan_and_preflight_refusals(stack: Stack) -> None:
         assert described["instance_group"]["deep_health_checks"] == [
             "InstanceStress", "InstanceConnectivity"]
         assert described["blocked"] is False and described["exists"] is False
+        assert described["eta_minutes"] == [85, 130]  # deep health checks add 60-90 min
         same = await viewer.post("/api/v1/cluster-plans", json=BODY)
         assert same.json()["steps"] == described["steps"]
 
