@@ -61,6 +61,8 @@ async def test_create_through_rest_then_idempotent_and_unchanged(stack: Stack) -
     assert group["CurrentCount"] == 2
     assert aws_cli(stack, "sagemaker", "describe-cluster", "--cluster-name", "alpha")[
         "NodeRecovery"] == "Automatic"
+    assert aws_cli(stack, "eks", "describe-addon", "--cluster-name", "alpha", "--addon-name",
+                   "amazon-sagemaker-hyperpod-training-operator")["addon"]["status"] == "ACTIVE"
     eks = stack.aws("eks")
     for name in eks.list_addons(clusterName="alpha")["addons"]:
         assert eks.describe_addon(clusterName="alpha", addonName=name)["addon"]["status"] == \
