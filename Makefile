@@ -3,7 +3,15 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: up test install install-test lint
+.PHONY: up test install install-test lint console
+
+# The web console (web/) is built into the package when its build is missing or older than its
+# sources or the API it is typed against (docs/console.md). Needs Node.js 20+ and npm.
+NPM ?= npm
+CONSOLE := src/podplane/web/static/console/index.html
+CONSOLE_SRC := $(shell find web/src web/scripts web/index.html web/package.json web/vite.config.ts \
+	web/tsconfig.json -type f -not -path '*/generated/*' 2>/dev/null) \
+	$(shell find src/podplane/api -name '*.py' 2>/dev/null)
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -15,13 +23,23 @@ install: $(BIN)/python
 install-test: $(BIN)/python
 	$(BIN)/pip install -q -e '.[test]'
 
-up: install
+console: $(CONSOLE)
+
+web/node_modules/.package-lock.json: web/package-lock.json
+	@command -v $(NPM) >/dev/null || { echo "building the console needs Node.js 20+ and npm"; exit 1; }
+	cd web && $(NPM) ci --no-audit --no-fund --loglevel=error
+
+$(CONSOLE): $(CONSOLE_SRC) web/node_modules/.package-lock.json | install
+	$(BIN)/python web/scripts/dump_openapi.py web/openapi.json
+	cd web && $(NPM) run --silent gen && $(NPM) run --silent build
+
+up: install console
 	$(BIN)/podplane up
 
 lint: install-test
-	$(BIN)/ruff check src tests
+	$(BIN)/ruff check src tests bench
 	$(BIN)/lint-imports
 	$(BIN)/mypy src/podplane/domain src/podplane/services src/podplane/ops
 
-test: install-test lint
+test: install-test console lint
 	$(BIN)/pytest -q

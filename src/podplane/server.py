@@ -48,7 +48,7 @@ def run(settings: Settings, with_sandbox: bool = False) -> None:
                 child.kill()
 
 
-def _start_sandbox(settings: Settings) -> subprocess.Popen[bytes] | None:
+def _start_sandbox(settings: Settings, kube_port: int = 6443) -> subprocess.Popen[bytes] | None:
     """Start `podplane sandbox` as a child (unless one already answers) and point AWS at it."""
     url = settings.aws_endpoint_url or SANDBOX_AWS_URL
     settings.aws_endpoint_url = os.environ["AWS_ENDPOINT_URL"] = url
@@ -58,10 +58,12 @@ def _start_sandbox(settings: Settings) -> subprocess.Popen[bytes] | None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         p for p in (src, os.environ.get("PYTHONPATH")) if p)}
     child = subprocess.Popen([sys.executable, "-m", "podplane", "sandbox", "--home",
-                              str(settings.home), "--aws-port", str(urlsplit(url).port)], env=env)
+                              str(settings.home), "--aws-port", str(urlsplit(url).port),
+                              "--kube-port", str(kube_port)], env=env)
     deadline = time.monotonic() + 60
     while not _sandbox_ready(url):
         if child.poll() is not None or time.monotonic() > deadline:
+            child.kill()
             raise RuntimeError(f"the sandbox did not start on {url}")
         time.sleep(0.2)
     console.print(f"sandbox cloud: {url} (env file: {settings.sandbox_dir / 'env'})")
@@ -83,4 +85,4 @@ def _serve(settings: Settings) -> None:
     if admin:
         console.print(f"admin token (shown once, store it now): [bold]{admin}[/bold]")
     uvicorn.run(app, host=settings.host, port=settings.port, log_level="info",
-                proxy_headers=False, access_log=False)
+                proxy_headers=False, access_log=False, timeout_graceful_shutdown=5)

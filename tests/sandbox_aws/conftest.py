@@ -74,6 +74,14 @@ def network(box: Box, az: str = "us-west-2a") -> tuple[str, str]:
     return subnet, sg
 
 
+def second_subnet(box: Box, az: str = "us-west-2b") -> str:
+    """Another subnet, in `az`, of the VPC `network()` made."""
+    ec2 = box.client("ec2")
+    vpc = next(v["VpcId"] for v in ec2.describe_vpcs()["Vpcs"] if not v.get("IsDefault"))
+    return str(ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.16.0/20",
+                                 AvailabilityZone=az)["Subnet"]["SubnetId"])
+
+
 def group(name: str, itype: str, count: int, **extra: Any) -> dict[str, Any]:
     return {"InstanceGroupName": name, "InstanceType": itype, "InstanceCount": count,
             "LifeCycleConfig": {"SourceS3Uri": "s3://sagemaker-lc/scripts/",

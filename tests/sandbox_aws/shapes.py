@@ -20,6 +20,16 @@ def problems(service: str, operation: str, body: Any) -> list[str]:
     return errors
 
 
+def error_problems(service: str, code: str, body: dict[str, Any]) -> list[str]:
+    """An error body must fit the service's error shape when the model has one."""
+    model = _SESSION.get_service_model(service)
+    if code not in model.shape_names:
+        return []  # e.g. ThrottlingException: not modelled; botocore reads code + message
+    errors: list[str] = []
+    _check(model.shape_for(code), {k: v for k, v in body.items() if k != "__type"}, code, errors)
+    return errors
+
+
 def _check(shape: Shape, value: Any, path: str, errors: list[str]) -> None:
     kind = shape.type_name
     if kind == "structure":
@@ -89,12 +99,17 @@ class ShapeRecorder:
 
     def _on_response(self, event_name: str, response_dict: dict[str, Any] | None = None,
                      **kwargs: Any) -> None:
-        if response_dict is None or response_dict["status_code"] >= 300:
+        if response_dict is None:
             return
         _, service, operation = event_name.split(".")
         if service not in ("eks", "sagemaker", "service-quotas"):
             return
         raw = response_dict["body"]
         body = json.loads(raw) if raw else {}
+        if response_dict["status_code"] >= 300:
+            code = response_dict["headers"].get("x-amzn-ErrorType") or body.get("__type", "")
+            self.checked.append(f"{service}.{operation}!{code}")
+            self.errors.extend(error_problems(service, code, body))
+            return
         self.checked.append(f"{service}.{operation}")
         self.errors.extend(problems(service, operation, body))

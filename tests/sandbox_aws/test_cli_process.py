@@ -44,9 +44,12 @@ def test_pypi_aws_cli_works_unchanged(box: Box, tmp_path: Path) -> None:
         "sm-describe": ["sagemaker", "describe-cluster", "--cluster-name", "hp1"],
         "sm-nodes": ["sagemaker", "list-cluster-nodes", "--cluster-name", "hp1"],
         "s3": ["s3", "ls"],
+        "kubeconfig": ["eks", "update-kubeconfig", "--name", "eks1", "--kubeconfig",
+                       str(tmp_path / "kubeconfig")],
     }
     procs = {k: subprocess.Popen([AWS, "--endpoint-url", box.url, *args, "--output", "json"]
-                                 if k != "s3" else [AWS, "--endpoint-url", box.url, *args],
+                                 if k not in ("s3", "kubeconfig")
+                                 else [AWS, "--endpoint-url", box.url, *args],
                                  env=cli_env(tmp_path), stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True)
              for k, args in commands.items()}
@@ -64,6 +67,7 @@ def test_pypi_aws_cli_works_unchanged(box: Box, tmp_path: Path) -> None:
     node_ids = [n["InstanceId"] for n in json.loads(out["sm-nodes"])["ClusterNodeSummaries"]]
     assert len(node_ids) == 3 and all(i.startswith("i-") for i in node_ids)
     assert "sagemaker-scripts" in out["s3"]
+    assert "server: https://127.0.0.1:16443" in (tmp_path / "kubeconfig").read_text()
 
 
 def free_port() -> int:
@@ -117,3 +121,27 @@ def test_sandbox_process_writes_env_and_keeps_state_across_restart(tmp_path: Pat
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_up_starts_the_sandbox_as_a_child_and_points_aws_at_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from podplane import server
+    from podplane.settings import Settings
+
+    for key in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+                "AWS_DEFAULT_REGION"):
+        monkeypatch.delenv(key, raising=False)
+    url = f"http://127.0.0.1:{free_port()}"
+    settings = Settings(home=tmp_path, aws_endpoint_url=url)
+    child = server._start_sandbox(settings, kube_port=free_port())
+    try:
+        assert child is not None and child.poll() is None
+        assert os.environ["AWS_ENDPOINT_URL"] == url == settings.aws_endpoint_url
+        assert httpx.get(f"{url}/_sandbox/clock").status_code == 200
+        assert server._start_sandbox(settings) is None  # one already answers: reuse it
+    finally:
+        assert child is not None
+        child.terminate()
+        assert child.wait(timeout=30) == 0
+    assert (tmp_path / "sandbox" / "aws-state.json").exists()

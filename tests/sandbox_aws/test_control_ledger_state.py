@@ -6,8 +6,15 @@ from pathlib import Path
 
 import httpx
 
-from tests.sandbox_aws.conftest import Box, group, hyperpod_cluster, network, start_box
-from tests.sandbox_aws.shapes import problems
+from tests.sandbox_aws.conftest import (
+    Box,
+    group,
+    hyperpod_cluster,
+    network,
+    second_subnet,
+    start_box,
+)
+from tests.sandbox_aws.shapes import error_problems, problems
 
 SUBNET, SG = "subnet-0123456789abcdef0", "sg-0123456789abcdef0"
 
@@ -42,9 +49,9 @@ def test_ledger_records_each_mutation_exactly_once(box: Box) -> None:
     assert failed.status_code == 400
     assert len(box.ledger()) == 2
     ec2 = box.client("ec2")
-    ec2.create_vpc(CidrBlock="10.9.0.0/16")
+    vpc = ec2.create_vpc(CidrBlock="10.9.0.0/16")["Vpc"]["VpcId"]
     ec2.describe_vpcs()
-    assert [e["action"] for e in box.ledger(service="ec2")] == ["CreateVpc"]
+    assert [(e["action"], e["target"]) for e in box.ledger(service="ec2")] == [("CreateVpc", vpc)]
 
 
 def test_reset_clears_everything(box: Box) -> None:
@@ -85,7 +92,7 @@ def test_state_and_clock_survive_a_restart(tmp_path: Path) -> None:
     managed = "arn:aws:iam::aws:policy/AmazonSageMakerClusterInstanceRolePolicy"
     iam.attach_role_policy(RoleName="hp", PolicyArn=managed)
     b.client("eks").create_cluster(name="eks2", roleArn="arn:aws:iam::123456789012:role/r",
-                                   resourcesVpcConfig={"subnetIds": [subnet]})
+                                   resourcesVpcConfig={"subnetIds": [subnet, second_subnet(b)]})
     hyperpod_cluster(b, "hp1", [group("w", "ml.m5.xlarge", 2)], subnet, sg)
     b.advance(300)
     before = b.control("GET", "/clock")["now"]
@@ -121,6 +128,10 @@ def test_shape_checker_catches_wrong_bodies() -> None:
         "sagemaker", "DescribeCluster", {"ClusterStatus": "InService", "InstanceGroups": []})
     assert problems("eks", "DescribeCluster", {"cluster": {"nmae": "x"}}) \
         == ["DescribeCluster.cluster: unknown member nmae"]
+    assert error_problems("eks", "ResourceNotFoundException", {"msg": "x"}) \
+        == ["ResourceNotFoundException: unknown member msg"]
+    assert error_problems("sagemaker", "ResourceNotFound", {"__type": "ResourceNotFound",
+                                                            "Message": "gone"}) == []
 
 
 def test_garbage_requests_get_aws_errors_not_tracebacks(box: Box) -> None:
@@ -134,3 +145,15 @@ def test_garbage_requests_get_aws_errors_not_tracebacks(box: Box) -> None:
     unrouted = httpx.get(f"{box.url}/clusters/x/fargate-profiles")
     assert unrouted.status_code == 400
     assert unrouted.headers["x-amzn-ErrorType"] == "InvalidRequestException"
+
+
+def test_what_moto_lacks_is_a_clear_501(box: Box) -> None:
+    import pytest
+    from botocore.exceptions import ClientError
+
+    sm = box.client("sagemaker", attempts=3)
+    with pytest.raises(ClientError) as err:
+        sm.create_cluster_scheduler_config(Name="s", ClusterArn="arn:x", SchedulerConfig={})
+    assert err.value.response["ResponseMetadata"]["HTTPStatusCode"] == 501
+    assert err.value.response["ResponseMetadata"]["RetryAttempts"] == 0
+    assert "not been implemented" in err.value.response["Error"]["Message"]

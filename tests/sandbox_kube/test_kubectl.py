@@ -158,6 +158,8 @@ def test_apply_rollout_patch_scale_logs_delete(sandbox: Sandbox) -> None:
     sandbox.kubectl(
         "wait", "--for=condition=Ready", "pod", "-l", "app=web", "-n", "conf", "--timeout=20s"
     )
+    described = sandbox.kubectl("describe", "deploy", "web", "-n", "conf").stdout
+    assert "ScalingReplicaSet" in described and "Scaled up replica set web-" in described
     logs = sandbox.kubectl("logs", "deploy/web", "-n", "conf").stdout
     assert "Loading model meta-llama/Llama-3.1-8B-Instruct" in logs
 

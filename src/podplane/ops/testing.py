@@ -89,7 +89,7 @@ def register(ledger: Path) -> FakeCloud:
                                        float(ctx.params.get("delay", 0)), ctx.params.get("fail")),
             inspect=lambda: cloud.describe(token, ctx.clock.now()),
             done=lambda s: s["status"] == "READY",
-            poll_every=float(ctx.params.get("poll", 5)), name=name,
+            poll_every=max(0.01, float(ctx.params.get("poll", 5))), name=name,
         )
         return {"resource_id": state["id"], "client_token": token}
 

@@ -64,7 +64,10 @@ class VirtualClock:
         deadline = self.now() + seconds
         changed = asyncio.Event()
         loop = asyncio.get_running_loop()
-        listener = lambda: loop.call_soon_threadsafe(changed.set)  # noqa: E731
+
+        def listener() -> None:
+            loop.call_soon_threadsafe(changed.set)
+
         self._listeners.append(listener)
         try:
             while (left := deadline - self.now()) > 0:

@@ -48,8 +48,10 @@ class ControlApi:
         if route == "POST /_sandbox/faults":
             return self._changed(self._add_fault(data), status=201)
         if m := re.fullmatch(r"DELETE /_sandbox/faults/([\w-]+)", route):
+            self.w.tick()
             if not self.w.faults.remove(m.group(1)):
                 return _json(404, {"error": f"no fault {m.group(1)}"})
+            self.w.tick()  # e.g. a capacity fault lifted: waiting clusters launch now
             return self._changed({"deleted": m.group(1)})
         if route == "GET /_sandbox/ledger":
             self.w.tick()
@@ -67,7 +69,9 @@ class ControlApi:
     def _knobs(self, route: str, data: dict[str, Any]) -> Response | None:
         cap = self.hyperpod.cap
         if route == "PUT /_sandbox/capacity":
+            self.w.tick()  # settle the past before capacity changes the future
             cap.set_capacity(data["instance_type"], data["availability_zone"], int(data["count"]))
+            self.w.tick()  # clusters waiting for capacity (continuous provisioning) take it now
             return self._changed(data)
         if route == "PUT /_sandbox/quotas":
             cap.set_quota(data["instance_type"], int(data["value"]))

@@ -1,1 +1,1 @@
-"""Serves the console (placeholder until the console lands)."""
+"""The console face: serves the built web console (see web/ and docs/console.md)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from podplane.sandbox.aws.protocol import service_model
 from podplane.sandbox.aws.world import World
@@ -23,7 +23,7 @@ class Emulator:
         return self.w.service_state(self.service)
 
     def table(self, name: str) -> dict[str, Any]:
-        return self.s.setdefault(name, {})
+        return cast("dict[str, Any]", self.s.setdefault(name, {}))
 
     def tick(self, now: float) -> None:
         """Apply lifecycle transitions whose deadline has passed."""
@@ -39,7 +39,7 @@ class Emulator:
     def call(self, action: str, params: dict[str, Any]) -> dict[str, Any]:
         self.w.check_common_faults(self.service, action)
         result: dict[str, Any] = getattr(self, _snake(action))(params)
-        return public(result)
+        return cast("dict[str, Any]", public(result))
 
 
 def public(value: Any) -> Any:

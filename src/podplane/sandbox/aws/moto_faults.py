@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs
 
 from podplane.sandbox.aws import protocol
@@ -41,7 +41,7 @@ def injected_error(faults: Faults, service: str | None, environ: dict[str, Any],
 def request_action(environ: dict[str, Any], body: bytes) -> str:
     target = environ.get("HTTP_X_AMZ_TARGET", "")
     if target:
-        return target.split(".", 1)[-1]
+        return cast("str", target.split(".", 1)[-1])
     form = parse_qs(body.decode("utf-8", "replace")) if body else {}
     form.update(parse_qs(environ.get("QUERY_STRING", "")))
     return (form.get("Action") or [environ.get("REQUEST_METHOD", "")])[0]

@@ -15,10 +15,19 @@ os.environ.setdefault("MOTO_IAM_LOAD_MANAGED_POLICIES", "true")
 from moto.backends import get_backend  # noqa: E402
 from moto.core.base_backend import BackendDict  # noqa: E402
 from moto.moto_api._internal import mock_random  # noqa: E402
-from moto.server import DomainDispatcherApplication, create_backend_app  # noqa: E402
+from moto.server import (  # type: ignore[attr-defined]  # noqa: E402
+    DomainDispatcherApplication,
+    create_backend_app,
+)
 
 PERSISTED = ("ec2", "iam", "s3", "sts", "sagemaker", "cloudformation", "logs", "kms", "ssm",
              "secretsmanager", "fsx", "elbv2", "servicequotas", "ecr")
+
+
+def _instances() -> list[Any]:
+    """moto's registry of backends in use (what its own reset walks)."""
+    registry: list[Any] = getattr(BackendDict, "_instances")  # noqa: B009 - generic class var
+    return registry
 
 
 def make_app() -> Any:
@@ -47,22 +56,22 @@ def load(path: Path) -> bool:
         return False
     data = pickle.loads(path.read_bytes())  # noqa: S301 - our own file under PODPLANE_HOME
     for name, accounts in data.items():
-        backend = get_backend(name)  # type: ignore[call-overload]
+        backend = get_backend(name)
         backend.clear()
         for account, regions in accounts.items():
             for region, region_backend in regions.items():
                 backend[account][region] = region_backend
-        if backend not in BackendDict._instances:
-            BackendDict._instances.append(backend)
+        if backend not in _instances():
+            _instances().append(backend)
     return True
 
 
 def reset(seed: int) -> None:
     """Forget every account moto holds. Backends are rebuilt lazily on next use (fast), unlike
     moto's own reset which rebuilds every region at once."""
-    for backend in list(BackendDict._instances):
+    for backend in list(_instances()):
         backend.clear()
-    BackendDict._instances.clear()
+    _instances().clear()
     mock_random.seed(seed)
 
 
@@ -74,7 +83,7 @@ def subnet_az(subnet_id: str, account: str = "123456789012",
               region: str = "us-west-2") -> str | None:
     """The AZ of a moto subnet (HyperPod places nodes in its subnets' AZs)."""
     try:
-        ec2 = get_backend("ec2")[account][region]  # type: ignore[call-overload]
+        ec2 = get_backend("ec2")[account][region]
         subnet = ec2.get_subnet(subnet_id)
         return str(subnet.availability_zone)
     except Exception:  # unknown subnet: placement falls back to any AZ

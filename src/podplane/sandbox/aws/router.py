@@ -8,7 +8,7 @@ import json
 import logging
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs
 
 from podplane.sandbox.aws import protocol
@@ -22,6 +22,8 @@ SCOPE = re.compile(r"Credential=[^/]+/\d+/[^/]+/([^/]+)/aws4_request")
 EKS_PATHS = ("/clusters", "/addons", "/access-policies", "/cluster-versions")
 READ_PREFIXES = ("Describe", "List", "Get", "Search", "Head", "Lookup", "Check", "Validate")
 Response = tuple[int, dict[str, str], bytes]
+_XML_ID = re.compile(rb"<(\w*(?:Id|Arn|Name))>([^<]{1,256})</\1>")
+_RESOURCE_ID = re.compile(r"^(arn:|[a-z]+(-[a-z]+)?-[0-9a-f]{8,}$)")
 
 
 class AwsRouter:
@@ -46,6 +48,9 @@ class AwsRouter:
                 if routed is None:
                     return self._moto(environ, body, start_response)
                 status, headers, out = routed
+        except NotImplementedError as e:  # moto lacks it: say so, and 501 is not retried
+            status, headers, out = protocol.json_error(AwsError(
+                "NotImplemented", f"{e} in the podplane sandbox (moto)", 501), False)
         except Exception:  # never a traceback to a client
             log.exception("sandbox request failed: %s %s", environ["REQUEST_METHOD"], path)
             status, headers, out = protocol.json_error(
@@ -63,9 +68,8 @@ class AwsRouter:
                 with self.w.lock:
                     mine = emu.accepts(action, _json_or_empty(body))
                 return self._json11(service, emu, action, body) if mine else None
-        scope = SCOPE.search(environ.get("HTTP_AUTHORIZATION", ""))
-        service = scope.group(1) if scope else None
-        if service == "eks" or (service is None and path.startswith(EKS_PATHS)):
+        scope_service = _scope_service(environ)
+        if scope_service == "eks" or (scope_service is None and path.startswith(EKS_PATHS)):
             return self._rest_eks(environ, path, body)
         return None
 
@@ -127,7 +131,7 @@ class AwsRouter:
         if action and captured.get("status", 500) < 400:
             service = _scope_service(environ) or "unknown"
             with self.w.lock:
-                self.w.record(service, action, _moto_target(environ, action, body),
+                self.w.record(service, action, _moto_target(environ, b"".join(chunks)),
                               _client_token(environ, body))
             self.on_mutation(True)
         return chunks
@@ -175,7 +179,7 @@ def _moto_action(environ: dict[str, Any], body: bytes) -> str | None:
         action = (form.get("Action") or [""])[0]
     if not action or action.startswith(READ_PREFIXES):
         return None
-    return action
+    return cast("str", action)
 
 
 def _s3_action(method: str, path: str) -> str | None:
@@ -187,21 +191,46 @@ def _s3_action(method: str, path: str) -> str | None:
     return names.get((method, on_object), "PostObject" if on_object else "DeleteObjects")
 
 
-def _moto_target(environ: dict[str, Any], action: str, body: bytes) -> str | None:
+def _moto_target(environ: dict[str, Any], response: bytes) -> str | None:
+    """What a moto mutation acted on: the S3 path, else the first id/ARN/name it returned."""
     if _scope_service(environ) == "s3":
-        return environ.get("PATH_INFO")
+        return str(environ.get("PATH_INFO"))
+    found = [(m.group(1).lower(), m.group(2).decode("utf-8", "replace"))
+             for m in _XML_ID.finditer(response)]
+    found = [(k, v) for k, v in found if k not in (b"requestid", b"ownerid")]
+    for _, value in found:  # a resource id (vpc-..., subnet-...) or an ARN first
+        if _RESOURCE_ID.match(value):
+            return value
+    if found:
+        return found[0][1]
+    try:
+        data = json.loads(response) if response.strip().startswith(b"{") else {}
+    except json.JSONDecodeError:
+        return None
+    return _json_id(data, depth=2)
+
+
+def _json_id(data: Any, depth: int) -> str | None:
+    if not isinstance(data, dict) or depth == 0:
+        return None
+    for key, value in data.items():
+        if isinstance(value, str) and key.endswith(("Arn", "Id", "Name")):
+            return value
+    for value in data.values():
+        found = _json_id(value, depth - 1)
+        if found:
+            return found
     return None
 
 
 def _client_token(environ: dict[str, Any], body: bytes) -> str | None:
     text = body.decode("utf-8", "replace") if body else ""
-    form = parse_qs(text)
-    token = (form.get("ClientToken") or [None])[0]
-    return token
+    tokens = parse_qs(text).get("ClientToken")
+    return tokens[0] if tokens else None
 
 
 def _status_line(status: int) -> str:
     reasons = {200: "OK", 201: "Created", 204: "No Content", 400: "Bad Request",
                403: "Forbidden", 404: "Not Found", 409: "Conflict", 429: "Too Many Requests",
-               500: "Internal Server Error"}
+               500: "Internal Server Error", 501: "Not Implemented"}
     return f"{status} {reasons.get(status, 'Status')}"

@@ -12,7 +12,7 @@ import random
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from podplane.sandbox.clock import VirtualClock
 from podplane.sandbox.faults import Faults
@@ -70,7 +70,7 @@ class World:
         return "i-" + self.hex_id(17)
 
     def service_state(self, name: str) -> dict[str, Any]:
-        return self.state.setdefault(name, {})
+        return cast("dict[str, Any]", self.state.setdefault(name, {}))
 
     def on_tick(self, ticker: Any) -> None:
         self._tickers.append(ticker)

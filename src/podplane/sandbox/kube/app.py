@@ -42,7 +42,7 @@ def _warn(response: Response, warnings: list[str]) -> Response:
     return response
 
 
-def build_app(store: Store, crds: CrdManager, server_address: str) -> Starlette:
+def build_app(store: Store, crds: CrdManager, server_address: str) -> _Authenticated:
     handlers = Handlers(store)
     registry = store.registry
 
@@ -106,7 +106,7 @@ def build_app(store: Store, crds: CrdManager, server_address: str) -> Starlette:
                     return StreamingResponse(
                         Watch(store, t, q, want_table).stream(), media_type="application/json"
                     )
-                return JSON(handlers.list(t, q, want_table))
+                return JSON(handlers.list_objects(t, q, want_table))
             obj = handlers.get(t)
             if want_table and not t.sub:
                 from podplane.sandbox.kube.tables import table

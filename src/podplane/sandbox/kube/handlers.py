@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import bisect
 import json
 from typing import Any
 
@@ -59,28 +60,8 @@ class Handlers:
         self.store = store
 
     # ---- reads ----------------------------------------------------------------
-    def list(self, t: Target, q: dict[str, str], want_table: bool) -> Obj:
-        labels, fields = (
-            label_selector(q.get("labelSelector")),
-            field_selector(q.get("fieldSelector")),
-        )
-        objs = self.store.items(t.rt.key, t.namespace if t.rt.namespaced and t.namespace else None)
-        objs = [o for o in objs if labels(o["metadata"].get("labels") or {}) and fields(o)]
-        objs.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
-        meta: Obj = {"resourceVersion": str(self.store.rv)}
-        start = _decode_continue(q.get("continue"))
-        if start is not None:
-            objs = [
-                o
-                for o in objs
-                if (o["metadata"].get("namespace", ""), o["metadata"]["name"]) > start
-            ]
-        limit = int(q.get("limit") or 0)
-        if limit and len(objs) > limit:
-            last = objs[limit - 1]["metadata"]
-            meta["continue"] = _encode_continue(last.get("namespace", ""), last["name"])
-            meta["remainingItemCount"] = len(objs) - limit
-            objs = objs[:limit]
+    def list_objects(self, t: Target, q: dict[str, str], want_table: bool) -> Obj:
+        objs, meta = self._page(t, q)
         if want_table:
             return tables.table(
                 t.rt,
@@ -96,6 +77,35 @@ class Handlers:
             "metadata": meta,
             "items": [served(t.rt, t.version, o) for o in objs],
         }
+
+    def _page(self, t: Target, q: dict[str, str]) -> tuple[list[Obj], Obj]:
+        """One page in (namespace, name) order, walking the store's sorted keys."""
+        labels = label_selector(q.get("labelSelector"))
+        fields = field_selector(q.get("fieldSelector"))
+        selective = bool(q.get("labelSelector") or q.get("fieldSelector"))
+        keys = self.store.sorted_keys(t.rt.key)
+        lo, hi = 0, len(keys)
+        if t.rt.namespaced and t.namespace:
+            lo = bisect.bisect_left(keys, (t.namespace, ""))
+            hi = bisect.bisect_left(keys, (t.namespace + "\x00", ""))
+        after = _decode_continue(q.get("continue"))
+        if after is not None:
+            lo = max(lo, bisect.bisect_right(keys, after))
+        limit = int(q.get("limit") or 0)
+        meta: Obj = {"resourceVersion": str(self.store.rv)}
+        objs: list[Obj] = []
+        for i in range(lo, hi):
+            obj = self.store.find(t.rt.key, *keys[i])
+            if obj is None or not (labels(obj["metadata"].get("labels") or {}) and fields(obj)):
+                continue
+            if limit and len(objs) == limit:
+                last = objs[-1]["metadata"]
+                meta["continue"] = _encode_continue(last.get("namespace", ""), last["name"])
+                if not selective:
+                    meta["remainingItemCount"] = hi - i
+                break
+            objs.append(obj)
+        return objs, meta
 
     def get(self, t: Target) -> Obj:
         obj = self.store.get(t.rt, t.namespace, t.name)
@@ -240,7 +250,7 @@ class Handlers:
         }
 
     def delete_collection(self, t: Target, body: Any, q: dict[str, str]) -> Obj:
-        listing = self.list(t, q, want_table=False)
+        listing = self.list_objects(t, q, want_table=False)
         for obj in listing["items"]:
             meta = obj["metadata"]
             sub = Target(t.rt, t.version, meta.get("namespace", ""), meta["name"], "")

@@ -101,7 +101,7 @@ def _walk_object(schema: Schema, value: dict[str, Any], path: str, out: Outcome)
         if key not in value and "default" in sub:
             value = {**value, key: sub["default"]}
     for key, item in value.items():
-        sub = props.get(key)
+        sub: Schema | None = props.get(key)
         if sub is None and isinstance(additional, dict):
             sub = additional
         if item is None and not (sub or {}).get("nullable"):

@@ -45,6 +45,7 @@ class Store:
         self._objects: dict[str, dict[tuple[str, str], Obj]] = {}
         self._dependents: dict[str, set[tuple[str, str, str]]] = {}
         self._uids: dict[str, tuple[str, str, str]] = {}
+        self._sorted: dict[str, list[tuple[str, str]]] = {}  # list order, rebuilt on demand
         self.history: deque[Event] = deque(maxlen=HISTORY)
         self.listeners: list[Callable[[Event], None]] = []
         self.admit: dict[str, list[Admit]] = {}
@@ -71,6 +72,12 @@ class Store:
 
     def dependents(self, uid: str) -> list[tuple[str, str, str]]:
         return sorted(self._dependents.get(uid, ()))
+
+    def sorted_keys(self, rt_key: str) -> list[tuple[str, str]]:
+        keys = self._sorted.get(rt_key)
+        if keys is None:
+            keys = self._sorted[rt_key] = sorted(self._objects.get(rt_key, {}))
+        return keys
 
     def by_uid(self, uid: str) -> Obj | None:
         where = self._uids.get(uid)
@@ -260,6 +267,8 @@ class Store:
         old = bucket.get(key)
         if old is not None:
             self._index_owners(rt.key, old, add=False)
+        else:
+            self._sorted.pop(rt.key, None)
         bucket[key] = obj
         self._index_owners(rt.key, obj, add=True)
         self._emit(Event(self.rv, kind, rt.key, obj))
@@ -269,6 +278,7 @@ class Store:
         meta = obj["metadata"]
         key = (meta.get("namespace", ""), meta["name"])
         stored = self._objects.get(rt.key, {}).pop(key, None)
+        self._sorted.pop(rt.key, None)
         if stored is not None:
             self._index_owners(rt.key, stored, add=False)
         self.rv += 1

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from podplane.sandbox.aws.base import paginate
 from podplane.sandbox.aws.eks.base import EksBase
@@ -30,7 +30,7 @@ class AccessMixin(EksBase):
             raise eks_invalid_request(
                 "The cluster's authentication mode must be set to one of "
                 "[API, API_AND_CONFIG_MAP] to perform this operation.")
-        return self.table("access").setdefault(cluster, {})
+        return cast("dict[str, Any]", self.table("access").setdefault(cluster, {}))
 
     def _entry(self, cluster: str, principal: str) -> dict[str, Any]:
         entry = self._entries(cluster).get(principal)
@@ -38,7 +38,7 @@ class AccessMixin(EksBase):
             raise eks_not_found(f"The specified principalArn could not be found. "
                                 f"You can view your available access entries with "
                                 f"'aws eks list-access-entries --cluster-name {cluster}'.")
-        return entry
+        return cast("dict[str, Any]", entry)
 
     def bootstrap_admin(self, cluster: str) -> None:
         entry = self._put_entry(cluster, {"principalArn": CALLER_ARN})
@@ -140,13 +140,13 @@ class AccessMixin(EksBase):
     # pod identity -------------------------------------------------------------------------
     def _assocs(self, cluster: str) -> dict[str, Any]:
         self.cluster(cluster)
-        return self.table("pod_identity").setdefault(cluster, {})
+        return cast("dict[str, Any]", self.table("pod_identity").setdefault(cluster, {}))
 
     def _assoc(self, cluster: str, assoc_id: str) -> dict[str, Any]:
         assoc = self._assocs(cluster).get(assoc_id)
         if assoc is None:
             raise eks_not_found(f"No Pod Identity Association found for id {assoc_id}")
-        return assoc
+        return cast("dict[str, Any]", assoc)
 
     def create_pod_identity_association(self, p: dict[str, Any]) -> dict[str, Any]:
         assocs = self._assocs(p["clusterName"])

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import uuid
-from typing import Any
+from typing import Any, cast
 
 from podplane.sandbox.aws.base import paginate
 from podplane.sandbox.aws.eks.base import EksBase
@@ -11,6 +12,11 @@ from podplane.sandbox.aws.eks.catalog import ADDONS, addon_info, default_version
 from podplane.sandbox.aws.errors import eks_in_use, eks_invalid_param, eks_not_found
 
 ADDON_SECONDS = 120.0
+POD_IDENTITY_POLICIES = {
+    "vpc-cni": ("aws-node", "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy"),
+    "aws-ebs-csi-driver": ("ebs-csi-controller-sa",
+                           "arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy"),
+}
 
 
 class AddonsMixin(EksBase):
@@ -22,15 +28,32 @@ class AddonsMixin(EksBase):
         page, nxt = paginate(infos, p, "maxResults", "nextToken")
         return {"addons": page, **({"nextToken": nxt} if nxt else {})}
 
+    def describe_addon_configuration(self, p: dict[str, Any]) -> dict[str, Any]:
+        name, version = p["addonName"], p["addonVersion"]
+        if name not in ADDONS or version not in ADDONS[name][1]:
+            raise eks_not_found(f"Addon {name} version {version} not found")
+        schema = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+                  "additionalProperties": True,
+                  "properties": {"resources": {"type": "object"},
+                                 "tolerations": {"type": "array"},
+                                 "nodeSelector": {"type": "object"}}}
+        out: dict[str, Any] = {"addonName": name, "addonVersion": version,
+                               "configurationSchema": json.dumps(schema)}
+        if name in POD_IDENTITY_POLICIES:
+            out["podIdentityConfiguration"] = [{
+                "serviceAccount": POD_IDENTITY_POLICIES[name][0],
+                "recommendedManagedPolicies": [POD_IDENTITY_POLICIES[name][1]]}]
+        return out
+
     def _addons(self, cluster: str) -> dict[str, Any]:
-        return self.table("addons").setdefault(cluster, {})
+        return cast("dict[str, Any]", self.table("addons").setdefault(cluster, {}))
 
     def _addon(self, cluster: str, name: str) -> dict[str, Any]:
         self.cluster(cluster)
         addon = self._addons(cluster).get(name)
         if addon is None:
             raise eks_not_found(f"No addon: {name} found in cluster: {cluster}")
-        return addon
+        return cast("dict[str, Any]", addon)
 
     def create_addon(self, p: dict[str, Any]) -> dict[str, Any]:
         c = self.cluster(p["clusterName"])

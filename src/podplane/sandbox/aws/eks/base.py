@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from podplane.sandbox.aws.base import Emulator
 from podplane.sandbox.aws.errors import eks_in_use, eks_not_found
@@ -13,7 +13,7 @@ class EksBase(Emulator):
         c = self.table("clusters").get(name)
         if c is None:
             raise eks_not_found(f"No cluster found for name: {name}.")
-        return c
+        return cast("dict[str, Any]", c)
 
     def active_cluster(self, name: str) -> dict[str, Any]:
         c = self.cluster(name)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
+from typing import Any, cast
 
 from podplane.sandbox.aws.base import paginate
 from podplane.sandbox.aws.eks.access import AccessMixin
@@ -17,13 +17,14 @@ from podplane.sandbox.aws.errors import (
     eks_invalid_request,
     eks_not_found,
 )
-from podplane.sandbox.aws.world import ACCOUNT
 
 CREATE_SECONDS = 600.0
 UPDATE_SECONDS = 180.0
 DELETE_SECONDS = 300.0
 DEFAULT_VERSION = "1.33"
-CALLER_ARN = f"arn:aws:iam::{ACCOUNT}:user/moto"
+CONFIG_FIELDS = ("resourcesVpcConfig", "logging", "accessConfig", "upgradePolicy",
+                 "zonalShiftConfig", "computeConfig", "kubernetesNetworkConfig", "storageConfig",
+                 "remoteNetworkConfig")
 
 
 class ClustersMixin(AccessMixin, AddonsMixin):
@@ -36,6 +37,7 @@ class ClustersMixin(AccessMixin, AddonsMixin):
             raise eks_in_use(f"Cluster already exists with name: {name}")
         if p.get("version") and p["version"] not in K8S_VERSIONS:
             raise eks_invalid_param(f"unsupported Kubernetes version {p['version']}")
+        self._check_subnets(p.get("resourcesVpcConfig", {}).get("subnetIds", []))
         now = self.w.now()
         access = {"authenticationMode": "CONFIG_MAP",
                   "bootstrapClusterCreatorAdminPermissions": True, **p.get("accessConfig", {})}
@@ -94,10 +96,7 @@ class ClustersMixin(AccessMixin, AddonsMixin):
 
     def update_cluster_config(self, p: dict[str, Any]) -> dict[str, Any]:
         c = self.active_cluster(p["name"])
-        changes = {k: p[k] for k in ("resourcesVpcConfig", "logging", "accessConfig",
-                                     "upgradePolicy", "zonalShiftConfig",
-                                     "computeConfig", "kubernetesNetworkConfig",
-                                     "storageConfig", "remoteNetworkConfig") if k in p}
+        changes: dict[str, Any] = {k: p[k] for k in CONFIG_FIELDS if k in p}
         if not changes:
             raise eks_invalid_request("No changes needed")
         kind = _update_type(changes)
@@ -123,6 +122,15 @@ class ClustersMixin(AccessMixin, AddonsMixin):
         self.w.record("eks", "UpdateClusterVersion", c["name"], p.get("clientRequestToken"),
                       version=p["version"])
         return {"update": update}
+
+    def describe_cluster_versions(self, p: dict[str, Any]) -> dict[str, Any]:
+        versions = [_version_info(v, i, len(K8S_VERSIONS)) for i, v in enumerate(K8S_VERSIONS)]
+        if p.get("clusterVersions"):
+            versions = [v for v in versions if v["clusterVersion"] in p["clusterVersions"]]
+        if p.get("defaultOnly"):
+            versions = [v for v in versions if v["defaultVersion"]]
+        page, nxt = paginate(versions, p, "maxResults", "nextToken")
+        return {"clusterVersions": page, **({"nextToken": nxt} if nxt else {})}
 
     def describe_update(self, p: dict[str, Any]) -> dict[str, Any]:
         self.cluster(p["name"])
@@ -158,8 +166,14 @@ class ClustersMixin(AccessMixin, AddonsMixin):
     def _by_arn(self, arn: str) -> dict[str, Any]:
         for c in self.table("clusters").values():
             if c["arn"] == arn:
-                return c
+                return cast("dict[str, Any]", c)
         raise AwsError("NotFoundException", f"Resource {arn} not found", 404)
+
+    def _check_subnets(self, subnet_ids: list[str]) -> None:
+        """EKS wants subnets in at least two AZs (checked when the subnets are known)."""
+        azs = [self.w.subnet_azs(s) if self.w.subnet_azs else None for s in subnet_ids]
+        if subnet_ids and all(azs) and len(set(azs)) < 2:
+            raise eks_invalid_param("Subnets specified must be in at least two different AZs")
 
     def _check_auth_mode_change(self, c: dict[str, Any], access: dict[str, Any]) -> None:
         order = ["CONFIG_MAP", "API_AND_CONFIG_MAP", "API"]
@@ -201,6 +215,19 @@ class ClustersMixin(AccessMixin, AddonsMixin):
                     c["version"] = c.pop("_pending_version")
         if all(u["status"] != "InProgress" for u in pending):
             c["status"] = "ACTIVE"
+
+
+def _version_info(version: str, index: int, count: int) -> dict[str, Any]:
+    """Newest last; the oldest is in extended support, the newest but one is the default."""
+    released = 1_700_000_000.0 + index * 120 * 86400
+    extended = index == 0
+    return {"clusterVersion": version, "clusterType": "eks", "defaultPlatformVersion": "eks.1",
+            "defaultVersion": version == DEFAULT_VERSION, "releaseDate": released,
+            "endOfStandardSupportDate": released + 425 * 86400,
+            "endOfExtendedSupportDate": released + 790 * 86400,
+            "status": "extended-support" if extended else "standard-support",
+            "versionStatus": "EXTENDED_SUPPORT" if extended else "STANDARD_SUPPORT",
+            "kubernetesPatchVersion": f"{version}.{count - index}"}
 
 
 def _same_token(resource: dict[str, Any], p: dict[str, Any]) -> bool:

@@ -59,19 +59,26 @@ class ClustersMixin(PlansMixin):
         return {"ClusterArn": cluster["ClusterArn"]}
 
     def _launch_groups(self, cluster: dict[str, Any], groups: list[dict[str, Any]],
-                       fail_cluster: bool) -> None:
+                       fail_cluster: bool, at: float | None = None) -> None:
+        """Launch what each group lacks. Short of capacity: a new cluster fails, unless it uses
+        continuous provisioning, which keeps what it got and retries as capacity appears."""
+        continuous = cluster.get("NodeProvisioningMode") == "Continuous"
         for group in groups:
+            group.pop("_waiting", None)
             existing = sum(1 for n in self.nodes(cluster["ClusterName"]).values()
                            if n["InstanceGroupName"] == group["InstanceGroupName"]
                            and n["Status"] != "ShuttingDown")
             for _ in range(group["TargetCount"] - existing):
                 try:
-                    self.launch(cluster, group, self.place(cluster, group))
+                    self.launch(cluster, group, self.place(cluster, group), at=at)
                 except NoCapacity as e:
-                    group["Status"] = "Degraded"
-                    if fail_cluster:
-                        cluster["_fail_at"] = self.w.now() + FAIL_SECONDS
                     cluster["_fail_msg"] = e.message
+                    if continuous:
+                        group["_waiting"] = True
+                    else:
+                        group["Status"] = "Degraded"
+                        if fail_cluster:
+                            cluster["_fail_at"] = self.w.now() + FAIL_SECONDS
                     break
 
     def check_orchestrator(self, orchestrator: dict[str, Any]) -> None:
@@ -209,6 +216,11 @@ class ClustersMixin(PlansMixin):
         super().tick(now)
         clusters = self.table("clusters")
         for name, cluster in list(clusters.items()):
+            waiting = [g for g in cluster["InstanceGroups"] if g.get("_waiting")]
+            if waiting and cluster["ClusterStatus"] not in ("Deleting", "Failed"):
+                self._launch_groups(cluster, waiting, fail_cluster=False, at=now)
+                if not any(g.get("_waiting") for g in waiting):
+                    cluster.pop("_fail_msg", None)
             self.tick_nodes(cluster, now)
             status = cluster["ClusterStatus"]
             if status == "Deleting" and now >= cluster["_delete_at"]:

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from podplane.domain.catalog import CATALOG
 from podplane.sandbox.aws.base import paginate
 from podplane.sandbox.aws.errors import sm_in_use, sm_not_found, sm_validation
-from podplane.sandbox.aws.hyperpod.nodes import NodesMixin
+from podplane.sandbox.aws.hyperpod.node_api import NodeApiMixin
 from podplane.sandbox.aws.world import AZ_IDS, AZS
 
 MLFLOW_SECONDS = 1200.0
 
 
-class PlansMixin(NodesMixin):
+class PlansMixin(NodeApiMixin):
     def search_training_plan_offerings(self, p: dict[str, Any]) -> dict[str, Any]:
         itype = p.get("InstanceType")
         if not itype or not p.get("InstanceCount"):
@@ -62,7 +62,7 @@ class PlansMixin(NodesMixin):
         plan = self.table("plans").get(name_or_arn.rsplit("/", 1)[-1])
         if plan is None:
             raise sm_not_found(f"Training plan {name_or_arn} not found")
-        return plan
+        return cast("dict[str, Any]", plan)
 
     def describe_training_plan(self, p: dict[str, Any]) -> dict[str, Any]:
         return self._plan_view(self._plan(p["TrainingPlanName"]))
@@ -143,7 +143,7 @@ class PlansMixin(NodesMixin):
             server.update(TrackingServerStatus="Created", IsActive="Active",
                           TrackingServerUrl=f"https://t-{self.w.hex_id(12)}.{self.w.region}"
                                             ".experiments.sagemaker.aws")
-        return server
+        return cast("dict[str, Any]", server)
 
     def list_mlflow_tracking_servers(self, p: dict[str, Any]) -> dict[str, Any]:
         items = [{k: s[k] for k in ("TrackingServerArn", "TrackingServerName", "CreationTime",

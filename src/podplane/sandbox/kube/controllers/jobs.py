@@ -45,6 +45,7 @@ class JobController(Controller):
                 now, "Complete", "CompletionsReached", "Reached expected number of succeeded pods"
             )
             status["completionTime"] = now
+            self.ctx.event(job, "Completed", "Job completed")
         else:
             self._start_pods(job, pods, active, succeeded, completions, parallelism)
             active = alive_pods(self.ctx.owned(job, "pods"))

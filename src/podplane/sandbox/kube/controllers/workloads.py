@@ -58,11 +58,11 @@ class ReplicaSetController(Controller):
         want = int(rs["spec"].get("replicas", 1))
         template = rs["spec"].get("template") or {}
         for _ in range(want - len(pods)):
-            pods.append(
-                self.ctx.create(
-                    "pods", pod_from_template(rs, template, rs["metadata"]["name"] + "-")
-                )
+            pod = self.ctx.create(
+                "pods", pod_from_template(rs, template, rs["metadata"]["name"] + "-")
             )
+            pods.append(pod)
+            self.ctx.event(rs, "SuccessfulCreate", f"Created pod: {pod['metadata']['name']}")
         if len(pods) > want:
             doomed = sorted(pods, key=lambda p: (is_ready(p), p["metadata"]["name"]))[
                 : len(pods) - want
@@ -120,6 +120,14 @@ class DeploymentController(Controller):
         for rs in sets:
             target = want if rs is new else 0
             if rs["spec"].get("replicas") != target:
+                verb = "up" if target > rs["spec"].get("replicas", 0) else "down"
+                self.ctx.event(
+                    dep,
+                    "ScalingReplicaSet",
+                    f"Scaled {verb} replica set "
+                    f"{rs['metadata']['name']} from {rs['spec'].get('replicas', 0)} "
+                    f"to {target}",
+                )
                 patched = clone(rs)
                 patched["spec"]["replicas"] = target
                 self.ctx.update("apps/replicasets", patched)
@@ -127,6 +135,11 @@ class DeploymentController(Controller):
         return None
 
     def _new_rs(self, dep: Obj, template: Obj, h: str, want: int) -> Obj:
+        self.ctx.event(
+            dep,
+            "ScalingReplicaSet",
+            f"Scaled up replica set {dep['metadata']['name']}-{h} from 0 to {want}",
+        )
         tmpl = clone(template)
         tmpl.setdefault("metadata", {}).setdefault("labels", {})["pod-template-hash"] = h
         selector = clone(dep["spec"].get("selector") or {})

@@ -1,0 +1,24 @@
+import StatusIndicator, { type StatusIndicatorProps } from "@cloudscape-design/components/status-indicator";
+
+const KINDS: Record<string, StatusIndicatorProps.Type> = {
+  ok: "success",
+  succeeded: "success",
+  active: "success",
+  running: "in-progress",
+  pending: "pending",
+  failed: "error",
+  cancelled: "stopped",
+  revoked: "stopped",
+};
+
+/** One status word with the Cloudscape indicator that matches it; "error:<code>" shows the code. */
+export function Status({ value }: { value: string }) {
+  const error = value.startsWith("error:");
+  return (
+    <span style={{ whiteSpace: "nowrap" }}>
+      <StatusIndicator type={error ? "error" : (KINDS[value] ?? "info")}>
+        {error ? value.slice("error:".length) : value}
+      </StatusIndicator>
+    </span>
+  );
+}

@@ -1,0 +1,36 @@
+// What each role may do, to hide or disable controls with the reason. This mirrors the
+// effects the services declare (viewer reads, operator creates and changes, admin destroys and
+// manages tokens); the server enforces them whatever the console shows.
+import type { Role } from "./session";
+
+const RANK: Record<Role, number> = { viewer: 0, operator: 1, admin: 2 };
+
+export type Action =
+  | "token.list"
+  | "token.create"
+  | "token.revoke"
+  | "audit.list"
+  | "operation.list"
+  | "operation.retry"
+  | "operation.cancel";
+
+export const NEEDS: Record<Action, Role> = {
+  "token.list": "admin",
+  "token.create": "admin",
+  "token.revoke": "admin",
+  "audit.list": "viewer",
+  "operation.list": "viewer",
+  "operation.retry": "operator",
+  "operation.cancel": "operator",
+};
+
+export function allows(role: string, action: Action): boolean {
+  const have = RANK[role as Role] ?? -1;
+  return have >= RANK[NEEDS[action]];
+}
+
+/** Why a control is disabled, or undefined when the role may use it. */
+export function deniedReason(role: string, action: Action): string | undefined {
+  if (allows(role, action)) return undefined;
+  return `Needs the ${NEEDS[action]} role; you are ${role}.`;
+}
