@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import httpx
 
@@ -42,12 +42,17 @@ class SteppingClock:
     def __init__(self, sandbox_url: str) -> None:
         self.url = sandbox_url.rstrip("/")
         self._now = datetime.now(UTC)
+        self._http: httpx.AsyncClient | None = None
 
     def now(self) -> datetime:
+        """Moves with every sleep, so timeouts measured on this clock expire."""
         return self._now
 
     async def sleep(self, seconds: float) -> None:
-        async with httpx.AsyncClient(timeout=10.0) as http:
-            r = await http.post(f"{self.url}/_sandbox/clock/advance", json={"seconds": seconds})
-            r.raise_for_status()
+        if self._http is None:  # one client: a new one per sleep costs an SSL context each
+            self._http = httpx.AsyncClient(timeout=10.0)
+        r = await self._http.post(f"{self.url}/_sandbox/clock/advance",
+                                  json={"seconds": seconds})
+        r.raise_for_status()
+        self._now += timedelta(seconds=max(0.0, seconds))
         await asyncio.sleep(0)
