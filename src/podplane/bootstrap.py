@@ -11,7 +11,7 @@ from fastapi import FastAPI
 from podplane.api.app import create_app
 from podplane.cloud.virtual_clock import PacedClock
 from podplane.mcp import http as mcp_http
-from podplane.services import operations
+from podplane.services import clusters, operations
 from podplane.services.cloud_access import attach_cloud
 from podplane.services.context import AppState
 from podplane.settings import Settings
@@ -49,6 +49,7 @@ def build_app(settings: Settings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         cloud = attach_cloud(state)
+        clusters.register_workflows(state)
         ops = await operations.start_engine(state)  # sets state.extras["ops"]
         try:
             async with mcp_face.running():  # the MCP SDK's session manager

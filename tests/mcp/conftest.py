@@ -36,7 +36,8 @@ def structured(result: Any) -> dict[str, Any]:
     return result.structured_content  # type: ignore[no-any-return]
 
 
-SAMPLE = {"operation_id": "op-1", "step": "touch", "name": "bot"}
+SAMPLE = {"operation_id": "op-1", "step": "touch", "name": "bot",
+          "availability_zone": "us-west-2a", "instance_type": "ml.g5.xlarge", "count": 1}
 
 
 def required_args(tool: Tool) -> dict[str, Any]:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Literal
+
+from podplane.domain.errors import PodplaneError
 
 
 @dataclass(frozen=True)
@@ -80,3 +82,26 @@ def _check_quota(facts: CapacityFacts, report: PreflightReport) -> None:
             f"{facts.count} requested.",
             "Request a quota increase in Service Quotas (SageMaker) or lower the count.",
         ))
+
+
+class PreflightBlocked(PodplaneError):
+    """Pre-flight found something that must change before anything is created.
+
+    The code is the first finding's (quota_exceeded, type_not_offered, ...); every finding
+    travels in `findings`, so a client can show them all at once.
+    """
+
+    status, title = 422, "Pre-flight check failed"
+
+    def __init__(self, findings: list[Finding]) -> None:
+        first = findings[0]
+        super().__init__(first.message, hint=first.hint,
+                         findings=[asdict(f) for f in findings])
+        self.code = first.code
+
+
+def raise_if_blocked(report: PreflightReport, overridden: set[str]) -> None:
+    """Blocking findings always stop; warnings stop unless listed in `overridden`."""
+    stop = report.blocking + report.warnings_not_overridden(overridden)
+    if stop:
+        raise PreflightBlocked(stop)

@@ -1,0 +1,86 @@
+"""The HyperPod step: one cluster with the first accelerated group, resilience on by default.
+
+NodeRecovery is Automatic, on-start deep health checks run unless the user turned them off,
+and nodes are provisioned continuously. HyperPod has no client token: the cluster's name is
+deterministic, so the step describes before it creates. A Failed cluster (capacity, scripts)
+is deleted before a retried step creates it again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from podplane.cloud.aws.hyperpod import failure_of
+from podplane.domain.clusters import ClusterSpec, plan_cluster
+from podplane.domain.instance_groups import CapacityType
+from podplane.ops.context import StepContext
+from podplane.ops.mutate import IN_FLIGHT, mutate_once
+from podplane.services.cloud_access import Cloud
+from podplane.services.cluster_network import CLUSTER_TAG, MANAGED_TAG
+
+POLL = 60.0
+TERMINAL = ("InService", "Failed")
+
+
+def create_request(spec: ClusterSpec, facts: dict[str, Any]) -> dict[str, Any]:
+    """The CreateCluster request, derived from the decisions and the earlier steps' facts."""
+    net = facts["network"]
+    group = plan_cluster(spec, [spec.availability_zone, "-"], "0").group
+    ig: dict[str, Any] = {
+        "InstanceGroupName": group.name, "InstanceType": group.instance_type,
+        "InstanceCount": group.count,
+        "LifeCycleConfig": {"SourceS3Uri": facts["lifecycle_uri"], "OnCreate": "on_create.sh"},
+        "ExecutionRole": facts["hyperpod_role"], "ThreadsPerCore": group.threads_per_core,
+        "InstanceStorageConfigs": [{"EbsVolumeConfig": {"VolumeSizeInGB": group.ebs_gb}}],
+        "OverrideVpcConfig": {"SecurityGroupIds": [net["security_group"]],
+                              "Subnets": [net["compute_subnet"]]},
+    }
+    if group.deep_health_checks:
+        ig["OnStartDeepHealthChecks"] = list(group.deep_health_checks)
+    if group.training_plan_arn:
+        ig["TrainingPlanArn"] = group.training_plan_arn
+    if group.capacity_type is CapacityType.SPOT:
+        ig["CapacityRequirements"] = {"Spot": {}}
+    return {
+        "ClusterName": spec.name, "InstanceGroups": [ig],
+        "VpcConfig": {"SecurityGroupIds": [net["security_group"]],
+                      "Subnets": [net["compute_subnet"]]},
+        "Orchestrator": {"Eks": {"ClusterArn": facts["eks_arn"]}},
+        "NodeRecovery": "Automatic", "NodeProvisioningMode": "Continuous",
+        "Tags": [{"Key": CLUSTER_TAG, "Value": spec.name}, {"Key": MANAGED_TAG, "Value": "true"}],
+    }
+
+
+async def ensure(ctx: StepContext, cloud: Cloud, spec: ClusterSpec,
+                 facts: dict[str, Any]) -> dict[str, Any]:
+    hp = cloud.aws.hyperpod
+    token = ctx.client_token()
+    in_flight = ctx.phase_name in IN_FLIGHT and ctx.checkpoint.get("client_token") == token
+    current = None if in_flight else await hp.describe_cluster(spec.name)
+    if current is not None and current["ClusterStatus"] == "Failed":
+        await _delete_failed(ctx, cloud, spec.name)
+        current = None
+    if current is None:
+        request = create_request(spec, facts)
+        current = await mutate_once(
+            ctx, token=token, poll_every=POLL, submit=lambda: hp.create_cluster(request),
+            inspect=lambda: hp.describe_cluster(spec.name),
+            done=lambda c: c["ClusterStatus"] in TERMINAL)
+    while current["ClusterStatus"] not in TERMINAL:
+        if ctx.phase_name != "polling":
+            await ctx.phase("polling")
+        await ctx.sleep(POLL)
+        current = await hp.describe_cluster(spec.name) or current
+    failure = failure_of(current)
+    if failure is not None:
+        raise failure
+    return current
+
+
+async def _delete_failed(ctx: StepContext, cloud: Cloud, name: str) -> None:
+    """A Failed cluster keeps its name: delete it, wait until it is gone, then create again."""
+    await ctx.phase("deleting_failed")
+    await cloud.aws.hyperpod.delete_cluster(name)
+    while await cloud.aws.hyperpod.describe_cluster(name) is not None:
+        await ctx.sleep(POLL)
+    await ctx.note("the failed cluster was deleted; creating it again")

@@ -1,0 +1,54 @@
+"""A cluster's status as the cloud reports it (source of truth), with its last operation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from podplane.domain.dependencies import CORE_UNITS
+from podplane.services.cloud_access import Cloud
+from podplane.services.operations import Operation
+from podplane.store.models import ClusterModel
+
+
+async def status_of(cloud: Cloud, row: ClusterModel, op: Operation | None) -> dict[str, Any]:
+    eks = await cloud.aws.eks.describe_cluster(row.eks_cluster_name) or {}
+    hp = (await cloud.aws.hyperpod.describe_cluster(row.hyperpod_cluster_name)
+          if row.hyperpod_cluster_name else None) or {}
+    addons = {}
+    if eks.get("status") == "ACTIVE":
+        for unit in CORE_UNITS:
+            if unit.kind == "eks-addon":
+                found = await cloud.aws.eks.describe_addon(row.eks_cluster_name, unit.name)
+                addons[unit.name] = (found or {}).get("status", "MISSING")
+    return {
+        "name": row.name, "region": row.region, "origin": row.origin, "state": row.state,
+        "spec": row.spec, "eks": {"name": row.eks_cluster_name, "status": eks.get("status"),
+                                  "version": eks.get("version"), "arn": eks.get("arn")},
+        "hyperpod": _hyperpod(row.hyperpod_cluster_name, hp), "addons": addons,
+        "facts": {k: v for k, v in (row.facts or {}).items() if k != "detected"},
+        "detected": (row.facts or {}).get("detected"),
+        "operation": _op(op),
+    }
+
+
+def _hyperpod(name: str | None, hp: dict[str, Any]) -> dict[str, Any] | None:
+    if not name:
+        return None
+    groups = [{"name": g["InstanceGroupName"], "instance_type": g["InstanceType"],
+               "target": g.get("TargetCount"), "current": g.get("CurrentCount"),
+               "status": g.get("Status"),
+               "deep_health_checks": g.get("OnStartDeepHealthChecks", [])}
+              for g in hp.get("InstanceGroups", [])]
+    return {"name": name, "status": hp.get("ClusterStatus"), "arn": hp.get("ClusterArn"),
+            "node_recovery": hp.get("NodeRecovery"),
+            "node_provisioning_mode": hp.get("NodeProvisioningMode"),
+            "failure_message": hp.get("FailureMessage"), "instance_groups": groups}
+
+
+def _op(op: Operation | None) -> dict[str, Any] | None:
+    if op is None:
+        return None
+    return {"id": op.id, "kind": op.kind, "status": op.status,
+            "steps": [{"name": s.name, "status": s.status, "phase": s.phase,
+                       "error": s.error} for s in op.steps]}
+

@@ -1,0 +1,38 @@
+"""Insufficient capacity fails the hyperpod step with a hint naming AZs; retrying it alone
+after the fault clears succeeds (the failed cluster is deleted, then created again)."""
+
+from __future__ import annotations
+
+from tests.clusters.helpers import BODY, step, wait_done
+from tests.stack import Stack
+
+
+async def test_capacity_failure_then_retry_of_the_hyperpod_step(stack: Stack) -> None:
+    fault = stack.fault(kind="insufficient_capacity", instance_type="ml.g5.8xlarge",
+                        availability_zone="us-west-2a")
+    body = {**BODY, "name": "cap", "deep_health_checks": False}
+    async with stack.client("operator") as api:
+        op = (await api.post("/api/v1/clusters", json=body)).json()
+        failed = await wait_done(api, op["id"])
+        assert failed["status"] == "failed"
+        hyperpod = step(failed, "hyperpod")
+        assert hyperpod["status"] == "failed"
+        assert hyperpod["error"]["code"] == "insufficient_capacity"
+        assert "us-west-2b" in hyperpod["error"]["hint"]
+        assert "us-west-2a" not in hyperpod["error"]["hint"]
+        assert [s["status"] for s in failed["steps"][:5]] == ["succeeded"] * 5
+        assert step(failed, "storage")["status"] == "pending"
+
+        stack.clear_fault(fault["id"])
+        retried = await api.post(f"/api/v1/operations/{op['id']}/steps/hyperpod/retry")
+        assert retried.status_code in (200, 202), retried.text
+        done = await wait_done(api, op["id"])
+        assert done["status"] == "succeeded", done["steps"]
+        assert step(done, "hyperpod")["attempt"] == 2
+        assert step(done, "network")["attempt"] == 1
+    assert len(stack.ledger(service="eks", action="CreateCluster")) == 1
+    assert len(stack.ledger(service="sagemaker", action="CreateCluster")) == 2
+    assert len(stack.ledger(service="sagemaker", action="DeleteCluster")) == 1
+    described = stack.aws("sagemaker").describe_cluster(ClusterName="cap")
+    assert described["ClusterStatus"] == "InService"
+    assert "OnStartDeepHealthChecks" not in described["InstanceGroups"][0]
