@@ -36,8 +36,9 @@ def structured(result: Any) -> dict[str, Any]:
     return result.structured_content  # type: ignore[no-any-return]
 
 
-SAMPLE = {"operation_id": "op-1", "step": "touch", "name": "bot",
-          "availability_zone": "us-west-2a", "instance_type": "ml.g5.xlarge", "count": 1}
+SAMPLE = {"operation_id": "op-1", "step": "touch", "name": "bot", "cluster": "gpu",
+          "group": "workers", "node": "i-0123456789abcdef0", "instance_type": "ml.g5.8xlarge",
+          "count": 1, "availability_zone": "us-west-2a"}
 
 
 def required_args(tool: Tool) -> dict[str, Any]:

@@ -37,7 +37,9 @@ async def test_one_tool_call_is_one_rest_request(tool: Tool) -> None:
     sent = rec.requests[0]
     assert sent.method == tool.method
     assert sent.url.path == tool.path.format(**SAMPLE)
-    assert CONFIRM not in str(sent.url) and CONFIRM.encode() not in sent.content
+    # Destructive tools forward the confirmation the MCP server checked; others have none.
+    sent_confirm = CONFIRM in str(sent.url) or CONFIRM.encode() in sent.content
+    assert sent_confirm is tool.needs_confirmation
 
 
 async def test_defaults_and_arguments_land_where_rest_expects_them() -> None:

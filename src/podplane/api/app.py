@@ -10,12 +10,22 @@ from fastapi import APIRouter, FastAPI
 from podplane import __version__
 from podplane.api import problems
 from podplane.api.limits import BodyLimit
-from podplane.api.routers import audit, clusters, health, inspect, operations, session, tokens
+from podplane.api.routers import (
+    audit,
+    clusters,
+    health,
+    inspect,
+    instance_groups,
+    nodes,
+    operations,
+    session,
+    tokens,
+)
 from podplane.services.context import AppState
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 API_ROUTERS = [health.router, session.router, tokens.router, audit.router, operations.router,
-               clusters.router, inspect.router]
+               clusters.router, inspect.router, instance_groups.router, nodes.router]
 
 
 def create_app(state: AppState, lifespan: Lifespan | None = None) -> FastAPI:

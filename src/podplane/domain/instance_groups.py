@@ -6,7 +6,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from podplane.domain.catalog import CATALOG
 from podplane.domain.errors import Conflict, InvalidInput
+from podplane.domain.names import check_group_name
 
 MAX_COUNT = 1000
 
@@ -103,3 +105,76 @@ def for_update(described: dict[str, Any], **changes: Any) -> dict[str, Any]:
                 break
     group.update(changes)
     return group
+
+
+# --- adding a group -------------------------------------------------------------------------
+
+DEFAULT_EBS_GB = 500
+MAX_EBS_GB = 16384
+IPS_PER_NODE = 32   # a node plus its pods' VPC-CNI addresses, sized for placement headroom
+
+
+@dataclass(frozen=True)
+class NewGroup:
+    """The decisions behind a new instance group (everything else is derived)."""
+
+    name: str
+    instance_type: str
+    count: int
+    availability_zone: str | None = None
+    ebs_gb: int = DEFAULT_EBS_GB
+    capacity_type: CapacityType = CapacityType.ON_DEMAND
+    training_plan_arn: str | None = None
+    efa_only: bool = False
+    subnet_id: str | None = None
+    new_subnet: bool = False
+
+    @property
+    def shape(self) -> GroupShape:
+        return GroupShape(self.capacity_type, self.efa_only)
+
+    def validate(self, efa_capable: dict[str, int]) -> None:
+        check_group_name(self.name)
+        check_count(self.count, allow_zero=False)
+        if not self.instance_type.startswith("ml."):
+            raise InvalidInput(f"{self.instance_type!r} is not a SageMaker instance type.",
+                               hint="HyperPod types start with 'ml.', e.g. ml.g5.8xlarge.",
+                               field="instance_type")
+        if not 1 <= self.ebs_gb <= MAX_EBS_GB:
+            raise InvalidInput(f"ebs_gb must be between 1 and {MAX_EBS_GB}.", field="ebs_gb")
+        plan_needed = self.capacity_type is CapacityType.TRAINING_PLAN
+        if plan_needed != bool(self.training_plan_arn):
+            raise InvalidInput(
+                "training_plan_arn goes with capacity_type 'training-plan', and only with it.",
+                field="training_plan_arn")
+        if self.subnet_id and self.new_subnet:
+            raise InvalidInput("Give subnet_id or new_subnet, not both.", field="subnet_id")
+        check_efa_only(self.instance_type, self.efa_only, efa_capable)
+
+
+def group_spec(group: NewGroup, *, template: dict[str, Any], subnet_id: str,
+               security_group_ids: list[str], deep_health_checks: list[str]) -> dict[str, Any]:
+    """The UpdateCluster entry for a new group. Lifecycle config and execution role follow the
+    cluster's first group (`template`), so every group boots the same way."""
+    spec: dict[str, Any] = {
+        "InstanceGroupName": group.name, "InstanceType": group.instance_type,
+        "InstanceCount": group.count,
+        "LifeCycleConfig": template["LifeCycleConfig"], "ExecutionRole": template["ExecutionRole"],
+        "ThreadsPerCore": threads_per_core(group.instance_type, group.capacity_type),
+        "InstanceStorageConfigs": [{"EbsVolumeConfig": {"VolumeSizeInGB": group.ebs_gb}}],
+        "OverrideVpcConfig": {"SecurityGroupIds": security_group_ids, "Subnets": [subnet_id]},
+    }
+    if deep_health_checks:
+        spec["OnStartDeepHealthChecks"] = list(deep_health_checks)
+    if group.training_plan_arn:
+        spec["TrainingPlanArn"] = group.training_plan_arn
+    if group.capacity_type is CapacityType.SPOT:
+        spec["CapacityRequirements"] = {"Spot": {}}
+    if group.efa_only:
+        spec["NetworkInterface"] = {"InterfaceType": "efa-only"}
+    return spec
+
+
+def efa_capable_types() -> dict[str, int]:
+    """Instance type -> EFA interfaces, from the catalogue (EFA-only needs more than one)."""
+    return {name: t.efa_interfaces for name, t in CATALOG.items() if t.efa_interfaces}

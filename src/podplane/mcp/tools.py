@@ -6,7 +6,7 @@ parameters go to the query string (GET) or the JSON body (other methods).
 
 from __future__ import annotations
 
-from podplane.mcp import tools_clusters
+from podplane.mcp import tools_clusters, tools_nodes
 from podplane.mcp.tool import Tool, boolean, integer, text
 from podplane.services import audit, operations, tokens
 
@@ -83,4 +83,5 @@ TOOLS: tuple[Tool, ...] = (
 )
 
 TOOLS = TOOLS + tools_clusters.TOOLS
+TOOLS += tools_nodes.TOOLS  # instance groups and nodes
 BY_NAME: dict[str, Tool] = {t.name: t for t in TOOLS}

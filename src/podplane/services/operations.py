@@ -17,6 +17,8 @@ from podplane.domain.errors import NotFound
 from podplane.ops import control, starting, testing, views
 from podplane.ops.clock import Clock
 from podplane.ops.engine import OpsEngine
+from podplane.services import group_workflows, node_workflows
+from podplane.services.cloud_access import cloud_of
 from podplane.services.context import AppState, Ctx
 from podplane.services.registry import service
 
@@ -35,6 +37,8 @@ async def start_engine(state: AppState) -> OpsEngine:
     """Build and start the runner (bootstrap's lifespan). Tests may preset extras["ops_clock"]."""
     if testing.enabled():
         testing.register(test_ledger(state))
+    group_workflows.register(cloud_of(state), state)  # instance groups and nodes
+    node_workflows.register(cloud_of(state), state)
     clock: Clock | None = state.extras.get("ops_clock")
     engine = OpsEngine.build(state.sessions, clock, state.extras.get("ops_backoff", 2.0))
     state.extras["ops"] = engine

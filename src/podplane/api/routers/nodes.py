@@ -1,0 +1,136 @@
+"""Nodes: list and describe (health from HyperPod + Kubernetes), reboot, replace, delete."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Body, Depends, Path, Query
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict
+
+from podplane.api.auth import ctx_for
+from podplane.api.routers.instance_groups import (
+    RESPONSES,
+    ClusterName,
+    Confirm,
+    DryRun,
+    IdempotencyKey,
+    answer,
+)
+from podplane.services import nodes as svc
+from podplane.services.context import Ctx
+
+router = APIRouter(tags=["nodes"])
+NodeName = Annotated[str, Path(min_length=10, max_length=40,
+                               pattern=r"^(hyperpod-)?i-[0-9a-f]{8,17}$",
+                               description="Instance id, or the Kubernetes Node name.")]
+BASE = "/clusters/{cluster}/nodes"
+
+
+class ActionIn(BaseModel):
+    """Optional body: the same switches as the query string (MCP sends them here)."""
+
+    model_config = ConfigDict(extra="forbid")
+    confirm: bool = False
+    dry_run: bool = False
+
+
+Action = Annotated[ActionIn | None, Body()]
+
+
+class EscalationStep(BaseModel):
+    action: str
+    tool: str
+    why: str
+    suggested: bool
+
+
+class HealthOut(BaseModel):
+    instance_status: str
+    instance_message: str | None
+    kubernetes_ready: bool
+    node_health_status: str | None
+    deep_health_check_status: str | None
+    fault_type: str | None
+    fault_reason: str | None
+    state: str
+    suggested_action: str | None
+    escalation: list[EscalationStep]
+    note: str | None
+
+
+class GpuOut(BaseModel):
+    capacity: int
+    allocatable: int
+    allocated: int
+
+
+class NodeOut(BaseModel):
+    id: str
+    logical_id: str | None
+    instance_group: str | None
+    instance_type: str | None
+    launch_time: datetime | None
+    kubernetes_node: str | None
+    health: HealthOut
+    gpus: GpuOut
+
+
+class NodeDetailOut(NodeOut):
+    availability_zone: str | None
+    private_ip: str | None
+    capacity_type: str | None
+    private_dns: str | None
+
+
+@router.get(BASE, response_model=list[NodeOut])
+async def list_nodes(
+    cluster: ClusterName, ctx: Annotated[Ctx, Depends(ctx_for(svc.list_nodes))],
+    instance_group: Annotated[str | None, Query(max_length=63,
+                                                pattern=r"^[a-z0-9][-a-z0-9]*$")] = None,
+) -> list[NodeOut]:
+    return [NodeOut.model_validate(n) for n in await svc.list_nodes(ctx, cluster,
+                                                                     instance_group)]
+
+
+@router.get(BASE + "/{node}", response_model=NodeDetailOut)
+async def get_node(cluster: ClusterName, node: NodeName,
+                   ctx: Annotated[Ctx, Depends(ctx_for(svc.get_node))]) -> NodeDetailOut:
+    return NodeDetailOut.model_validate(await svc.get_node(ctx, cluster, node))
+
+
+@router.post(BASE + "/{node}/reboot", response_model=None, status_code=202,
+             responses=RESPONSES)
+async def reboot_node(cluster: ClusterName, node: NodeName,
+                      ctx: Annotated[Ctx, Depends(ctx_for(svc.reboot_node))],
+                      dry_run: DryRun = False, idempotency_key: IdempotencyKey = None,
+                      body: Action = None) -> JSONResponse:
+    """Reboot (keeps instance storage). The first step after investigating a fault."""
+    dry_run = dry_run or bool(body and body.dry_run)
+    return answer(await svc.reboot_node(ctx, cluster, node, dry_run=dry_run,
+                                        idempotency_key=idempotency_key))
+
+
+@router.post(BASE + "/{node}/replace", response_model=None, status_code=202,
+             responses=RESPONSES)
+async def replace_node(cluster: ClusterName, node: NodeName,
+                       ctx: Annotated[Ctx, Depends(ctx_for(svc.replace_node))],
+                       confirm: Confirm = False, dry_run: DryRun = False,
+                       idempotency_key: IdempotencyKey = None,
+                       body: Action = None) -> JSONResponse:
+    """Replace with a new instance (confirm=true): instance storage is lost."""
+    return answer(await svc.replace_node(ctx, cluster, node,
+                                         confirm=confirm or bool(body and body.confirm),
+                                         dry_run=dry_run or bool(body and body.dry_run),
+                                         idempotency_key=idempotency_key))
+
+
+@router.delete(BASE + "/{node}", response_model=None, status_code=202, responses=RESPONSES)
+async def delete_node(cluster: ClusterName, node: NodeName,
+                      ctx: Annotated[Ctx, Depends(ctx_for(svc.delete_node))],
+                      confirm: Confirm = False, dry_run: DryRun = False,
+                      idempotency_key: IdempotencyKey = None) -> JSONResponse:
+    """Terminate a node (confirm=true); its group's count drops by one."""
+    return answer(await svc.delete_node(ctx, cluster, node, confirm=confirm, dry_run=dry_run,
+                                        idempotency_key=idempotency_key))

@@ -1,0 +1,156 @@
+"""What instance-group and node work reads from the cloud, fresh every time.
+
+The cloud is the source of truth: the HyperPod cluster (DescribeCluster), its nodes
+(ListClusterNodes) and the VPC's subnets. Our `clusters` row only says where to look.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from podplane.cloud.ports_aws import Ec2Port, HyperPodPort
+from podplane.domain.errors import Conflict, InvalidInput, NotFound
+from podplane.domain.network import COMPUTE_TAG, SubnetFact
+from podplane.services.context import Ctx
+from podplane.store import clusters as cluster_rows
+
+Shape = dict[str, Any]
+CLIENT_TOKEN_TAG = "podplane:client-token"
+
+
+@dataclass(frozen=True)
+class ClusterRef:
+    """Where a managed cluster lives; carried in operation params (stable for its life)."""
+
+    name: str
+    hyperpod: str
+    eks: str
+    vpc_id: str | None = None
+
+    def params(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def of(cls, params: dict[str, Any]) -> ClusterRef:
+        return cls(**params["cluster_ref"])
+
+
+async def cluster_ref(ctx: Ctx, name: str) -> ClusterRef:
+    async with ctx.app.sessions() as db:
+        row = await cluster_rows.get(db, name)
+    if row is None:
+        raise NotFound(f"No managed cluster named {name!r}.",
+                       hint="List clusters with GET /api/v1/clusters, or import it first.")
+    if not row.hyperpod_cluster_name:
+        raise Conflict(f"Cluster {name!r} has no HyperPod cluster yet.",
+                       hint="Wait until the cluster's creation has finished.")
+    facts = row.facts or {}
+    vpc_id = facts.get("vpc_id") or (facts.get("network") or {}).get("vpc_id")
+    return ClusterRef(name, row.hyperpod_cluster_name, row.eks_cluster_name, vpc_id)
+
+
+async def describe(hyperpod: HyperPodPort, ref: ClusterRef) -> Shape:
+    found = await hyperpod.describe_cluster(ref.hyperpod)
+    if found is None:
+        raise NotFound(f"The HyperPod cluster {ref.hyperpod} of {ref.name!r} does not exist "
+                       "in AWS.", hint="It may have been deleted outside podplane.")
+    return found
+
+
+def groups_of(described: Shape) -> list[Shape]:
+    return list(described.get("InstanceGroups") or [])
+
+
+def find_group(described: Shape, name: str) -> Shape | None:
+    return next((g for g in groups_of(described) if g.get("InstanceGroupName") == name), None)
+
+
+def require_group(described: Shape, ref: ClusterRef, name: str) -> Shape:
+    group = find_group(described, name)
+    if group is None:
+        names = ", ".join(g["InstanceGroupName"] for g in groups_of(described)) or "none"
+        raise NotFound(f"Cluster {ref.name!r} has no instance group {name!r}.",
+                       hint=f"Its groups: {names}.")
+    return group
+
+
+def template_group(described: Shape) -> Shape:
+    """The cluster's first group: new groups copy its lifecycle config and execution role."""
+    groups = groups_of(described)
+    if not groups:
+        raise Conflict("The cluster has no instance group to copy lifecycle scripts from.")
+    return groups[0]
+
+
+def vpc_config(described: Shape, group: Shape) -> Shape:
+    return dict(group.get("OverrideVpcConfig") or described.get("VpcConfig") or {})
+
+
+def used_subnets(described: Shape) -> set[str]:
+    return {s for g in groups_of(described) for s in vpc_config(described, g).get("Subnets", [])}
+
+
+@dataclass(frozen=True)
+class Network:
+    vpc_id: str
+    vpc_cidr: str
+    subnets: list[SubnetFact]
+
+
+async def network(ec2: Ec2Port, described: Shape, vpc_id: str | None) -> Network:
+    """The cluster's VPC and its subnets. Subnets that already hold a group count as compute
+    subnets even without our tag (imported clusters)."""
+    in_use = used_subnets(described)
+    if vpc_id is None:
+        if not in_use:
+            raise Conflict("Cannot find the cluster's VPC: no group has a subnet.")
+        first = await ec2.call("describe_subnets", SubnetIds=[sorted(in_use)[0]])
+        vpc_id = str(first["Subnets"][0]["VpcId"])
+    vpc = (await ec2.call("describe_vpcs", VpcIds=[vpc_id]))["Vpcs"][0]
+    raw = (await ec2.call("describe_subnets",
+                          Filters=[{"Name": "vpc-id", "Values": [vpc_id]}]))["Subnets"]
+    return Network(vpc_id, str(vpc["CidrBlock"]), [_fact(s, in_use) for s in raw])
+
+
+def _fact(s: Shape, in_use: set[str]) -> SubnetFact:
+    tags = {t["Key"]: t["Value"] for t in s.get("Tags") or []}
+    if s["SubnetId"] in in_use:
+        tags[COMPUTE_TAG] = "true"
+    return SubnetFact(s["SubnetId"], s["CidrBlock"], s["AvailabilityZone"],
+                      int(s.get("AvailableIpAddressCount", 0)), tags)
+
+
+async def subnet_by_token(ec2: Ec2Port, token: str) -> Shape | None:
+    found = await ec2.call("describe_subnets", Filters=[
+        {"Name": f"tag:{CLIENT_TOKEN_TAG}", "Values": [token]}])
+    subnets = found.get("Subnets") or []
+    return dict(subnets[0]) if subnets else None
+
+
+@dataclass(frozen=True)
+class PlanFacts:
+    availability_zone: str
+    instance_type: str
+    total: int
+    available: int
+
+
+async def training_plan(hyperpod: HyperPodPort, arn: str) -> PlanFacts:
+    for plan in await hyperpod.list_training_plans():
+        if plan.get("TrainingPlanArn") != arn:
+            continue
+        reserved = (plan.get("ReservedCapacitySummaries") or [{}])[0]
+        if not reserved.get("AvailabilityZone"):
+            break
+        return PlanFacts(reserved["AvailabilityZone"], str(reserved.get("InstanceType", "")),
+                         int(plan.get("TotalInstanceCount", 0)),
+                         int(plan.get("AvailableInstanceCount", 0)))
+    raise InvalidInput(f"Training plan {arn} was not found in this account and region.",
+                       hint="List plans with `aws sagemaker list-training-plans`.",
+                       field="training_plan_arn")
+
+
+async def group_nodes(hyperpod: HyperPodPort, ref: ClusterRef, group: str) -> list[Shape]:
+    return [n for n in await hyperpod.list_cluster_nodes(ref.hyperpod)
+            if n.get("InstanceGroupName") == group]

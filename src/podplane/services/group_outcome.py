@@ -1,0 +1,37 @@
+"""What a group or node mutation answers: an operation (202), no change (200), or a plan."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from podplane.services.context import Ctx
+from podplane.services.operations import Operation, start_operation
+from podplane.store import operations as op_rows
+
+
+@dataclass(frozen=True)
+class Outcome:
+    changed: bool
+    plan: dict[str, Any] = field(default_factory=dict)
+    operation: Operation | None = None
+    dry_run: bool = False
+
+    @property
+    def id(self) -> str | None:  # the audit log links the operation
+        return self.operation.id if self.operation else None
+
+
+async def key_used(ctx: Ctx, key: str | None) -> bool:
+    """A replay (same Idempotency-Key) must return its operation even though the cloud has
+    moved on, so it skips the checks that compare against current state."""
+    if key is None:
+        return False
+    async with ctx.app.sessions() as db:
+        return await op_rows.by_key(db, key) is not None
+
+
+async def start(ctx: Ctx, kind: str, target: str, params: dict[str, Any], key: str | None,
+                plan: dict[str, Any]) -> Outcome:
+    op = await start_operation(ctx, kind, target, params, key)
+    return Outcome(True, plan, op)

@@ -1,0 +1,109 @@
+"""A node as podplane shows it: HyperPod's instance status joined with the Kubernetes Node's
+health labels, GPU allocation, and the next step of the escalation investigate -> reboot ->
+replace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+Shape = dict[str, Any]
+SM = "sagemaker.amazonaws.com/"
+GPU = "nvidia.com/gpu"
+IN_PROGRESS = {"Pending", "DeepHealthCheckInProgress", "SystemUpdating", "ShuttingDown"}
+STORAGE_WARNING = ("Replacing a node terminates its instance: data on instance storage "
+                   "(local NVMe, /opt/dlami/nvme) is lost. EBS and shared storage stay.")
+
+
+def label(labels: dict[str, str], *names: str) -> str | None:
+    """The first label present; HyperPod spells fault labels singular and plural."""
+    return next((labels[SM + n] for n in names if SM + n in labels), None)
+
+
+def gpu_allocation(kube: Shape | None, pods: list[Shape]) -> Shape:
+    status = (kube or {}).get("status") or {}
+    used = 0
+    for pod in pods:
+        if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        for c in (pod.get("spec") or {}).get("containers") or []:
+            res = c.get("resources") or {}
+            used += int((res.get("requests") or res.get("limits") or {}).get(GPU, 0) or 0)
+    return {"capacity": int((status.get("capacity") or {}).get(GPU, 0) or 0),
+            "allocatable": int((status.get("allocatable") or {}).get(GPU, 0) or 0),
+            "allocated": used}
+
+
+def _ready(kube: Shape | None) -> bool:
+    conditions = ((kube or {}).get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def health(summary: Shape, kube: Shape | None, node_recovery: str | None) -> Shape:
+    labels = ((kube or {}).get("metadata") or {}).get("labels") or {}
+    status = str((summary.get("InstanceStatus") or {}).get("Status", ""))
+    out: Shape = {
+        "instance_status": status,
+        "instance_message": (summary.get("InstanceStatus") or {}).get("Message") or None,
+        "kubernetes_ready": _ready(kube),
+        "node_health_status": label(labels, "node-health-status"),
+        "deep_health_check_status": label(labels, "deep-health-check-status"),
+        "fault_type": label(labels, "fault-type", "fault-types"),
+        "fault_reason": label(labels, "fault-reason", "fault-reasons"),
+    }
+    out.update(assess(out, kube is not None, node_recovery))
+    return out
+
+
+def assess(h: Shape, registered: bool, node_recovery: str | None) -> Shape:
+    """healthy | in_progress | unhealthy, and what to do next (investigate -> reboot ->
+    replace)."""
+    status, label_ = h["instance_status"], h["node_health_status"] or ""
+    if status in IN_PROGRESS:
+        return {"state": "in_progress", "suggested_action": None, "escalation": [],
+                "note": f"The instance is {status}; wait for it (node_describe shows progress)."}
+    wants_replace = label_ == "UnschedulablePendingReplacement" or \
+        h["deep_health_check_status"] == "Failed"
+    wants_reboot = label_ == "UnschedulablePendingReboot" or status == "Failure" or \
+        (registered and not h["kubernetes_ready"])
+    if status == "Running" and registered and not (wants_replace or wants_reboot):
+        return {"state": "healthy", "suggested_action": None, "escalation": [], "note": None}
+    if status == "Running" and not registered:
+        return {"state": "in_progress", "suggested_action": None, "escalation": [],
+                "note": "Running in HyperPod; its Kubernetes Node has not registered yet."}
+    action = "replace" if wants_replace else "reboot"
+    auto = node_recovery == "Automatic"
+    note = (f"HyperPod flagged it for {action} and will {action} it automatically "
+            "(NodeRecovery: Automatic); act by hand only if it does not recover."
+            if auto and label_.startswith("UnschedulablePending") else
+            f"Investigate first, then {action}.")
+    return {"state": "unhealthy", "suggested_action": action, "escalation": escalation(action),
+            "note": note}
+
+
+def escalation(action: str) -> list[Shape]:
+    steps: list[Shape] = [
+        {"action": "investigate", "tool": "node_describe",
+         "why": "Read the fault type and reason, the node's conditions and events "
+                "(kubectl describe node) and the job logs on it; no change is made."},
+        {"action": "reboot", "tool": "node_reboot",
+         "why": "Clears transient faults (hung GPU, driver/Xid errors); keeps instance storage."},
+        {"action": "replace", "tool": "node_replace", "why": "A new instance for hardware "
+         "faults that survive a reboot. " + STORAGE_WARNING},
+    ]
+    for step in steps:
+        step["suggested"] = step["action"] == action
+    return steps
+
+
+def node_view(summary: Shape, kube: Shape | None, pods: list[Shape],
+              node_recovery: str | None) -> Shape:
+    return {
+        "id": summary["InstanceId"],
+        "logical_id": summary.get("NodeLogicalId"),
+        "instance_group": summary.get("InstanceGroupName"),
+        "instance_type": summary.get("InstanceType"),
+        "launch_time": summary.get("LaunchTime"),
+        "kubernetes_node": (kube or {}).get("metadata", {}).get("name"),
+        "health": health(summary, kube, node_recovery),
+        "gpus": gpu_allocation(kube, pods),
+    }

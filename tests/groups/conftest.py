@@ -1,0 +1,118 @@
+"""A managed cluster set up directly in the sandbox (VPC, EKS, HyperPod with one group) and
+registered in our `clusters` table as imported, so group and node tests need no create
+pipeline. Helpers wait on operations the way clients do (long-poll), on stepped virtual time."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+
+from podplane.domain.network import COMPUTE_TAG
+from podplane.store import clusters as cluster_rows
+from tests.stack import Stack
+
+CLUSTER = "gpu"
+FIRST_GROUP = "workers"
+FIRST_TYPE = "ml.g5.8xlarge"
+ROLE = "arn:aws:iam::123456789012:role/podplane-hp-exec"
+LIFECYCLE = {"SourceS3Uri": "s3://podplane-gpu-lifecycle/scripts/", "OnCreate": "on_create.sh"}
+TERMINAL = {"succeeded", "failed", "cancelled"}
+
+
+@dataclass
+class Cluster:
+    stack: Stack
+    name: str
+    vpc_id: str
+    compute_subnet: str
+    security_group: str
+
+    def nodes_of(self, group: str) -> list[dict[str, Any]]:
+        nodes = self.stack.aws("sagemaker").list_cluster_nodes(ClusterName=self.name)
+        return [n for n in nodes["ClusterNodeSummaries"] if n["InstanceGroupName"] == group]
+
+    def describe(self) -> dict[str, Any]:
+        return dict(self.stack.aws("sagemaker").describe_cluster(ClusterName=self.name))
+
+    def updates(self) -> list[dict[str, Any]]:
+        return self.stack.ledger(service="sagemaker", action="UpdateCluster")
+
+    async def kube_nodes(self, **labels: str) -> list[dict[str, Any]]:
+        """Kubernetes Nodes after the sandbox's controllers caught up with the clock."""
+        self.stack.sandbox.call(self.stack.sandbox.kube.settle())
+        selector = ",".join(f"sagemaker.amazonaws.com/{k.replace('_', '-')}={v}"
+                            for k, v in labels.items())
+        out = self.stack.kubectl("get", "nodes", "-l", selector, "-o", "json")
+        return list(json.loads(out)["items"])
+
+
+def _network(stack: Stack) -> tuple[str, str, list[str], str]:
+    ec2 = stack.aws("ec2")
+    vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
+    compute = ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.0.0/20", AvailabilityZone="us-west-2a",
+                                TagSpecifications=[{"ResourceType": "subnet", "Tags": [
+                                    {"Key": COMPUTE_TAG, "Value": "true"}]}])["Subnet"]["SubnetId"]
+    private = [ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.0.{16 + i}.0/24",
+                                 AvailabilityZone=az)["Subnet"]["SubnetId"]
+               for i, az in enumerate(["us-west-2a", "us-west-2b"])]
+    table = ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
+    ec2.associate_route_table(RouteTableId=table, SubnetId=compute)
+    sg = ec2.create_security_group(GroupName="hp-nodes", Description="nodes",
+                                   VpcId=vpc)["GroupId"]
+    return vpc, compute, private, sg
+
+
+def _create(stack: Stack, compute: str, private: list[str], sg: str) -> None:
+    eks = stack.aws("eks").create_cluster(
+        name=CLUSTER, roleArn="arn:aws:iam::123456789012:role/eks",
+        resourcesVpcConfig={"subnetIds": private, "securityGroupIds": [sg]},
+        accessConfig={"authenticationMode": "API_AND_CONFIG_MAP"})["cluster"]
+    stack.advance(15 * 60)
+    stack.aws("sagemaker").create_cluster(
+        ClusterName=CLUSTER, Orchestrator={"Eks": {"ClusterArn": eks["arn"]}},
+        VpcConfig={"SecurityGroupIds": [sg], "Subnets": [compute]}, NodeRecovery="Automatic",
+        InstanceGroups=[{
+            "InstanceGroupName": FIRST_GROUP, "InstanceType": FIRST_TYPE, "InstanceCount": 1,
+            "LifeCycleConfig": LIFECYCLE, "ExecutionRole": ROLE, "ThreadsPerCore": 1,
+            "InstanceStorageConfigs": [{"EbsVolumeConfig": {"VolumeSizeInGB": 500}}]}])
+    stack.advance(15 * 60)
+    status = stack.aws("sagemaker").describe_cluster(ClusterName=CLUSTER)["ClusterStatus"]
+    assert status == "InService", status
+
+
+@pytest.fixture
+async def cluster(stack: Stack) -> AsyncIterator[Cluster]:
+    vpc, compute, private, sg = _network(stack)
+    _create(stack, compute, private, sg)
+    async with stack.app.state.podplane.sessions.begin() as db:
+        await cluster_rows.upsert(
+            db, CLUSTER, region="us-west-2", eks_cluster_name=CLUSTER,
+            hyperpod_cluster_name=CLUSTER, origin="imported", state="active", spec={},
+            facts={"network": {"vpc_id": vpc, "vpc_cidr": "10.0.0.0/16",
+                               "compute_subnets": [compute], "security_group_id": sg}})
+    yield Cluster(stack, CLUSTER, vpc, compute, sg)
+
+
+async def finish(client: httpx.AsyncClient, op: dict[str, Any]) -> dict[str, Any]:
+    """Long-poll the operation to a terminal state (the engine steps virtual time)."""
+    for _ in range(60):
+        r = await client.get(f"/api/v1/operations/{op['id']}/wait", params={"timeout": 20})
+        assert r.status_code == 200, r.text
+        op = r.json()
+        if op["status"] in TERMINAL:
+            return op
+    raise AssertionError(f"operation {op['id']} did not finish: {op}")
+
+
+def labels_of(node: dict[str, Any]) -> dict[str, str]:
+    return dict(node["metadata"].get("labels") or {})
+
+
+def ready(node: dict[str, Any]) -> bool:
+    return any(c["type"] == "Ready" and c["status"] == "True"
+               for c in node.get("status", {}).get("conditions", []))

@@ -1,0 +1,61 @@
+"""The CLI face over real HTTP: `podplane group ...` and `podplane node ...` (the control plane
+served by uvicorn on a free port, on the test's loop; the CLI runs in a worker thread)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import uvicorn
+from typer.testing import CliRunner
+
+from podplane.cli import app as cli
+from tests.groups.conftest import FIRST_GROUP, Cluster
+
+
+@pytest.fixture
+async def served(cluster: Cluster) -> AsyncIterator[str]:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(cluster.stack.app, lifespan="off", log_level="error"))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started:
+        await asyncio.sleep(0.01)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    await task
+
+
+async def podplane(cluster: Cluster, url: str, *args: str, role: str = "admin") -> Any:
+    env = {"PODPLANE_URL": url, "PODPLANE_TOKEN": cluster.stack.tokens[role], "COLUMNS": "200"}
+    return await asyncio.to_thread(CliRunner().invoke, cli, list(args), env=env)
+
+
+async def test_cli_adds_scales_and_lists_groups_and_nodes(cluster: Cluster, served: str) -> None:
+    plan = await podplane(cluster, served, "group", "add", "gpu", "cli-spot", "--type",
+                          "ml.g5.8xlarge", "--count", "1", "--capacity", "spot", "--dry-run")
+    assert plan.exit_code == 0, plan.output
+    assert "CapacityRequirements" in plan.output and cluster.updates() == []
+
+    added = await podplane(cluster, served, "group", "add", "gpu", "cli-spot", "--type",
+                           "ml.g5.8xlarge", "--count", "1", "--capacity", "spot")
+    assert added.exit_code == 0, added.output
+    assert "succeeded" in added.output and "kubernetes" in added.output
+
+    listed = await podplane(cluster, served, "group", "list", "gpu", role="viewer")
+    assert "cli-spot" in listed.output and "spot" in listed.output and "1/1" in listed.output
+
+    same = await podplane(cluster, served, "group", "scale", "gpu", "cli-spot", "1")
+    assert same.exit_code == 0 and "no change needed" in same.output
+
+    nodes = await podplane(cluster, served, "node", "list", "gpu", "--group", FIRST_GROUP)
+    (node,) = cluster.nodes_of(FIRST_GROUP)
+    assert node["InstanceId"] in nodes.output and "healthy" in nodes.output
+
+    refused = await podplane(cluster, served, "node", "replace", "gpu", node["InstanceId"])
+    assert refused.exit_code == 1 and "confirmation_required" in refused.output
+    assert "instance storage" in refused.output
