@@ -76,6 +76,7 @@ def _watch_steps(page: Page, seconds: float, reload_at: str) -> list[list[tuple[
         if not reloaded and (reload_at, "running") in rows:
             page.reload()
             page.locator("[data-testid=progress] table").wait_for()
+            shot(page, "clusters-progress")
             reloaded = True
         page.wait_for_timeout(150)
     raise AssertionError(f"steps did not all succeed: {seen[-1] if seen else 'no rows'}")
@@ -152,6 +153,19 @@ def test_create_cluster_then_groups_and_nodes(page: Page, cloud: CloudServer,
             assert _overflow(page) <= 0, f"{name} overflows by {_overflow(page)}px at {width}"
     page.goto("/clusters")
     expect(page.get_by_role("row").filter(has_text="alpha")).to_contain_text("workers: 2/2")
+    _delete_cluster(page)
+
+
+def _delete_cluster(page: Page) -> None:
+    page.get_by_role("link", name="alpha").click()
+    page.get_by_role("button", name="Delete cluster").click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_contain_text("4 node(s) in 2 instance group(s) are terminated")
+    dialog.get_by_role("button", name="Delete cluster").click()
+    expect(page).to_have_url(re.compile(r"/operations/op-"))
+    expect(page.get_by_test_id("op-status")).to_have_text("succeeded", timeout=60_000)
+    page.goto("/clusters")
+    expect(page.get_by_text("No clusters yet.")).to_be_visible()
 
 
 def _add_group(page: Page) -> None:

@@ -1,6 +1,7 @@
 // One cluster: its state and facts, the progress of its operation while it is being created
 // (or failed), its instance groups and its nodes.
 import Alert from "@cloudscape-design/components/alert";
+import Button from "@cloudscape-design/components/button";
 import Container from "@cloudscape-design/components/container";
 import Header from "@cloudscape-design/components/header";
 import KeyValuePairs from "@cloudscape-design/components/key-value-pairs";
@@ -11,7 +12,10 @@ import { useState } from "react";
 import { api, unwrap } from "../../api/client";
 import { ProblemAlert } from "../../components/ProblemAlert";
 import { Status } from "../../components/Status";
+import { deniedReason } from "../../permissions";
 import type { PageProps } from "../../routes";
+import { usePrincipal } from "../../session";
+import { DeleteClusterModal } from "./DeleteClusterModal";
 import { GroupsTable } from "./GroupsTable";
 import { clusterKey, type ClusterDetail as Detail } from "./model";
 import { NodesTable } from "./NodesTable";
@@ -27,6 +31,8 @@ export default function ClusterDetail({ params }: PageProps) {
   });
   const [followed, setFollowed] = useState(false);
   const recent = useRecentOps(name);
+  const [deleting, setDeleting] = useState(false);
+  const deleteDenied = deniedReason(usePrincipal().role, "cluster.delete");
   const c = query.data;
   if (!c) {
     if (query.isError) return <ProblemAlert error={query.error} header={`Could not read cluster ${name}`} />;
@@ -38,7 +44,16 @@ export default function ClusterDetail({ params }: PageProps) {
   const ready = Boolean(c.hyperpod);
   return (
     <SpaceBetween size="l">
-      <Header variant="h1" description={`${c.origin} cluster in ${c.region}`} info={<Status value={c.state} />}>
+      <Header
+        variant="h1"
+        description={`${c.origin} cluster in ${c.region}`}
+        info={<Status value={c.state} />}
+        actions={
+          <Button disabled={Boolean(deleteDenied)} disabledReason={deleteDenied} onClick={() => setDeleting(true)}>
+            Delete cluster
+          </Button>
+        }
+      >
         {c.name}
       </Header>
       {c.hyperpod?.failure_message && (
@@ -67,14 +82,10 @@ export default function ClusterDetail({ params }: PageProps) {
         />
       </Container>
       <RecentOps ops={recent} />
-      {ready ? (
-        <>
-          <GroupsTable cluster={c} onStarted={recent.add} />
-          <NodesTable cluster={name} onStarted={recent.add} />
-        </>
-      ) : (
-        <Alert type="info">Instance groups and nodes appear once the HyperPod cluster exists.</Alert>
-      )}
+      {ready && <GroupsTable cluster={c} onStarted={recent.add} />}
+      {ready && <NodesTable cluster={name} onStarted={recent.add} />}
+      {deleting && <DeleteClusterModal cluster={c} onClose={() => setDeleting(false)} />}
+      {!ready && <Alert type="info">Instance groups and nodes appear once the HyperPod cluster exists.</Alert>}
     </SpaceBetween>
   );
 }

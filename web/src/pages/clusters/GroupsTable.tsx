@@ -70,17 +70,21 @@ export function GroupsTable({ cluster, onStarted }: { cluster: ClusterDetail; on
         }
         columnDefinitions={[
           { id: "name", header: "Name", cell: (g) => g.name, isRowHeader: true },
-          { id: "status", header: "Status", cell: (g) => <Status value={g.status ?? "-"} /> },
+          {
+            id: "status",
+            header: "Status",
+            cell: (g) => (
+              <>
+                <Status value={g.status ?? "-"} />
+                {g.failure_message && <Box variant="small" color="text-status-error" display="block">{g.failure_message}</Box>}
+              </>
+            ),
+          },
           { id: "count", header: "Instances", cell: (g) => `${g.current_count ?? "-"} / ${g.target_count ?? "-"}` },
           { id: "type", header: "Instance type", cell: (g) => g.instance_type ?? "-" },
           { id: "capacity", header: "Capacity", cell: (g) => g.capacity_type },
-          { id: "efa", header: "EFA-only", cell: (g) => (g.efa_only ? "yes" : "no") },
+          { id: "efa", header: "EFA-only", cell: (g) => (g.efa_only ? "yes" : "no"), minWidth: 90 },
           { id: "subnets", header: "Subnets", cell: (g) => g.subnets.join(", ") || "-" },
-          {
-            id: "failure",
-            header: "Failure",
-            cell: (g) => (g.failure_message ? <Box color="text-status-error">{g.failure_message}</Box> : "-"),
-          },
         ]}
         empty={<Box textAlign="center">No instance groups.</Box>}
       />

@@ -15,8 +15,6 @@ import { usePrincipal } from "../../session";
 import { nodesKey, type Node } from "./model";
 import { NodeActionModal, type NodeAction } from "./NodeModals";
 
-const HEALTH: Record<string, string> = { healthy: "succeeded", unhealthy: "failed" };
-
 export function NodesTable({ cluster, onStarted }: { cluster: string; onStarted: (id: string, label: string) => void }) {
   const role = usePrincipal().role;
   const [selected, setSelected] = useState<Node[]>([]);
@@ -85,7 +83,7 @@ export function NodesTable({ cluster, onStarted }: { cluster: string; onStarted:
             header: "Health",
             cell: (n) => (
               <>
-                <Status value={HEALTH[n.health.state] ?? n.health.state} />
+                <Status value={n.health.state} />
                 <Box variant="small" display="block">
                   {n.health.instance_status} · {n.health.kubernetes_ready ? "Ready" : "NotReady"}
                   {n.health.node_health_status ? ` · ${n.health.node_health_status}` : ""}
