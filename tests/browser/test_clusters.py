@@ -11,11 +11,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from playwright.sync_api import Locator, Page, Request, expect
 
 from tests.browser.cloud import CloudServer, sandbox_and_server
-from tests.browser.conftest import shot, sign_in
+from tests.browser.conftest import Watch, shot, sign_in
 
 STEPS = ["preflight", "network", "eks", "access", "dependencies", "hyperpod", "storage", "verify"]
 
@@ -213,3 +214,51 @@ def _reboot_node(page: Page) -> str:
     op_id = resp.value.json()["id"]
     expect(page.get_by_test_id(f"recent-{op_id}")).to_have_text("succeeded", timeout=60_000)
     return node_id
+
+
+def test_failed_step_retried_through_a_server_restart(page: Page, cloud: CloudServer,
+                                                      cloud_token: str, watch: Watch) -> None:
+    """A failed lifecycle script fails the hyperpod step: its error and hint are on the
+    cluster page; Retry runs it again, the server is restarted meanwhile, the panel catches up.
+    (Insufficient capacity no longer fails a create: HyperPod's continuous provisioning keeps
+    what it got.)"""
+    fault = httpx.post(f"{cloud.aws_url}/_sandbox/faults", json={
+        "kind": "cluster_creation_failure", "cluster": "beta"}).json()
+    with cloud.api(cloud_token) as api:
+        body = {"name": "beta", "region": "us-west-2", "availability_zone": "us-west-2a",
+                "instance_type": "ml.g5.8xlarge", "count": 1, "deep_health_checks": False}
+        assert api.post("/api/v1/clusters", json=body).status_code == 202
+    sign_in(page, cloud_token, "/clusters/beta")
+    hyperpod = page.locator("[data-testid=progress] tr").filter(has_text="hyperpod")
+    expect(hyperpod).to_contain_text("failed", timeout=60_000)
+    expect(hyperpod).to_contain_text("on_create.sh exited with status 1")
+    expect(hyperpod).to_contain_text("Hint:")
+    expect(page.get_by_test_id("progress-status")).to_have_text("failed")
+    shot(page, "clusters-failed-step")
+
+    httpx.delete(f"{cloud.aws_url}/_sandbox/faults/{fault['id']}").raise_for_status()
+    watch.allow_error("ERR_CONNECTION_REFUSED")
+    watch.allow_error("WebSocket connection to")
+    page.get_by_role("button", name="Retry step hyperpod").click()
+    expect(hyperpod).to_contain_text("running")
+    cloud.stop()
+    expect(page.get_by_text("Reconnecting to the control plane")).to_be_visible()
+    cloud.start()
+    expect(page.get_by_test_id("progress-status")).to_have_text("succeeded", timeout=60_000)
+    expect(hyperpod).to_contain_text("attempt 2")
+    expect(page.get_by_text("Reconnecting to the control plane")).to_have_count(0)
+
+
+def test_viewer_sees_why_changes_are_disabled(page: Page, cloud: CloudServer,
+                                              cloud_token: str) -> None:
+    with cloud.api(cloud_token) as api:
+        viewer = api.post("/api/v1/tokens", json={"name": "ui-viewer", "role": "viewer"})
+    sign_in(page, viewer.json()["token"], "/clusters/beta")
+    expect(page.get_by_role("button", name="Delete cluster")).to_be_disabled()
+    expect(page.get_by_role("button", name="Add instance group")).to_be_disabled()
+    page.get_by_role("radio").first.check()
+    expect(page.get_by_role("button", name="Scale")).to_be_disabled()
+    page.goto("/clusters")
+    expect(page.get_by_role("button", name="Create cluster")).to_be_disabled()
+    page.get_by_role("button", name="Create cluster").hover()
+    expect(page.get_by_role("tooltip")).to_have_text("Needs the operator role; you are viewer.")
