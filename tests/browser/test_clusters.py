@@ -13,10 +13,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Locator, Page, Request, expect
+from playwright.sync_api import Browser, Locator, Page, Request, expect
 
 from tests.browser.cloud import CloudServer, sandbox_and_server
 from tests.browser.conftest import Watch, shot, sign_in
+from tests.browser.test_layout import SIZES, _asset_bytes
 
 STEPS = ["preflight", "network", "eks", "access", "dependencies", "hyperpod", "storage", "verify"]
 
@@ -92,7 +93,8 @@ def test_create_cluster_then_groups_and_nodes(page: Page, cloud: CloudServer,
     # The wizard: only decisions, choices from the inspect endpoints.
     page.get_by_role("button", name="Create cluster").click()
     page.get_by_label("Cluster name").fill("alpha")
-    expect(_select(page, "Region")).to_contain_text("us-west-2")
+    # the server's first AWS call (a fresh boto3 client) can take seconds on a busy machine
+    expect(_select(page, "Region")).to_contain_text("us-west-2", timeout=30_000)
     shot(page, "clusters-create-1-name")
     page.get_by_role("button", name="Next").click()
     _choose(page, "Instance type", "ml.g5.8xlarge")
@@ -262,3 +264,24 @@ def test_viewer_sees_why_changes_are_disabled(page: Page, cloud: CloudServer,
     expect(page.get_by_role("button", name="Create cluster")).to_be_disabled()
     page.get_by_role("button", name="Create cluster").hover()
     expect(page.get_by_role("tooltip")).to_have_text("Needs the operator role; you are viewer.")
+
+
+def test_cluster_pages_javascript_stays_small(page: Page, browser: Browser, cloud: CloudServer,
+                                              cloud_token: str) -> None:
+    """Pages load lazily: what a fresh cache downloads for each cluster page (gzip)."""
+    sign_in(page, cloud_token, "/clusters")
+    report: dict[str, int] = {}
+    for name, path in [("clusters", "/clusters"), ("create_cluster", "/create-cluster"),
+                       ("cluster_detail", "/clusters/beta")]:
+        fresh = browser.new_context(base_url=cloud.url, viewport={"width": 1440, "height": 900})
+        try:
+            fresh.add_cookies(page.context.cookies())
+            sizes = _asset_bytes(fresh.new_page(), path)
+        finally:
+            fresh.close()
+        report[f"{name}_page_js_gzip"] = sum(v for k, v in sizes.items() if k.endswith(".js"))
+        report[f"{name}_page_scripts"] = len([k for k in sizes if k.endswith(".js")])
+    SIZES.parent.mkdir(parents=True, exist_ok=True)
+    (SIZES.parent / "console-cluster-sizes.json").write_text(json.dumps(report, indent=1) + "\n")
+    for name in ("clusters", "create_cluster", "cluster_detail"):
+        assert report[f"{name}_page_js_gzip"] < 380_000, report

@@ -52,7 +52,7 @@ export function newGroupBody(f: Form): NewGroupBody {
 }
 
 const PLACEMENTS = [
-  { value: "auto", label: "Automatic", description: "Reuse the cluster's compute subnet in the AZ, or create a /20 when there is none or it is full." },
+  { value: "auto", label: "Automatic", description: "The control plane decides: the compute subnet in the AZ when it has room, else a new /20." },
   { value: "new", label: "New /20 compute subnet", description: "The control plane picks a free CIDR and tags it." },
   { value: "existing", label: "Existing subnet", description: "A subnet id in the cluster's VPC." },
 ];
@@ -155,7 +155,7 @@ export function AddGroupModal({ cluster, onClose, onDone }: Props) {
           <Input ariaLabel="Subnet id" placeholder="subnet-0123456789abcdef0" value={f.subnet_id} onChange={(e) => set({ subnet_id: e.detail.value })} />
         </FormField>
       )}
-      <Box variant="small">Sent: {JSON.stringify(body)}</Box>
+      <Box variant="small">Request body: {JSON.stringify(body)}</Box>
       {run.error !== null && <ProblemAlert error={run.error} header="The group was not added" />}
     </ActionModal>
   );

@@ -21,10 +21,11 @@ export function ProgressPanel({ opId, cluster }: { opId: string; cluster: string
   const live = useLiveOperation(opId, query.data);
   const op = query.data;
   const now = useNow(op !== undefined && !isTerminal(op));
-  const status = op?.status;
+  // Each step changes what the cluster page shows (HyperPod appears, the state settles).
+  const updated = op?.updated_at;
   useEffect(() => {
-    if (status) void client.invalidateQueries({ queryKey: ["cluster", cluster] });
-  }, [status, cluster, client]);
+    if (updated) void client.invalidateQueries({ queryKey: ["cluster", cluster] });
+  }, [updated, cluster, client]);
 
   if (!op) {
     if (query.isError) return <ProblemAlert error={query.error} header={`Could not read operation ${opId}`} />;
@@ -56,7 +57,7 @@ export function ProgressPanel({ opId, cluster }: { opId: string; cluster: string
           Showing the last state read; the operation keeps running in the control plane.
         </Alert>
       )}
-      <StepsTable op={op} now={now} />
+      <StepsTable op={op} now={now} variant="borderless" />
     </SpaceBetween>
   );
 }
