@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from podplane.cli_clusters import cluster_app
 from podplane.cli_groups import install as install_group_commands
 from podplane.cli_remote import operation_app
 from podplane.domain.effects import Role
@@ -23,6 +24,7 @@ app = typer.Typer(no_args_is_help=True, add_completion=False,
 token_app = typer.Typer(no_args_is_help=True, help="Create, list and revoke API tokens.")
 app.add_typer(token_app, name="token")
 app.add_typer(operation_app, name="operation")
+app.add_typer(cluster_app, name="cluster")
 install_group_commands(app)  # podplane group ..., podplane node ...
 app.command("mcp")(mcp_command)
 app.command("sandbox")(sandbox_command)

@@ -13,6 +13,8 @@ async def test_capacity_failure_then_retry_of_the_hyperpod_step(stack: Stack) ->
     body = {**BODY, "name": "cap", "deep_health_checks": False}
     async with stack.client("operator") as api:
         op = (await api.post("/api/v1/clusters", json=body)).json()
+        busy = await api.post("/api/v1/clusters", json=body)
+        assert busy.status_code == 409 and busy.json()["code"] == "target_busy"
         failed = await wait_done(api, op["id"])
         assert failed["status"] == "failed"
         hyperpod = step(failed, "hyperpod")

@@ -136,3 +136,26 @@ def test_sigkill_during_eks_and_hyperpod_then_complete(procs: Procs) -> None:
         assert eks_step["attempt"] == 1
     assert len(procs.ledger("eks", "CreateCluster")) == 1
     assert len(procs.ledger("sagemaker", "CreateCluster")) == 1
+
+
+def cli(procs: Procs, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**procs.cp_env, "PODPLANE_URL": procs.url, "PODPLANE_TOKEN": procs.token,
+           "COLUMNS": "160"}
+    return subprocess.run([sys.executable, "-m", "podplane", "cluster", *args], env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_cli_create_with_live_steps_then_unchanged(procs: Procs) -> None:
+    procs.serve(None)
+    decisions = ["--az", "us-west-2b", "--type", "ml.g5.8xlarge", "--count", "1",
+                 "--no-deep-health-checks"]
+    made = cli(procs, "create", "gamma", *decisions)
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert "verify" in made.stdout and "succeeded" in made.stdout
+    again = cli(procs, "create", "gamma", *decisions)
+    assert again.returncode == 0 and "nothing to do" in again.stdout
+    listed = cli(procs, "list")
+    assert "gamma" in listed.stdout and "created" in listed.stdout
+    refused = cli(procs, "create", "big", "--az", "us-west-2a", "--type", "ml.p5.48xlarge",
+                  "--count", "40")
+    assert refused.returncode == 1 and "quota_exceeded" in refused.stderr

@@ -10,6 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from podplane.domain.clusters import CREATE_STEPS
+from podplane.domain.dependencies import CORE_UNITS, plan_units
+from podplane.services import cluster_deps
+from podplane.services.cloud_access import cloud_of
 from tests.clusters.helpers import BODY, step, wait_done
 from tests.stack import Stack
 
@@ -71,3 +74,10 @@ async def test_create_through_rest_then_idempotent_and_unchanged(stack: Stack) -
     assert len([p for p in agents["items"] if p["status"].get("phase") == "Running"]) == 2
     assert "s3-claim" in stack.kubectl("get", "pvc", "-n", "default")
     assert step(done, "verify")["status"] == "succeeded"
+
+    # Reconcile, don't replay: after the apply, the dependency plan is empty.
+    cloud = cloud_of(stack.app.state.podplane)
+    observed = await cluster_deps.observe(cloud, "alpha")
+    assert plan_units(CORE_UNITS, observed, await cluster_deps.default_versions(cloud)) == []
+    assert stack.aws("eks").list_pod_identity_associations(clusterName="alpha")[
+        "associations"][0]["serviceAccount"] == "s3-csi-driver-sa"

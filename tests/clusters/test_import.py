@@ -67,6 +67,14 @@ async def test_import_detects_state_and_delete_detaches(stack: Stack) -> None:
         assert (await api.get("/api/v1/preferences/current-cluster")).json() == {
             "name": "legacy"}
 
+        refused = await api.delete("/api/v1/clusters/legacy",
+                                   params={"delete_resources": "true"})
+        kept = await wait_done(api, refused.json()["id"])
+        assert kept["status"] == "failed"
+        assert step(kept, "hyperpod")["error"]["code"] == "conflict"
+        assert "force" in step(kept, "hyperpod")["error"]["hint"]
+        assert (await api.get("/api/v1/clusters/legacy")).json()["state"] == "failed"
+
         detach = await api.delete("/api/v1/clusters/legacy")
         gone = await wait_done(api, detach.json()["id"])
         assert gone["status"] == "succeeded"

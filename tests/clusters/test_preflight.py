@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.clusters.helpers import BODY
+from tests.clusters.helpers import BODY, wait_done
 from tests.stack import Stack
 
 MUTATING = ("CreateVpc", "CreateCluster", "CreateRole", "CreateBucket")
@@ -83,4 +83,17 @@ async def test_training_plan_az_is_adopted_only_when_accepted(stack: Stack) -> N
         dry = (await api.post("/api/v1/cluster-plans", json=body)).json()
         assert dry["availability_zone"] == plan_az
         assert dry["instance_group"]["threads_per_core"] == 2
-    assert mutations(stack) == []
+        assert mutations(stack) == []
+
+        accepted = {**body, "override_warnings": ["training_plan_az_adopted"],
+                    "deep_health_checks": False}
+        op = (await api.post("/api/v1/clusters", json=accepted)).json()
+        done = await wait_done(api, op["id"])
+        assert done["status"] == "succeeded", done["steps"]
+        assert done["result"]["availability_zone"] == plan_az  # the adopted AZ
+    group = sm.describe_cluster(ClusterName="alpha")["InstanceGroups"][0]
+    assert group["TrainingPlanArn"] == arn and group["ThreadsPerCore"] == 2
+    nodes = sm.list_cluster_nodes(ClusterName="alpha")["ClusterNodeSummaries"]
+    zones = {sm.describe_cluster_node(ClusterName="alpha", NodeId=n["InstanceId"])[
+        "NodeDetails"]["Placement"]["AvailabilityZone"] for n in nodes}
+    assert zones == {plan_az}

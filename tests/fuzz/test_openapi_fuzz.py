@@ -14,11 +14,16 @@ from hypothesis import HealthCheck, settings
 
 from podplane.bootstrap import build_app
 from podplane.domain.effects import Role
+from podplane.sandbox.main import Sandbox
 from podplane.settings import Settings
 from tests.conftest import mint
 
 _home = Path(tempfile.mkdtemp(prefix="podplane-fuzz-"))
-app = build_app(Settings(home=_home, database_url=f"sqlite:///{_home / 'fuzz.db'}"))
+# Routes that read the cloud (clusters, inspect) need one: the sandbox's AWS side, time frozen.
+_cloud = Sandbox(_home / "cloud", aws_port=0, kube_port=0, speed=0, seed=5)
+_cloud.start()
+app = build_app(Settings(home=_home, database_url=f"sqlite:///{_home / 'fuzz.db'}",
+                         aws_endpoint_url=_cloud.aws_url))
 ADMIN = asyncio.run(mint(app, "fuzz-admin", Role.ADMIN))
 
 

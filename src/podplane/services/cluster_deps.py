@@ -15,8 +15,10 @@ from podplane.domain.dependencies import CORE_UNITS, Action, Observed, Unit, pla
 from podplane.domain.errors import CloudError
 from podplane.ops.context import StepContext
 from podplane.services.cloud_access import Cloud
+from podplane.services.cluster_identity import bucket_policy, ensure_role, role_names
 
 ADDON_POLL = 20.0
+CSI_SERVICE_ACCOUNT = "s3-csi-driver-sa"
 ADDON_DONE = ("ACTIVE", "CREATE_FAILED", "DEGRADED", "UPDATE_FAILED")
 
 
@@ -128,11 +130,21 @@ async def _wait_addons(ctx: StepContext, cloud: Cloud, eks_name: str) -> dict[st
 
 async def ensure_storage(ctx: StepContext, cloud: Cloud, eks_name: str, bucket: str,
                          region: str) -> dict[str, Any]:
-    """The shared bucket mounted through Mountpoint for S3 CSI: a static PV and its claim."""
-    await ctx.phase("applying", bucket=bucket)
+    """The shared bucket mounted through Mountpoint for S3 CSI: the driver's pod identity
+    (a role allowed on this bucket only), a static PV and its claim."""
+    await ctx.phase("identity", bucket=bucket)
+    role = await ensure_role(cloud.aws.caller, eks_name, role_names(eks_name)["s3csi"],
+                             "pods.eks.amazonaws.com", inline=bucket_policy(bucket))
+    associations = await cloud.aws.eks.list_pod_identity_associations(eks_name)
+    if not any(a.get("serviceAccount") == CSI_SERVICE_ACCOUNT for a in associations):
+        await cloud.aws.eks.create_pod_identity_association(
+            eks_name, "kube-system", CSI_SERVICE_ACCOUNT, role,
+            client_token=ctx.client_token("s3csi"))
+    await ctx.phase("applying")
     kube = await cloud.kube_for(eks_name)
     for obj in manifests.s3_volume(bucket, region):
         await kube.apply(obj, force=True)
     claim = await kube.get("v1", "PersistentVolumeClaim", "s3-claim", "default")
     phase = ((claim or {}).get("status") or {}).get("phase")
-    return {"bucket": bucket, "claim": "default/s3-claim", "claim_phase": phase}
+    return {"bucket": bucket, "claim": "default/s3-claim", "claim_phase": phase,
+            "csi_role": role}

@@ -21,7 +21,8 @@ async def status_of(cloud: Cloud, row: ClusterModel, op: Operation | None) -> di
                 found = await cloud.aws.eks.describe_addon(row.eks_cluster_name, unit.name)
                 addons[unit.name] = (found or {}).get("status", "MISSING")
     return {
-        "name": row.name, "region": row.region, "origin": row.origin, "state": row.state,
+        "name": row.name, "region": row.region, "origin": row.origin,
+        "state": _state(row.state, op),
         "spec": row.spec, "eks": {"name": row.eks_cluster_name, "status": eks.get("status"),
                                   "version": eks.get("version"), "arn": eks.get("arn")},
         "hyperpod": _hyperpod(row.hyperpod_cluster_name, hp), "addons": addons,
@@ -29,6 +30,13 @@ async def status_of(cloud: Cloud, row: ClusterModel, op: Operation | None) -> di
         "detected": (row.facts or {}).get("detected"),
         "operation": _op(op),
     }
+
+
+def _state(stored: str, op: Operation | None) -> str:
+    """A create or delete that ended in failure shows as failed until someone retries it."""
+    if stored in ("creating", "deleting") and op is not None and op.status == "failed":
+        return "failed"
+    return stored
 
 
 def _hyperpod(name: str | None, hp: dict[str, Any]) -> dict[str, Any] | None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from podplane.domain.clusters import ClusterSpec, plan_cluster
 from podplane.domain.effects import Effect
-from podplane.domain.errors import Conflict, InvalidInput, NotFound
+from podplane.domain.errors import Conflict, InvalidInput, NotFound, PodplaneError
 from podplane.domain.names import check_cluster_name
 from podplane.domain.preflight import PreflightReport, check_capacity, raise_if_blocked
 from podplane.services import cluster_create, cluster_delete, cluster_import
@@ -104,7 +104,13 @@ async def create_cluster(ctx: Ctx, spec: ClusterSpec, override_warnings: list[st
         await repo.upsert(db, spec.name, region=spec.region, eks_cluster_name=spec.name,
                           hyperpod_cluster_name=None, origin="created", state="creating",
                           spec=spec_dict(spec), facts={})
-    op = await start_operation(ctx, cluster_create.KIND, target, params, idempotency_key)
+    try:
+        op = await start_operation(ctx, cluster_create.KIND, target, params, idempotency_key)
+    except PodplaneError:
+        if row is None:  # nothing started: leave no row behind
+            async with ctx.app.sessions.begin() as db:
+                await repo.remove(db, spec.name)
+        raise
     async with ctx.app.sessions.begin() as db:
         await repo.upsert(db, spec.name, operation_id=op.id)
     return CreateResult(op, True, [])
