@@ -120,3 +120,29 @@ async def test_efa_only_needs_a_type_with_several_efa_cards(cluster: Cluster) ->
 def _settings(group: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in group.items()
             if k not in ("Status", "CurrentCount", "InstanceTypeDetails")}
+
+
+async def test_quota_scale_to_zero_last_group_and_busy_target(cluster: Cluster) -> None:
+    async with cluster.stack.client("admin") as client:
+        over = await client.patch(f"{BASE}/{FIRST_GROUP}", json={"count": 40})
+        assert over.status_code == 422 and over.json()["code"] == "quota_exceeded"
+        assert over.json()["quota"] == 32
+        too_many = await client.post(BASE, json={"name": "big", "instance_type": "ml.g5.8xlarge",
+                                                 "count": 32})
+        assert too_many.status_code == 422 and too_many.json()["code"] == "quota_exceeded"
+
+        last = await client.delete(f"{BASE}/{FIRST_GROUP}", params={"confirm": "true"})
+        assert last.status_code == 409 and "last instance group" in last.json()["detail"]
+
+        first = await client.patch(f"{BASE}/{FIRST_GROUP}", json={"count": 0})
+        assert first.status_code == 202, first.text
+        busy = await client.post(BASE, json={"name": "later", "instance_type": "ml.m5.xlarge",
+                                              "count": 1})
+        assert busy.status_code == 409 and busy.json()["code"] == "target_busy"
+        assert busy.json()["operation_id"] == first.json()["id"]
+        assert (await finish(client, first.json()))["status"] == "succeeded"
+        group = (await client.get(f"{BASE}/{FIRST_GROUP}")).json()
+    assert (group["target_count"], group["current_count"]) == (0, 0)
+    assert cluster.nodes_of(FIRST_GROUP) == []
+    assert await cluster.kube_nodes(instance_group_name=FIRST_GROUP) == []
+    assert len(cluster.updates()) == 1

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+from podplane.services.cloud_access import cloud_of
 from tests.groups.conftest import FIRST_GROUP, Cluster, finish, ready
 
 BASE = "/api/v1/clusters/gpu/nodes"
+TRAINER = {
+    "apiVersion": "apps/v1", "kind": "Deployment",
+    "metadata": {"name": "trainer", "namespace": "default"},
+    "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "trainer"}},
+             "template": {"metadata": {"labels": {"app": "trainer"}}, "spec": {"containers": [{
+                 "name": "train", "image": "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime",
+                 "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}},
+}
 
 
 async def test_replace_gives_a_new_instance_and_node_while_the_old_one_drains(
@@ -13,12 +22,17 @@ async def test_replace_gives_a_new_instance_and_node_while_the_old_one_drains(
     stack = cluster.stack
     (old,) = cluster.nodes_of(FIRST_GROUP)
     old_id = old["InstanceId"]
+    kube = await cloud_of(stack.app.state.podplane).kube_for(cluster.name)
+    await kube.apply(TRAINER)
+    await cluster.kube_nodes()  # let the scheduler and kubelet run
+    (pod,) = await kube.list("v1", "Pod", namespace="default", labels={"app": "trainer"})
+    assert pod["spec"]["nodeName"] == f"hyperpod-{old_id}"
     async with stack.client("admin") as admin, stack.client("operator") as operator:
         listed = (await operator.get(BASE)).json()
         assert [n["id"] for n in listed] == [old_id]
         assert listed[0]["kubernetes_node"] == f"hyperpod-{old_id}"
         assert listed[0]["health"]["state"] == "healthy"
-        assert listed[0]["gpus"] == {"capacity": 1, "allocatable": 1, "allocated": 0}
+        assert listed[0]["gpus"] == {"capacity": 1, "allocatable": 1, "allocated": 1}  # trainer
 
         assert (await operator.post(f"{BASE}/{old_id}/replace",
                                     params={"confirm": "true"})).status_code == 403
@@ -38,11 +52,18 @@ async def test_replace_gives_a_new_instance_and_node_while_the_old_one_drains(
         assert done["status"] == "succeeded", done
         new_id = done["result"]["new_instance_id"]
         assert new_id != old_id and new_id.startswith("i-")
+        assert [s["name"] for s in done["steps"]] == ["drain", "replace", "kubernetes"]
+        assert done["result"]["cordoned"] == f"hyperpod-{old_id}"
+        assert done["result"]["evicted"] == [f"default/{pod['metadata']['name']}"]
 
     assert [n["InstanceId"] for n in cluster.nodes_of(FIRST_GROUP)] == [new_id]
+    stack.advance(5)  # the kubelet starts the rescheduled pod's container
     names = {n["metadata"]["name"]: n for n in await cluster.kube_nodes()}
     assert set(names) == {f"hyperpod-{new_id}"} and ready(names[f"hyperpod-{new_id}"])
     assert len(stack.ledger(service="sagemaker", action="BatchReplaceClusterNodes")) == 1
+    (moved,) = await kube.list("v1", "Pod", namespace="default", labels={"app": "trainer"})
+    assert moved["spec"]["nodeName"] == f"hyperpod-{new_id}"
+    assert moved["status"]["phase"] == "Running"
 
 
 async def test_unhealthy_node_shows_its_fault_and_the_next_step_then_reboots(

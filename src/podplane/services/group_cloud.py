@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from podplane.cloud.ports_aws import Ec2Port, HyperPodPort
+from podplane.cloud.ports_aws import Ec2Port, HyperPodPort, QuotasPort
 from podplane.domain.errors import Conflict, InvalidInput, NotFound
 from podplane.domain.network import COMPUTE_TAG, SubnetFact
 from podplane.services.context import Ctx
@@ -154,3 +154,24 @@ async def training_plan(hyperpod: HyperPodPort, arn: str) -> PlanFacts:
 async def group_nodes(hyperpod: HyperPodPort, ref: ClusterRef, group: str) -> list[Shape]:
     return [n for n in await hyperpod.list_cluster_nodes(ref.hyperpod)
             if n.get("InstanceGroupName") == group]
+
+
+async def check_quota(quotas: QuotasPort, described: Shape, instance_type: str,
+                      delta: int) -> None:
+    """Refuse before any mutation when the account's '<type> for cluster usage' quota has no
+    room for `delta` more instances (counting this cluster's groups of that type)."""
+    if delta <= 0:
+        return
+    limit = await quotas.sagemaker_cluster_quota(instance_type)
+    if limit is None:
+        return
+    used = sum(int(g.get("TargetCount") or 0) for g in groups_of(described)
+               if g.get("InstanceType") == instance_type)
+    if used + delta > limit:
+        err = InvalidInput(
+            f"The SageMaker quota '{instance_type} for cluster usage' is {int(limit)}; this "
+            f"cluster uses {used} and {delta} more were requested.",
+            hint="Request a quota increase in Service Quotas (Amazon SageMaker) or lower "
+            "the count.", field="count", quota=int(limit), in_use=used)
+        err.code = "quota_exceeded"
+        raise err

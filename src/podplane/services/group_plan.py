@@ -46,6 +46,8 @@ async def plan_add(cloud: Cloud, ref: gc.ClusterRef, group: NewGroup,
         raise Conflict(f"Cluster {ref.name!r} already has an instance group {group.name!r}.",
                        hint="Pick another name, or scale the existing group.", field="name")
     template = gc.template_group(described)
+    if not group.training_plan_arn:  # a plan brings its own reserved capacity
+        await gc.check_quota(cloud.aws.quotas, described, group.instance_type, group.count)
     net = await gc.network(cloud.aws.ec2, described, ref.vpc_id)
     notes: list[str] = []
     az, adopted = await _availability_zone(cloud, group, template, described, net, notes)

@@ -106,6 +106,9 @@ async def scale_group(ctx: Ctx, cluster: str, group: str, count: int | None = No
     check_immutable(shape, GroupShape(capacity_type or shape.capacity_type,
                                       shape.efa_only if efa_only is None else efa_only))
     before = current.get("TargetCount")
+    if count is not None and not current.get("TrainingPlanArn"):
+        await gc.check_quota(cloud_of(ctx.app).aws.quotas, described,
+                             str(current.get("InstanceType")), count - int(before or 0))
     plan = {"group": group, "count_from": before, "count_to": before if count is None else count,
             "fields_sent": list(UPDATE_ALLOWLIST),
             "other_groups_resubmitted_unchanged": [

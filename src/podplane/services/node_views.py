@@ -38,7 +38,8 @@ def _ready(kube: Shape | None) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
-def health(summary: Shape, kube: Shape | None, node_recovery: str | None) -> Shape:
+def health(summary: Shape, kube: Shape | None, node_recovery: str | None,
+           kube_reachable: bool = True) -> Shape:
     labels = ((kube or {}).get("metadata") or {}).get("labels") or {}
     status = str((summary.get("InstanceStatus") or {}).get("Status", ""))
     out: Shape = {
@@ -50,6 +51,10 @@ def health(summary: Shape, kube: Shape | None, node_recovery: str | None) -> Sha
         "fault_type": label(labels, "fault-type", "fault-types"),
         "fault_reason": label(labels, "fault-reason", "fault-reasons"),
     }
+    if not kube_reachable and status == "Running":
+        out.update(state="unknown", suggested_action=None, escalation=[],
+                   note="Kubernetes could not be reached: only HyperPod's status is known.")
+        return out
     out.update(assess(out, kube is not None, node_recovery))
     return out
 
@@ -96,7 +101,7 @@ def escalation(action: str) -> list[Shape]:
 
 
 def node_view(summary: Shape, kube: Shape | None, pods: list[Shape],
-              node_recovery: str | None) -> Shape:
+              node_recovery: str | None, *, kube_reachable: bool = True) -> Shape:
     return {
         "id": summary["InstanceId"],
         "logical_id": summary.get("NodeLogicalId"),
@@ -104,6 +109,6 @@ def node_view(summary: Shape, kube: Shape | None, pods: list[Shape],
         "instance_type": summary.get("InstanceType"),
         "launch_time": summary.get("LaunchTime"),
         "kubernetes_node": (kube or {}).get("metadata", {}).get("name"),
-        "health": health(summary, kube, node_recovery),
+        "health": health(summary, kube, node_recovery, kube_reachable),
         "gpus": gpu_allocation(kube, pods),
     }

@@ -1,12 +1,14 @@
 """Durable node actions: reboot, replace, delete — each one batch call exactly once, then polls
-HyperPod until the node is back (or replaced, or gone) and Kubernetes agrees."""
+HyperPod until the node is back (or replaced, or gone) and Kubernetes agrees. Replace and
+delete first cordon the Node and move its workload pods away."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from podplane.domain.errors import CloudError
+from podplane.domain.errors import CloudError, NotFound
 from podplane.ops import workflows
 from podplane.ops.context import StepContext
 from podplane.ops.mutate import mutate_once
@@ -114,9 +116,41 @@ def register(cloud: Cloud, state: AppState) -> None:
         new = (await steps.earlier_results(state, ctx))["new_instance_id"]
         return await steps.wait_kube_nodes(ctx, cloud, ref, labels, {new}, {node})
 
+    async def drain(ctx: StepContext) -> Shape:
+        return await drain_node(cloud, gc.ClusterRef.of(ctx.params), ctx.params["node"])
+
     workflows.register(REBOOT, [("reboot", reboot), ("kubernetes", kubernetes)])
-    workflows.register(REPLACE, [("replace", replace), ("kubernetes", kubernetes)])
-    workflows.register(DELETE, [("delete", delete), ("kubernetes", kubernetes)])
+    workflows.register(REPLACE, [("drain", drain), ("replace", replace),
+                                 ("kubernetes", kubernetes)])
+    workflows.register(DELETE, [("drain", drain), ("delete", delete), ("kubernetes", kubernetes)])
+
+
+async def drain_node(cloud: Cloud, ref: gc.ClusterRef, node: str) -> Shape:
+    """Cordon the node's Kubernetes Node and move its workload pods away before the instance
+    goes (DaemonSet pods stay: they die with the node). Safe to run again on resume."""
+    kube = await cloud.kube_for(ref.eks)
+    found = [n for n in await kube.list("v1", "Node", labels={steps.CLUSTER_LABEL: ref.hyperpod})
+             if steps.instance_id(n) == node]
+    if not found:
+        return {"cordoned": None, "evicted": []}
+    name = found[0]["metadata"]["name"]
+    if not (found[0].get("spec") or {}).get("unschedulable"):
+        await kube.patch("v1", "Node", name, {"spec": {"unschedulable": True}})
+    evicted, unmanaged = [], []
+    for pod in await kube.list("v1", "Pod", fields={"spec.nodeName": name}):
+        meta = pod["metadata"]
+        where = f"{meta.get('namespace')}/{meta['name']}"
+        owners = {o.get("kind") for o in meta.get("ownerReferences") or []}
+        if "DaemonSet" in owners or (pod.get("status") or {}).get("phase") in ("Succeeded",
+                                                                             "Failed"):
+            continue
+        if not owners:  # nothing would recreate it: leave it, as kubectl drain does
+            unmanaged.append(where)
+            continue
+        with contextlib.suppress(NotFound):  # already gone (a resumed step)
+            await kube.delete("v1", "Pod", meta["name"], namespace=meta.get("namespace"))
+        evicted.append(where)
+    return {"cordoned": name, "evicted": evicted, "unmanaged_pods_left": unmanaged}
 
 
 def _by_id(nodes: list[Shape], instance_id: str) -> Shape | None:

@@ -3,10 +3,18 @@ Kubernetes; reboot, replace and delete as durable operations."""
 
 from __future__ import annotations
 
+import logging
+import re
 from typing import Any
 
 from podplane.domain.effects import Effect
-from podplane.domain.errors import ConfirmationRequired, Conflict, NotFound
+from podplane.domain.errors import (
+    CloudError,
+    ConfirmationRequired,
+    Conflict,
+    InvalidInput,
+    NotFound,
+)
 from podplane.services import group_cloud as gc
 from podplane.services import node_views as views
 from podplane.services.cloud_access import Cloud, cloud_of
@@ -17,23 +25,38 @@ from podplane.services.node_workflows import DELETE, REBOOT, REPLACE
 from podplane.services.registry import service
 
 Shape = dict[str, Any]
+log = logging.getLogger("podplane.nodes")
+
+
+NODE_ID = re.compile(r"^i-[0-9a-f]{8,17}$")
 
 
 def node_id(node: str) -> str:
     """Accept the instance id or the Kubernetes Node name (hyperpod-i-...)."""
-    return node.removeprefix("hyperpod-")
+    iid = node.removeprefix("hyperpod-")
+    if not NODE_ID.match(iid):
+        raise InvalidInput(f"{node!r} is not a node id.", field="node",
+                           hint="Use the instance id (i-...) or the Node name (hyperpod-i-...).")
+    return iid
 
 
 def target(cluster: str, node: str) -> str:
     return f"cluster/{cluster}/node/{node_id(node)}"
 
 
-async def _kube_side(cloud: Cloud, ref: gc.ClusterRef) -> tuple[dict[str, Shape],
+async def _kube_side(cloud: Cloud, ref: gc.ClusterRef) -> tuple[dict[str, Shape] | None,
                                                                 dict[str, list[Shape]]]:
-    kube = await cloud.kube_for(ref.eks)
-    nodes = await kube.list("v1", "Node", labels={CLUSTER_LABEL: ref.hyperpod})
+    """Nodes by instance id and pods by node name; empty when Kubernetes cannot be reached
+    (the HyperPod half of the health still answers)."""
+    try:
+        kube = await cloud.kube_for(ref.eks)
+        nodes = await kube.list("v1", "Node", labels={CLUSTER_LABEL: ref.hyperpod})
+        all_pods = await kube.list("v1", "Pod")
+    except CloudError as err:
+        log.warning("nodes of %s without Kubernetes: %s", ref.name, err.message)
+        return None, {}
     pods: dict[str, list[Shape]] = {}
-    for pod in await kube.list("v1", "Pod"):
+    for pod in all_pods:
         where = (pod.get("spec") or {}).get("nodeName")
         if where:
             pods.setdefault(where, []).append(pod)
@@ -49,9 +72,10 @@ async def _views(ctx: Ctx, cluster: str) -> tuple[gc.ClusterRef, list[Shape]]:
     recovery = described.get("NodeRecovery")
     out = []
     for s in summaries:
-        k = kube.get(s["InstanceId"])
+        k = kube.get(s["InstanceId"]) if kube is not None else None
         name = (k or {}).get("metadata", {}).get("name", "")
-        out.append(views.node_view(s, k, pods.get(name, []), recovery))
+        out.append(views.node_view(s, k, pods.get(name, []), recovery,
+                                   kube_reachable=kube is not None))
     return ref, out
 
 
