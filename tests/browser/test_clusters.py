@@ -251,11 +251,42 @@ def test_failed_step_retried_through_a_server_restart(page: Page, cloud: CloudSe
     expect(page.get_by_text("Reconnecting to the control plane")).to_have_count(0)
 
 
-def test_viewer_sees_why_changes_are_disabled(page: Page, cloud: CloudServer,
-                                              cloud_token: str) -> None:
+def _until_a_node_is_unhealthy(cloud: CloudServer, token: str) -> None:
+    """The fault reaches the Node's labels through the sandbox's controllers, a moment later."""
+    with cloud.api(token) as api:
+        for _ in range(100):
+            nodes = api.get("/api/v1/clusters/beta/nodes").json()
+            if any(n["health"]["state"] == "unhealthy" for n in nodes):
+                return
+            time.sleep(0.1)
+    raise AssertionError(f"no node became unhealthy: {nodes}")
+
+
+def test_viewer_sees_a_node_fault_and_why_changes_are_disabled(
+        page: Page, cloud: CloudServer, cloud_token: str) -> None:
+    """A GPU fault on a node (the sandbox at real-time speed, so HyperPod's own recovery
+    waits): the viewer sees the fault, the suggested step and the note; changes are disabled
+    with the reason; at speed again, HyperPod recovers the node and the table follows."""
     with cloud.api(cloud_token) as api:
         viewer = api.post("/api/v1/tokens", json={"name": "ui-viewer", "role": "viewer"})
-    sign_in(page, viewer.json()["token"], "/clusters/beta")
+    httpx.put(f"{cloud.aws_url}/_sandbox/clock/speed", json={"speed": 1}).raise_for_status()
+    try:
+        httpx.post(f"{cloud.aws_url}/_sandbox/faults", json={
+            "kind": "node_unhealthy", "cluster": "beta", "action": "reboot"}).raise_for_status()
+        _until_a_node_is_unhealthy(cloud, cloud_token)
+        sign_in(page, viewer.json()["token"], "/clusters/beta")
+        node = page.get_by_role("row", name=re.compile("^Select node i-"))
+        expect(node).to_contain_text("unhealthy")
+        expect(node).to_contain_text("Xid 79")
+        expect(node).to_contain_text("reboot: Clears transient faults")
+        expect(node).to_contain_text("will reboot it automatically")
+        page.get_by_role("radio", name=re.compile("^Select node")).check()
+        expect(page.get_by_role("button", name="Reboot")).to_be_disabled()
+        shot(page, "clusters-node-fault")
+    finally:
+        httpx.put(f"{cloud.aws_url}/_sandbox/clock/speed", json={"speed": 600})
+    expect(node).to_contain_text("healthy", timeout=20_000)
+    expect(node).not_to_contain_text("Xid 79", timeout=20_000)
     expect(page.get_by_role("button", name="Delete cluster")).to_be_disabled()
     expect(page.get_by_role("button", name="Add instance group")).to_be_disabled()
     page.get_by_role("radio").first.check()

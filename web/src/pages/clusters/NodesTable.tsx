@@ -22,7 +22,9 @@ export function NodesTable({ cluster, onStarted }: { cluster: string; onStarted:
   const query = useQuery({
     queryKey: nodesKey(cluster),
     queryFn: () => unwrap(api.GET("/api/v1/clusters/{cluster}/nodes", { params: { path: { cluster } } })),
-    refetchInterval: (q) => (q.state.data?.some((n) => n.health.state !== "healthy") ? 2000 : false),
+    // Health changes on its own (faults, HyperPod's auto-recovery): quick while a node is not
+    // healthy, slow otherwise.
+    refetchInterval: (q) => (q.state.data?.some((n) => n.health.state !== "healthy") ? 2000 : 10_000),
   });
   const items = query.data ?? [];
   const node = items.find((n) => n.id === selected[0]?.id);
@@ -73,7 +75,7 @@ export function NodesTable({ cluster, onStarted }: { cluster: string; onStarted:
             isRowHeader: true,
             cell: (n) => (
               <>
-                {n.id}
+                <span style={{ whiteSpace: "nowrap" }}>{n.id}</span>
                 <Box variant="small" display="block">{n.instance_group ?? "-"} · {n.instance_type ?? "-"}</Box>
               </>
             ),
@@ -98,7 +100,10 @@ export function NodesTable({ cluster, onStarted }: { cluster: string; onStarted:
             header: "Fault",
             cell: (n) =>
               n.health.fault_type ? (
-                <Box color="text-status-error">{n.health.fault_type}{n.health.fault_reason ? `: ${n.health.fault_reason}` : ""}</Box>
+                <Box color="text-status-error">
+                  {n.health.fault_type}
+                  {n.health.fault_reason && n.health.fault_reason !== n.health.fault_type ? `: ${n.health.fault_reason}` : ""}
+                </Box>
               ) : (
                 "-"
               ),
