@@ -64,7 +64,7 @@ export default function ClustersList() {
           { id: "origin", header: "Origin", cell: (c) => c.origin },
           {
             id: "operation",
-            header: "Last operation",
+            header: "Operation",
             cell: (c) =>
               c.operation_id ? (
                 <Link href={`/operations/${c.operation_id}`} onFollow={followHandler}>
