@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import boto3
 import httpx
 import pytest
 from playwright.sync_api import Browser, Locator, Page, Request, expect
@@ -316,3 +317,31 @@ def test_cluster_pages_javascript_stays_small(page: Page, browser: Browser, clou
     (SIZES.parent / "console-cluster-sizes.json").write_text(json.dumps(report, indent=1) + "\n")
     for name in ("clusters", "create_cluster", "cluster_detail"):
         assert report[f"{name}_page_js_gzip"] < 380_000, report
+
+
+def test_wizard_takes_type_and_az_from_a_training_plan(page: Page, cloud: CloudServer,
+                                                       cloud_token: str) -> None:
+    """Choosing a training plan fills in its instance type and AZ; the plan (dry run) shows
+    them. Nothing is submitted."""
+    sm = boto3.client("sagemaker", endpoint_url=cloud.aws_url, region_name="us-west-2",
+                      aws_access_key_id="test", aws_secret_access_key="test")
+    offer = sm.search_training_plan_offerings(
+        InstanceType="ml.p5.48xlarge", InstanceCount=2, DurationHours=24,
+        TargetResources=["hyperpod-cluster"])["TrainingPlanOfferings"][0]
+    sm.create_training_plan(TrainingPlanName="tp-ui",
+                            TrainingPlanOfferingId=offer["TrainingPlanOfferingId"])
+    plan_az = offer["ReservedCapacityOfferings"][0]["AvailabilityZone"]
+
+    sign_in(page, cloud_token, "/create-cluster")
+    page.get_by_label("Cluster name").fill("planned")
+    expect(_select(page, "Region")).to_contain_text("us-west-2", timeout=30_000)
+    page.get_by_role("button", name="Next").click()
+    page.get_by_role("radio", name=re.compile("^Training plan")).check()
+    _choose(page, "Training plan", "tp-ui")
+    expect(_select(page, "Instance type")).to_contain_text("ml.p5.48xlarge")
+    expect(_select(page, "Availability zone")).to_contain_text(plan_az)
+    page.get_by_label("Instance count").fill("2")
+    page.get_by_role("button", name="Next").click()
+    expect(page.get_by_text("accelerated-1: 2 × ml.p5.48xlarge (training-plan)")).to_be_visible()
+    expect(page.get_by_text(f"in {plan_az}")).to_be_visible()
+    shot(page, "clusters-create-training-plan")
