@@ -1,5 +1,6 @@
 """Insufficient capacity fails the hyperpod step with a hint naming AZs; retrying it alone
-after the fault clears succeeds (the failed cluster is deleted, then created again)."""
+after the fault clears succeeds. With continuous provisioning the cluster stays InService with
+what it got, so the retry creates nothing: it waits for the group to fill."""
 
 from __future__ import annotations
 
@@ -29,12 +30,12 @@ async def test_capacity_failure_then_retry_of_the_hyperpod_step(stack: Stack) ->
         retried = await api.post(f"/api/v1/operations/{op['id']}/steps/hyperpod/retry")
         assert retried.status_code in (200, 202), retried.text
         done = await wait_done(api, op["id"])
-        assert done["status"] == "succeeded", done["steps"]
+        assert done["status"] == "succeeded", [(s["name"], s["error"]) for s in done["steps"][5:]]
         assert step(done, "hyperpod")["attempt"] == 2
         assert step(done, "network")["attempt"] == 1
     assert len(stack.ledger(service="eks", action="CreateCluster")) == 1
-    assert len(stack.ledger(service="sagemaker", action="CreateCluster")) == 2
-    assert len(stack.ledger(service="sagemaker", action="DeleteCluster")) == 1
+    assert len(stack.ledger(service="sagemaker", action="CreateCluster")) == 1
+    assert stack.ledger(service="sagemaker", action="DeleteCluster") == []
     described = stack.aws("sagemaker").describe_cluster(ClusterName="cap")
     assert described["ClusterStatus"] == "InService"
     assert "OnStartDeepHealthChecks" not in described["InstanceGroups"][0]

@@ -48,6 +48,10 @@ async def test_create_through_rest_then_idempotent_and_unchanged(stack: Stack) -
     assert status["hyperpod"]["status"] == "InService"
     assert status["hyperpod"]["node_recovery"] == "Automatic"
     assert set(status["addons"].values()) == {"ACTIVE"}
+    deps = status["dependencies"]
+    assert deps["nvidia-device-plugin"] == {"kind": "manifest", "installed": True,
+                                            "version": "0.17.1", "healthy": True}
+    assert all(d["installed"] and d["healthy"] for d in deps.values())
 
     hp = stack.aws("sagemaker").describe_cluster(ClusterName="alpha")
     assert hp["ClusterStatus"] == "InService" and hp["NodeRecovery"] == "Automatic"
@@ -57,6 +61,8 @@ async def test_create_through_rest_then_idempotent_and_unchanged(stack: Stack) -
     assert group["CurrentCount"] == 2
     assert aws_cli(stack, "sagemaker", "describe-cluster", "--cluster-name", "alpha")[
         "NodeRecovery"] == "Automatic"
+    assert aws_cli(stack, "eks", "describe-addon", "--cluster-name", "alpha", "--addon-name",
+                   "amazon-sagemaker-hyperpod-training-operator")["addon"]["status"] == "ACTIVE"
     eks = stack.aws("eks")
     for name in eks.list_addons(clusterName="alpha")["addons"]:
         assert eks.describe_addon(clusterName="alpha", addonName=name)["addon"]["status"] == \

@@ -38,6 +38,7 @@ async def test_inspect_plan_and_preflight_refusals(stack: Stack) -> None:
         assert described["instance_group"]["deep_health_checks"] == [
             "InstanceStress", "InstanceConnectivity"]
         assert described["blocked"] is False and described["exists"] is False
+        assert described["eta_minutes"] == [85, 130]  # deep health checks add 60-90 min
         same = await viewer.post("/api/v1/cluster-plans", json=BODY)
         assert same.json()["steps"] == described["steps"]
 
@@ -72,8 +73,8 @@ async def test_training_plan_az_is_adopted_only_when_accepted(stack: Stack) -> N
         "TrainingPlanArn"]
     plan_az = offer["ReservedCapacityOfferings"][0]["AvailabilityZone"]
     other = next(az for az in ("us-west-2a", "us-west-2b", "us-west-2c") if az != plan_az)
-    body = {**BODY, "instance_type": "ml.p5.48xlarge", "count": 2, "availability_zone": other,
-            "capacity_type": "training-plan", "training_plan_arn": arn}
+    body = {**BODY, "name": "tplan", "instance_type": "ml.p5.48xlarge", "count": 2,
+            "availability_zone": other, "capacity_type": "training-plan", "training_plan_arn": arn}
     async with stack.client("operator") as api:
         plans = (await api.get("/api/v1/training-plans")).json()
         assert plans[0]["availability_zone"] == plan_az and plans[0]["arn"] == arn
@@ -91,9 +92,9 @@ async def test_training_plan_az_is_adopted_only_when_accepted(stack: Stack) -> N
         done = await wait_done(api, op["id"])
         assert done["status"] == "succeeded", done["steps"]
         assert done["result"]["availability_zone"] == plan_az  # the adopted AZ
-    group = sm.describe_cluster(ClusterName="alpha")["InstanceGroups"][0]
+    group = sm.describe_cluster(ClusterName="tplan")["InstanceGroups"][0]
     assert group["TrainingPlanArn"] == arn and group["ThreadsPerCore"] == 2
-    nodes = sm.list_cluster_nodes(ClusterName="alpha")["ClusterNodeSummaries"]
-    zones = {sm.describe_cluster_node(ClusterName="alpha", NodeId=n["InstanceId"])[
+    nodes = sm.list_cluster_nodes(ClusterName="tplan")["ClusterNodeSummaries"]
+    zones = {sm.describe_cluster_node(ClusterName="tplan", NodeId=n["InstanceId"])[
         "NodeDetails"]["Placement"]["AvailabilityZone"] for n in nodes}
     assert zones == {plan_az}

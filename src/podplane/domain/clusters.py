@@ -83,7 +83,14 @@ class ClusterPlan:
                              for u in self.units],
             "storage": {"bucket": self.bucket, "mount": "s3-claim (Mountpoint for S3 CSI)"},
             "notes": list(self.notes),
+            "eta_minutes": list(eta_minutes(self.group.deep_health_checks != ())),
         }
+
+
+def eta_minutes(deep_health_checks: bool) -> tuple[int, int]:
+    """How long a create takes on AWS: EKS ~10 min, add-ons ~3, HyperPod 10-15, checks 60-90."""
+    low, high = 25, 40
+    return (low + 60, high + 90) if deep_health_checks else (low, high)
 
 
 def plan_cluster(spec: ClusterSpec, region_azs: list[str], account_id: str) -> ClusterPlan:

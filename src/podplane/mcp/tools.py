@@ -82,6 +82,5 @@ TOOLS: tuple[Tool, ...] = (
     ),
 )
 
-TOOLS = TOOLS + tools_clusters.TOOLS
-TOOLS += tools_nodes.TOOLS  # instance groups and nodes
+TOOLS = TOOLS + tools_clusters.TOOLS + tools_nodes.TOOLS
 BY_NAME: dict[str, Tool] = {t.name: t for t in TOOLS}

@@ -3,15 +3,18 @@
 NodeRecovery is Automatic, on-start deep health checks run unless the user turned them off,
 and nodes are provisioned continuously. HyperPod has no client token: the cluster's name is
 deterministic, so the step describes before it creates. A Failed cluster (capacity, scripts)
-is deleted before a retried step creates it again.
+is deleted before a retried step creates it again; an InService cluster still short of capacity
+fails the step with the capacity hint, and a retry after capacity returns only waits for it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from podplane.cloud.aws.errors import capacity_error
 from podplane.cloud.aws.hyperpod import failure_of
 from podplane.domain.clusters import ClusterSpec, plan_cluster
+from podplane.domain.errors import CloudError
 from podplane.domain.instance_groups import CapacityType
 from podplane.ops.context import StepContext
 from podplane.ops.mutate import IN_FLIGHT, mutate_once
@@ -71,10 +74,40 @@ async def ensure(ctx: StepContext, cloud: Cloud, spec: ClusterSpec,
             await ctx.phase("polling")
         await ctx.sleep(POLL)
         current = await hp.describe_cluster(spec.name) or current
-    failure = failure_of(current)
-    if failure is not None:
-        raise failure
-    return current
+    last = ""
+    while True:  # InService is not enough: the step ends when the groups' nodes are up
+        failure = failure_of(current) or shortfall_of(current)
+        if failure is not None:
+            raise failure
+        if filled(current):
+            return current
+        if counts(current) != last:
+            last = counts(current)
+            await ctx.note("waiting for nodes: " + last)
+        await ctx.sleep(POLL)
+        current = await hp.describe_cluster(spec.name) or current
+
+
+def filled(cluster: dict[str, Any]) -> bool:
+    return all(g.get("CurrentCount", 0) >= g.get("TargetCount", 0)
+               for g in cluster.get("InstanceGroups", []))
+
+
+def counts(cluster: dict[str, Any]) -> str:
+    return ", ".join(f"{g['InstanceGroupName']} {g.get('CurrentCount', 0)}/"
+                     f"{g.get('TargetCount', 0)}" for g in cluster.get("InstanceGroups", []))
+
+
+def shortfall_of(cluster: dict[str, Any]) -> CloudError | None:
+    """Continuous provisioning keeps a cluster InService with what it got; a group still short
+    with a capacity message is a failure the user should see (and retry once capacity is back),
+    not a wait without end."""
+    message = str(cluster.get("FailureMessage") or "")
+    short = [g for g in cluster.get("InstanceGroups", [])
+             if g.get("CurrentCount", 0) < g.get("TargetCount", 0)]
+    if cluster.get("ClusterStatus") != "InService" or not short or "capacity" not in message:
+        return None
+    return capacity_error(f"sagemaker.create_cluster: {message}", message)
 
 
 async def _delete_failed(ctx: StepContext, cloud: Cloud, name: str) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from podplane.domain.dependencies import CORE_UNITS
+from podplane.domain.errors import PodplaneError
+from podplane.services import cluster_deps
 from podplane.services.cloud_access import Cloud
 from podplane.services.operations import Operation
 from podplane.store.models import ClusterModel
@@ -14,22 +16,37 @@ async def status_of(cloud: Cloud, row: ClusterModel, op: Operation | None) -> di
     eks = await cloud.aws.eks.describe_cluster(row.eks_cluster_name) or {}
     hp = (await cloud.aws.hyperpod.describe_cluster(row.hyperpod_cluster_name)
           if row.hyperpod_cluster_name else None) or {}
-    addons = {}
+    addons: dict[str, str] = {}
+    dependencies: dict[str, Any] | None = None
     if eks.get("status") == "ACTIVE":
         for unit in CORE_UNITS:
             if unit.kind == "eks-addon":
                 found = await cloud.aws.eks.describe_addon(row.eks_cluster_name, unit.name)
                 addons[unit.name] = (found or {}).get("status", "MISSING")
+        dependencies = await _dependencies(cloud, row.eks_cluster_name)
     return {
         "name": row.name, "region": row.region, "origin": row.origin,
         "state": _state(row.state, op),
         "spec": row.spec, "eks": {"name": row.eks_cluster_name, "status": eks.get("status"),
                                   "version": eks.get("version"), "arn": eks.get("arn")},
         "hyperpod": _hyperpod(row.hyperpod_cluster_name, hp), "addons": addons,
+        "dependencies": dependencies,
         "facts": {k: v for k, v in (row.facts or {}).items() if k != "detected"},
         "detected": (row.facts or {}).get("detected"),
         "operation": _op(op),
     }
+
+
+async def _dependencies(cloud: Cloud, eks_name: str) -> dict[str, Any]:
+    """Each dependency unit: kind, installed version, healthy (None if the API is unreachable)."""
+    try:
+        seen = await cluster_deps.observe(cloud, eks_name)
+    except PodplaneError as err:
+        return {"error": {"code": err.code, "message": err.message}}
+    return {u.name: {"kind": u.kind, "installed": u.name in seen,
+                     "version": seen[u.name].version if u.name in seen else None,
+                     "healthy": seen[u.name].healthy if u.name in seen else None}
+            for u in CORE_UNITS}
 
 
 def _state(stored: str, op: Operation | None) -> str:
