@@ -132,6 +132,10 @@ def test_create_cluster_then_groups_and_nodes(page: Page, cloud: CloudServer,
     expect(page.get_by_test_id("progress-status")).to_have_text("succeeded")
     expect(page.get_by_test_id("cluster-state")).to_have_text("active", timeout=20_000)
     expect(_group_row(page, "accelerated-1")).to_contain_text("2 / 2")
+    operator = page.get_by_role("row").filter(
+        has_text="amazon-sagemaker-hyperpod-training-operator")
+    expect(operator).to_contain_text("eks-addon")
+    expect(operator).to_contain_text("healthy")
     page.wait_for_load_state("networkidle")
     shot(page, "clusters-detail")
 

@@ -16,6 +16,7 @@ import { deniedReason } from "../../permissions";
 import type { PageProps } from "../../routes";
 import { usePrincipal } from "../../session";
 import { DeleteClusterModal } from "./DeleteClusterModal";
+import { DependenciesTable } from "./DependenciesTable";
 import { GroupsTable } from "./GroupsTable";
 import { clusterKey, type ClusterDetail as Detail } from "./model";
 import { NodesTable } from "./NodesTable";
@@ -84,6 +85,7 @@ export default function ClusterDetail({ params }: PageProps) {
       <RecentOps ops={recent} />
       {ready && <GroupsTable cluster={c} onStarted={recent.add} />}
       {ready && <NodesTable cluster={name} onStarted={recent.add} />}
+      {ready && c.dependencies && <DependenciesTable deps={c.dependencies} />}
       {deleting && <DeleteClusterModal cluster={c} onClose={() => setDeleting(false)} />}
       {!ready && <Alert type="info">Instance groups and nodes appear once the HyperPod cluster exists.</Alert>}
     </SpaceBetween>

@@ -34,8 +34,16 @@ export interface ClusterDetail extends ManagedCluster {
   eks: { status?: string; version?: string } | null;
   hyperpod: { status?: string; node_recovery?: string; failure_message?: string | null; instance_groups?: HyperpodGroup[] } | null;
   addons: Record<string, string> | null;
+  dependencies?: Record<string, Dependency> | { error: { code?: string; message?: string } } | null;
   facts: { network?: { compute_subnet?: string; vpc_id?: string }; bucket?: string } | null;
   operation: { id: string; kind: string; status: string } | null;
+}
+
+export interface Dependency {
+  kind: string;
+  installed: boolean;
+  version: string | null;
+  healthy: boolean | null;
 }
 
 export interface Zone {
