@@ -12,7 +12,16 @@ export type Action =
   | "audit.list"
   | "operation.list"
   | "operation.retry"
-  | "operation.cancel";
+  | "operation.cancel"
+  | "cluster.list"
+  | "cluster.create"
+  | "cluster.delete"
+  | "instance_group.add"
+  | "instance_group.scale"
+  | "instance_group.delete"
+  | "node.reboot"
+  | "node.replace"
+  | "node.delete";
 
 export const NEEDS: Record<Action, Role> = {
   "token.list": "admin",
@@ -22,6 +31,15 @@ export const NEEDS: Record<Action, Role> = {
   "operation.list": "viewer",
   "operation.retry": "operator",
   "operation.cancel": "operator",
+  "cluster.list": "viewer",
+  "cluster.create": "operator",
+  "cluster.delete": "admin",
+  "instance_group.add": "operator",
+  "instance_group.scale": "operator",
+  "instance_group.delete": "admin",
+  "node.reboot": "operator",
+  "node.replace": "admin",
+  "node.delete": "admin",
 };
 
 export function allows(role: string, action: Action): boolean {

@@ -29,6 +29,29 @@ function page(load: RouteDef["load"]): Pick<RouteDef, "load" | "page"> {
 
 export const ROUTES: RouteDef[] = [
   {
+    pattern: "/clusters",
+    ...page(() => import("./pages/clusters/ClustersList")),
+    crumbs: () => [{ text: "Clusters", href: "/clusters" }],
+    contentType: "table",
+  },
+  {
+    pattern: "/create-cluster",
+    ...page(() => import("./pages/clusters/CreateCluster")),
+    crumbs: () => [
+      { text: "Clusters", href: "/clusters" },
+      { text: "Create cluster", href: "/create-cluster" },
+    ],
+    contentType: "wizard",
+  },
+  {
+    pattern: "/clusters/:cluster",
+    ...page(() => import("./pages/clusters/ClusterDetail")),
+    crumbs: (p) => [
+      { text: "Clusters", href: "/clusters" },
+      { text: p.cluster, href: `/clusters/${p.cluster}` },
+    ],
+  },
+  {
     pattern: "/operations",
     ...page(() => import("./pages/operations/OperationsList")),
     crumbs: () => [{ text: "Operations", href: "/operations" }],
@@ -68,6 +91,7 @@ export function findRoute(path: string): { route: RouteDef; params: Record<strin
 export const NAV_NEEDS: Record<string, Action> = { "/tokens": "token.list" };
 
 export const NAV: SideNavigationProps.Item[] = [
+  { type: "link", text: "Clusters", href: "/clusters" },
   { type: "link", text: "Operations", href: "/operations" },
   { type: "link", text: "Audit log", href: "/audit" },
   { type: "divider" },

@@ -26,7 +26,7 @@ STATIC = Path(__file__).parent / "static" / "console"
 # The cookie the session router sets (api.auth.SESSION_COOKIE; faces do not import each other).
 SESSION_COOKIE = "podplane_session"
 # Path prefixes the console owns; add one when a page with a new prefix lands in web/src/routes.tsx.
-CONSOLE_PREFIXES = ("audit", "tokens", "operations", "clusters")
+CONSOLE_PREFIXES = ("audit", "tokens", "operations", "clusters", "create-cluster")
 ASSET_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}")
 
 # The console talks only to its own origin; the browser enforces it too.

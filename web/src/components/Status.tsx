@@ -9,6 +9,19 @@ const KINDS: Record<string, StatusIndicatorProps.Type> = {
   failed: "error",
   cancelled: "stopped",
   revoked: "stopped",
+  // cloud states (clusters, instance groups, nodes) as the API reports them
+  healthy: "success",
+  InService: "success",
+  ACTIVE: "success",
+  creating: "in-progress",
+  Creating: "in-progress",
+  Updating: "in-progress",
+  deleting: "in-progress",
+  Deleting: "in-progress",
+  SystemUpdating: "in-progress",
+  unhealthy: "error",
+  Failed: "error",
+  degraded: "warning",
 };
 
 /** One status word with the Cloudscape indicator that matches it; "error:<code>" shows the code. */

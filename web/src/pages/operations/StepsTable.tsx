@@ -15,7 +15,8 @@ import { usePrincipal } from "../../session";
 import { operationKey } from "./live";
 import { elapsedMs, retryableStep, type Operation, type Step } from "./model";
 
-export function StepsTable({ op, now }: { op: Operation; now: number }) {
+/** `borderless` when embedded in another container (the cluster page's progress panel). */
+export function StepsTable({ op, now, variant = "container" }: { op: Operation; now: number; variant?: "container" | "borderless" }) {
   const retry = useRetry(op);
   const retryable = retryableStep(op);
   const denied = deniedReason(usePrincipal().role, "operation.retry");
@@ -41,8 +42,8 @@ export function StepsTable({ op, now }: { op: Operation; now: number }) {
     <SpaceBetween size="s">
       {retry.error !== null && <ProblemAlert error={retry.error} header="The step was not retried" />}
       <Table
-        variant="container"
-        header={<Header variant="h2" counter={`(${op.steps.length})`}>Steps</Header>}
+        variant={variant}
+        header={<Header variant={variant === "container" ? "h2" : "h3"} counter={`(${op.steps.length})`}>Steps</Header>}
         items={op.steps}
         trackBy="name"
         wrapLines
