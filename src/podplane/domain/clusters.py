@@ -7,13 +7,17 @@ from typing import Any
 
 from podplane.domain.dependencies import CORE_UNITS, Unit
 from podplane.domain.errors import InvalidInput
-from podplane.domain.instance_groups import CapacityType, check_count, threads_per_core
+from podplane.domain.instance_groups import (
+    DEFAULT_EBS_GB,
+    CapacityType,
+    check_count,
+    threads_per_core,
+)
 from podplane.domain.names import check_cluster_name
 from podplane.domain.network import VpcLayout, plan_vpc
 
 KUBERNETES_VERSION = "1.33"
 FIRST_GROUP = "accelerated-1"
-DEFAULT_EBS_GB = 500
 DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
 CREATE_STEPS = ("preflight", "network", "eks", "access", "dependencies", "hyperpod",
                 "storage", "verify")
