@@ -3,41 +3,24 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from podplane.cli_remote import (
-    TERMINAL,
     Remote,
     TokenOpt,
     UrlOpt,
+    follow,
     out,
     steps_table,
 )
-from podplane.cli_remote import _token as token_of
+from podplane.cli_remote import token_or_env as token_of
 
 cluster_app = typer.Typer(no_args_is_help=True, help="Create, inspect, import and delete "
                           "clusters (EKS + HyperPod).")
 URL = "http://127.0.0.1:3099"
-
-
-def follow(remote: Remote, op: dict[str, Any]) -> None:
-    """Live step table until the operation ends; exit 1 unless it succeeded."""
-    from rich.live import Live
-
-    with Live(steps_table(op), console=out, refresh_per_second=4) as live:
-        while op["status"] not in TERMINAL:
-            op = remote.call("GET", f"/api/v1/operations/{op['id']}/wait",
-                             params={"timeout": 30, "revision": op["revision"]})
-            live.update(steps_table(op))
-    if op["status"] != "succeeded":
-        failed = next((s for s in op["steps"] if s["status"] == "failed"), None)
-        if failed:
-            out.print(f"[red]step {failed['name']} failed[/red]; after fixing the cause: "
-                      f"podplane operation retry {op['id']} {failed['name']}")
-        raise typer.Exit(1)
 
 
 @cluster_app.command("create")

@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from podplane.cli_remote import Remote, TokenOpt, UrlOpt, _token, steps_table, wait_op
+from podplane.cli_remote import Remote, TokenOpt, UrlOpt, steps_table, token_or_env, wait_op
 from podplane.domain.instance_groups import CapacityType
 
 group_app = typer.Typer(no_args_is_help=True, help="Add, scale and delete instance groups.")
@@ -62,7 +62,7 @@ def _show(answer: dict[str, Any], url: str, token: str, wait: bool) -> None:
 def group_list(cluster: Cluster, url: UrlOpt = URL, token: TokenOpt = "") -> None:
     """List instance groups as HyperPod reports them."""
     table = Table("name", "type", "capacity", "efa-only", "status", "current/target")
-    for g in Remote(url, _token(token)).call("GET", _groups(cluster)):
+    for g in Remote(url, token_or_env(token)).call("GET", _groups(cluster)):
         table.add_row(g["name"], g["instance_type"], g["capacity_type"],
                       "yes" if g["efa_only"] else "", g["status"],
                       f"{g['current_count']}/{g['target_count']}")
@@ -88,7 +88,7 @@ def group_add(
             "availability_zone": az, "capacity_type": capacity.value, "training_plan_arn": plan_arn,
             "efa_only": efa_only, "ebs_gb": ebs_gb, "subnet_id": subnet,
             "new_subnet": new_subnet, "dry_run": dry_run}
-    token = _token(token)
+    token = token_or_env(token)
     answer = Remote(url, token).call("POST", _groups(cluster),
                                      json={k: v for k, v in body.items() if v is not None})
     _show(answer, url, token, wait)
@@ -100,7 +100,7 @@ def group_scale(cluster: Cluster, group: Group,
                 dry_run: DryRun = False, wait: Wait = True, url: UrlOpt = URL,
                 token: TokenOpt = "") -> None:
     """Scale a group (0 allowed)."""
-    token = _token(token)
+    token = token_or_env(token)
     answer = Remote(url, token).call("PATCH", f"{_groups(cluster)}/{group}",
                                      json={"count": count, "dry_run": dry_run})
     _show(answer, url, token, wait)
@@ -110,7 +110,7 @@ def group_scale(cluster: Cluster, group: Group,
 def group_delete(cluster: Cluster, group: Group, yes: Yes = False, dry_run: DryRun = False,
                  wait: Wait = True, url: UrlOpt = URL, token: TokenOpt = "") -> None:
     """Delete a group and terminate its nodes (needs --yes)."""
-    token = _token(token)
+    token = token_or_env(token)
     answer = Remote(url, token).call("DELETE", f"{_groups(cluster)}/{group}",
                                      params={"confirm": yes, "dry_run": dry_run})
     _show(answer, url, token, wait)
@@ -122,7 +122,7 @@ def node_list(cluster: Cluster, group: Annotated[str | None, typer.Option("--gro
     """Nodes with health from HyperPod and Kubernetes, GPUs, and the suggested next step."""
     params = {"instance_group": group} if group else {}
     table = Table("node", "group", "type", "status", "health", "fault", "gpus", "next step")
-    for n in Remote(url, _token(token)).call("GET", _nodes(cluster), params=params):
+    for n in Remote(url, token_or_env(token)).call("GET", _nodes(cluster), params=params):
         h, gpus = n["health"], n["gpus"]
         table.add_row(n["id"], n["instance_group"], n["instance_type"], h["instance_status"],
                       h["state"], h["fault_type"] or "",
@@ -134,14 +134,14 @@ def node_list(cluster: Cluster, group: Annotated[str | None, typer.Option("--gro
 @node_app.command("describe")
 def node_describe(cluster: Cluster, node: Node, url: UrlOpt = URL, token: TokenOpt = "") -> None:
     """One node in full (JSON), including the escalation investigate -> reboot -> replace."""
-    out.print_json(data=Remote(url, _token(token)).call("GET", f"{_nodes(cluster)}/{node}"))
+    out.print_json(data=Remote(url, token_or_env(token)).call("GET", f"{_nodes(cluster)}/{node}"))
 
 
 @node_app.command("reboot")
 def node_reboot(cluster: Cluster, node: Node, dry_run: DryRun = False, wait: Wait = True,
                 url: UrlOpt = URL, token: TokenOpt = "") -> None:
     """Reboot a Running node (keeps instance storage)."""
-    token = _token(token)
+    token = token_or_env(token)
     answer = Remote(url, token).call("POST", f"{_nodes(cluster)}/{node}/reboot",
                                      params={"dry_run": dry_run})
     _show(answer, url, token, wait)
@@ -151,7 +151,7 @@ def node_reboot(cluster: Cluster, node: Node, dry_run: DryRun = False, wait: Wai
 def node_replace(cluster: Cluster, node: Node, yes: Yes = False, dry_run: DryRun = False,
                  wait: Wait = True, url: UrlOpt = URL, token: TokenOpt = "") -> None:
     """Replace a node with a new instance (needs --yes; instance storage is lost)."""
-    token = _token(token)
+    token = token_or_env(token)
     answer = Remote(url, token).call("POST", f"{_nodes(cluster)}/{node}/replace",
                                      params={"confirm": yes, "dry_run": dry_run})
     _show(answer, url, token, wait)
@@ -161,7 +161,7 @@ def node_replace(cluster: Cluster, node: Node, yes: Yes = False, dry_run: DryRun
 def node_delete(cluster: Cluster, node: Node, yes: Yes = False, dry_run: DryRun = False,
                 wait: Wait = True, url: UrlOpt = URL, token: TokenOpt = "") -> None:
     """Terminate a node; its group shrinks by one (needs --yes)."""
-    token = _token(token)
+    token = token_or_env(token)
     answer = Remote(url, token).call("DELETE", f"{_nodes(cluster)}/{node}",
                                      params={"confirm": yes, "dry_run": dry_run})
     _show(answer, url, token, wait)

@@ -60,7 +60,7 @@ def list_ops(url: UrlOpt = "http://127.0.0.1:3099", token: TokenOpt = "",
              status: Annotated[str | None, typer.Option(help="Filter by status.")] = None) -> None:
     """List recent operations."""
     params = {"status": status} if status else {}
-    ops = Remote(url, _token(token)).call("GET", "/api/v1/operations", params=params)
+    ops = Remote(url, token_or_env(token)).call("GET", "/api/v1/operations", params=params)
     table = Table("id", "kind", "target", "status", "updated")
     for op in ops.get("items", ops) if isinstance(ops, dict) else ops:
         table.add_row(op["id"], op["kind"], op["target"], op["status"], op["updated_at"])
@@ -70,19 +70,30 @@ def list_ops(url: UrlOpt = "http://127.0.0.1:3099", token: TokenOpt = "",
 @operation_app.command("get")
 def get_op(op_id: str, url: UrlOpt = "http://127.0.0.1:3099", token: TokenOpt = "") -> None:
     """Show one operation with its steps."""
-    out.print(steps_table(Remote(url, _token(token)).call("GET", f"/api/v1/operations/{op_id}")))
+    remote = Remote(url, token_or_env(token))
+    out.print(steps_table(remote.call("GET", f"/api/v1/operations/{op_id}")))
 
 
 @operation_app.command("wait")
 def wait_op(op_id: str, url: UrlOpt = "http://127.0.0.1:3099", token: TokenOpt = "") -> None:
     """Follow an operation live until it ends; exit 1 unless it succeeded."""
-    remote = Remote(url, _token(token))
-    op = remote.call("GET", f"/api/v1/operations/{op_id}")
+    remote = Remote(url, token_or_env(token))
+    follow(remote, remote.call("GET", f"/api/v1/operations/{op_id}"))
+
+
+def follow(remote: Remote, op: dict[str, Any]) -> None:
+    """Live step table until the operation ends; exit 1 (with the retry command) unless it
+    succeeded. Long-polls with the last revision, so each change shows at once."""
     with Live(steps_table(op), console=out, refresh_per_second=4) as live:
         while op["status"] not in TERMINAL:
-            op = remote.call("GET", f"/api/v1/operations/{op_id}/wait", params={"timeout": 30})
+            op = remote.call("GET", f"/api/v1/operations/{op['id']}/wait",
+                             params={"timeout": 30, "revision": op["revision"]})
             live.update(steps_table(op))
     if op["status"] != "succeeded":
+        failed = next((s for s in op["steps"] if s["status"] == "failed"), None)
+        if failed:
+            out.print(f"[red]step {failed['name']} failed[/red]; after fixing the cause: "
+                      f"podplane operation retry {op['id']} {failed['name']}")
         raise typer.Exit(1)
 
 
@@ -90,14 +101,15 @@ def wait_op(op_id: str, url: UrlOpt = "http://127.0.0.1:3099", token: TokenOpt =
 def retry_step(op_id: str, step: str, url: UrlOpt = "http://127.0.0.1:3099",
                token: TokenOpt = "") -> None:
     """Re-run one failed step of an operation (and the steps after it)."""
-    op = Remote(url, _token(token)).call("POST", f"/api/v1/operations/{op_id}/steps/{step}/retry")
+    remote = Remote(url, token_or_env(token))
+    op = remote.call("POST", f"/api/v1/operations/{op_id}/steps/{step}/retry")
     out.print(steps_table(op))
 
 
 @operation_app.command("cancel")
 def cancel_op(op_id: str, url: UrlOpt = "http://127.0.0.1:3099", token: TokenOpt = "") -> None:
     """Ask a running operation to stop at its next safe point."""
-    out.print(steps_table(Remote(url, _token(token)).call(
+    out.print(steps_table(Remote(url, token_or_env(token)).call(
         "POST", f"/api/v1/operations/{op_id}/cancel")))
 
 
@@ -114,7 +126,7 @@ def _json(r: httpx.Response) -> dict[str, Any]:
     return body if isinstance(body, dict) else {}
 
 
-def _token(token: str) -> str:
+def token_or_env(token: str) -> str:
     if token:
         return token
     env = os.environ.get("PODPLANE_TOKEN")
