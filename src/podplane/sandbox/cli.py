@@ -17,6 +17,8 @@ def sandbox(
     seed: Annotated[int, typer.Option("--seed", help="Seed for reproducible runs.")] = 0,
     print_env: Annotated[bool, typer.Option("--print-env", help="Print the export lines for "
                                             "the AWS CLI and kubectl, then exit.")] = False,
+    lag: Annotated[bool, typer.Option("--lag/--no-lag", help="AWS's eventual consistency and "
+                                      "slow deletes (IAM propagation, NAT deletion).")] = True,
     host: Annotated[str, typer.Option("--host", help="Bind address.")] = "127.0.0.1",
     home: Annotated[Path | None, typer.Option("--home", help="State folder "
                                               "(PODPLANE_HOME).")] = None,
@@ -29,7 +31,7 @@ def sandbox(
 
     root = home or Settings().home
     box = Sandbox(root, host=host, aws_port=aws_port, kube_port=kube_port, speed=speed,
-                  seed=seed, kube_factory=start_kube_api)
+                  seed=seed, kube_factory=start_kube_api, lag=lag)
     if print_env:
         typer.echo("\n".join(box.env_lines()))
         return

@@ -46,13 +46,13 @@ class Sandbox:
     def __init__(self, home: Path, host: str = "127.0.0.1", aws_port: int = 4566,
                  kube_port: int = 6443, speed: float = DEFAULT_SPEED, seed: int = 0,
                  kube_endpoint: str | None = None,
-                 kube_factory: KubeFactory | None = None) -> None:
+                 kube_factory: KubeFactory | None = None, lag: bool = True) -> None:
         self.folder = home / "sandbox"
         self.host, self.aws_port, self.kube_port = host, aws_port, kube_port
         self.clock = VirtualClock(speed=speed)
         kube = KubeTarget(kube_endpoint or f"https://{host}:{kube_port}",
                           self.folder / "kube-ca.crt")
-        self.world = World(self.clock, seed=seed, region=REGION, kube=kube)
+        self.world = World(self.clock, seed=seed, region=REGION, kube=kube, lag=lag)
         self.world.subnet_azs = moto_side.subnet_az
         self.eks = EksEmulator(self.world)
         self.hyperpod = HyperPodEmulator(self.world)

@@ -51,6 +51,9 @@ class World:
     faults: Faults = field(init=False)
     state: dict[str, Any] = field(default_factory=dict)  # per-service JSON-able state
     subnet_azs: Any = None  # callable(subnet_id) -> az | None (reads moto's EC2)
+    # Lag mode: eventual consistency and slow deletes as AWS shows them (docs/sandbox.md,
+    # "Rules and their sources"). On by default in tests and `podplane up`; off only to isolate.
+    lag: bool = True
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
