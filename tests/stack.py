@@ -26,6 +26,7 @@ from podplane.bootstrap import build_app
 from podplane.cloud.virtual_clock import SteppingClock
 from podplane.domain.effects import Role
 from podplane.sandbox.kube import start_kube_api
+from podplane.sandbox.kube.fleet import KubeFleet
 from podplane.sandbox.main import Sandbox
 from podplane.settings import Settings
 from tests.conftest import client_for, mint
@@ -34,7 +35,8 @@ KUBECTL = str(Path(sys.executable).parent / "kubectl")  # the pinned kubectl-cli
 
 
 class SandboxThread:
-    """The sandbox on its own event loop in a thread, as `podplane sandbox` would run it."""
+    """The sandbox on its own event loop in a thread, as `podplane sandbox` would run it:
+    one Kubernetes API server (any free port) per ACTIVE EKS cluster."""
 
     def __init__(self, home: Path) -> None:
         self.box = Sandbox(home, aws_port=0, kube_port=0, speed=0, seed=11,
@@ -43,15 +45,16 @@ class SandboxThread:
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
         self.box.start()
-        self.kube = self.call(self._start_kube())
-        self.box.world.kube.endpoint = self.kube.endpoint  # EKS DescribeCluster returns it
+        kube = self.box.attach_kube(self.loop)
+        assert kube is not None
+        self.kube: KubeFleet = kube
 
-    async def _start_kube(self) -> Any:
-        assert self.box.kube_factory is not None
-        kube = self.box.kube_factory(self.box.folder, self.box.clock, self.box.node_source,
-                                     self.box.host, 0)
-        await kube.start()
-        return kube
+    def kubeconfig(self, cluster: str) -> Path:
+        """The kubeconfig of one EKS cluster (its own endpoint, CA and token)."""
+        self.call(self.kube.ready())
+        server = self.kube.get(cluster)
+        assert server is not None, f"no Kubernetes API for {cluster}"
+        return Path(server.kubeconfig_path)  # type: ignore[attr-defined]
 
     def call(self, coro: Any, timeout: float = 60) -> Any:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
@@ -99,6 +102,10 @@ class Stack:
         httpx.delete(f"{self.aws_url}/_sandbox/faults/{fault_id}").raise_for_status()
 
     def kubectl(self, *args: str) -> str:
+        """kubectl with every cluster's context (current: the last cluster that turned
+        ACTIVE); pass --context <eks-cluster> to choose."""
+        self.sandbox.box.world.tick()  # EKS clusters due ACTIVE get their API server
+        self.sandbox.call(self.sandbox.kube.ready())
         env = {**os.environ, "KUBECONFIG": str(self.sandbox.kube.kubeconfig_path)}
         done = subprocess.run([KUBECTL, *args], env=env, capture_output=True, text=True,
                               timeout=60)

@@ -32,13 +32,13 @@ DEPLOY = {
 def _adapter(sandbox: Sandbox) -> LightkubeKube:
     described = {
         "cluster": {
-            "name": "eks-test",
+            "name": sandbox.api.cluster_name,  # the token is only good for this cluster
             "endpoint": sandbox.api.endpoint,
             "certificateAuthority": {"data": base64.b64encode(sandbox.api.ca_pem).decode()},
         }
     }
     access = EksAccess.from_describe_cluster(
-        described, "us-west-2", session=static_session("AKIATESTTESTTESTTEST", "secret")
+        described, "us-west-2", session=static_session("test", "test")  # the sandbox's admin
     )
     return LightkubeKube(access)
 

@@ -11,7 +11,9 @@ import typer
 
 def sandbox(
     aws_port: Annotated[int, typer.Option("--aws-port", help="AWS endpoint port.")] = 4566,
-    kube_port: Annotated[int, typer.Option("--kube-port", help="Kubernetes API port.")] = 6443,
+    kube_port: Annotated[int, typer.Option("--kube-port", help="First Kubernetes API port: "
+                                           "each EKS cluster gets its own API server on the "
+                                           "first free port from this one up.")] = 6443,
     speed: Annotated[float, typer.Option("--speed", help="Virtual seconds per real second "
                                          "(0 freezes the clock).")] = 60.0,
     seed: Annotated[int, typer.Option("--seed", help="Seed for reproducible runs.")] = 0,

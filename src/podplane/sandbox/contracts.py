@@ -29,3 +29,37 @@ class NodeSource(Protocol):
     """Implemented by the HyperPod emulator; read by the Kubernetes node controller."""
 
     def sandbox_nodes(self, eks_cluster_name: str | None = None) -> list[SandboxNode]: ...
+
+
+# The sandbox's default credentials (written to its env file) belong to this IAM user.
+SANDBOX_KEY = "test"
+SANDBOX_SECRET = "test"
+SANDBOX_ADMIN_ARN = "arn:aws:iam::123456789012:user/sandbox-admin"
+
+
+@dataclass(frozen=True)
+class Signer:
+    """The principal behind an access key, as STS GetCallerIdentity names it."""
+
+    arn: str            # arn:aws:iam::<acct>:user/<name> or arn:aws:sts::...:assumed-role/...
+    principal_arn: str  # what EKS matches access entries against (a session -> its role ARN)
+    secret: str         # the secret key that signs for this access key
+
+
+@dataclass(frozen=True)
+class AccessGrant:
+    """An EKS access entry as the Kubernetes API server's authorizer sees it."""
+
+    username: str
+    entry_type: str = "STANDARD"  # STANDARD | EC2_LINUX | HYPERPOD_LINUX | ...
+    # (policy name, scope type "cluster" | "namespace", namespaces)
+    policies: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    groups: tuple[str, ...] = ()
+
+
+class AccessSource(Protocol):
+    """Implemented by the AWS side (IAM keys, EKS access entries); read by the Kubernetes API."""
+
+    def signer(self, access_key: str) -> Signer | None: ...
+
+    def grant(self, eks_cluster_name: str, principal_arn: str) -> AccessGrant | None: ...

@@ -1,8 +1,9 @@
 """The sandbox process: AWS endpoint (+ optionally the Kubernetes API), state on disk, env file.
 
 `Sandbox` is usable in-process (tests) and by `podplane sandbox` (its own process).
-`kube_factory(state_dir, clock, node_source, host, port)` returns an object with
-`async start()` / `async stop()`; the Kubernetes side plugs in there.
+`kube_factory(state_dir, clock, node_source, host, port, eks_cluster_name=, access=,
+own_sts_hosts=)` makes one Kubernetes API server (`async start()` / `async stop()`); the
+KubeFleet calls it once per ACTIVE EKS cluster, from `kube_port` up.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ import signal
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from werkzeug.serving import make_server
 
 from podplane.sandbox.aws import moto_side
 from podplane.sandbox.aws.eks import EksEmulator
+from podplane.sandbox.aws.eks.access import KubeAccess
 from podplane.sandbox.aws.hyperpod import HyperPodEmulator
 from podplane.sandbox.aws.quotas import QuotasEmulator
 from podplane.sandbox.aws.router import AwsRouter
@@ -26,6 +28,7 @@ from podplane.sandbox.aws.world import KubeTarget, World
 from podplane.sandbox.clock import VirtualClock
 from podplane.sandbox.contracts import NodeSource
 from podplane.sandbox.control import ControlApi
+from podplane.sandbox.kube.fleet import KubeFleet
 from podplane.sandbox.state import StateStore
 
 log = logging.getLogger("podplane.sandbox")
@@ -34,12 +37,7 @@ TEST_KEY = "test"
 REGION = "us-west-2"
 
 
-class KubeServer(Protocol):
-    async def start(self) -> None: ...
-    async def stop(self) -> None: ...
-
-
-KubeFactory = Callable[[Path, VirtualClock, NodeSource, str, int], KubeServer]
+KubeFactory = Callable[..., Any]
 
 
 class Sandbox:
@@ -59,7 +57,11 @@ class Sandbox:
         self.quotas = QuotasEmulator(self.world)
         self.store = StateStore(self.folder, self.world)
         self.kube_factory = kube_factory
-        self.kube: KubeServer | None = None
+        self.kube: KubeFleet | None = None  # one Kubernetes API server per ACTIVE EKS cluster
+        if kube_factory is not None:
+            self.kube = KubeFleet(self.folder, self.clock, self.hyperpod,
+                                  KubeAccess(self.world), host, kube_port, kube_factory)
+            self.world.kube.servers = self.kube
         self._server: Any = None
         self._thread: threading.Thread | None = None
 
@@ -82,6 +84,9 @@ class Sandbox:
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no per-request lines
         self._server = make_server(self.host, self.aws_port, app, threaded=True)
         self.aws_port = self._server.server_port
+        if self.kube is not None:  # tokens presigned against this endpoint are STS's too
+            self.kube.own_sts_hosts = frozenset({f"{self.host}:{self.aws_port}",
+                                                 f"localhost:{self.aws_port}"})
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
                                         daemon=True,
                                         name="sandbox-aws")
@@ -103,7 +108,21 @@ class Sandbox:
             self.world.seed = seed
             self.world.reset()
             moto_side.reset(seed)
+        if self.kube is not None:
+            for name in list(self.kube.servers):
+                self.kube.forget(name)
         self.store.save(moto=True)
+
+    def attach_kube(self, loop: asyncio.AbstractEventLoop) -> KubeFleet | None:
+        """Run the Kubernetes API servers on `loop`, with one for every ACTIVE EKS cluster."""
+        if self.kube is None:
+            return None
+        self.kube.bind(loop)
+        with self.world.lock:
+            names = self.eks.serving_clusters()
+        for name in names:
+            self.kube.ensure(name)
+        return self.kube
 
     def env_lines(self) -> list[str]:
         return [f"export AWS_ENDPOINT_URL={self.aws_url}",
@@ -128,10 +147,7 @@ class Sandbox:
             except (NotImplementedError, RuntimeError):
                 pass
         self.start()
-        if self.kube_factory is not None:
-            self.kube = self.kube_factory(self.folder, self.clock, self.node_source, self.host,
-                                          self.kube_port)
-            await self.kube.start()
+        self.attach_kube(loop)
         try:
             while not stop_event.is_set():
                 try:

@@ -13,6 +13,7 @@ from urllib.parse import parse_qs
 
 from podplane.sandbox.aws import protocol
 from podplane.sandbox.aws.base import Emulator
+from podplane.sandbox.aws.callers import access_key_of, caller_of, sts_get_caller_identity
 from podplane.sandbox.aws.errors import AwsError
 from podplane.sandbox.aws.moto_faults import injected_error
 from podplane.sandbox.aws.world import World
@@ -69,6 +70,8 @@ class AwsRouter:
                     mine = emu.accepts(action, _json_or_empty(body))
                 return self._json11(service, emu, action, body) if mine else None
         scope_service = _scope_service(environ)
+        if scope_service in ("sts", None) and (sts := sts_get_caller_identity(environ, body)):
+            return sts
         if scope_service == "eks" or (scope_service is None and path.startswith(EKS_PATHS)):
             return self._rest_eks(environ, path, body)
         return None
@@ -100,6 +103,7 @@ class AwsRouter:
         try:
             params = protocol.parse_rest(op, uri, environ.get("QUERY_STRING", ""), body)
             protocol.validate(op, params, "InvalidParameterException")
+            params["_caller"] = _caller_arn(environ)  # EKS acts on behalf of the signer
             return protocol.json_ok(self._run(self.eks, action, params), rest=True)
         except AwsError as err:
             return protocol.json_error(err, rest=True)
@@ -135,6 +139,12 @@ class AwsRouter:
                               _client_token(environ, body))
             self.on_mutation(True)
         return chunks
+
+
+def _caller_arn(environ: dict[str, Any]) -> str | None:
+    key = access_key_of(environ.get("HTTP_AUTHORIZATION"))
+    caller = caller_of(key) if key else None
+    return caller.principal_arn if caller else None
 
 
 def _json_or_empty(body: bytes) -> dict[str, Any]:

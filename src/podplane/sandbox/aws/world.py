@@ -26,10 +26,15 @@ AZ_IDS = {"us-west-2a": "usw2-az2", "us-west-2b": "usw2-az1", "us-west-2c": "usw
 
 @dataclass
 class KubeTarget:
-    """Where EKS DescribeCluster points kubectl: the sandbox Kubernetes API."""
+    """Where EKS DescribeCluster points kubectl: each EKS cluster's own Kubernetes API.
+
+    With the Kubernetes side running, `servers` (a KubeFleet) gives every ACTIVE cluster its
+    own server; without it (an AWS-only sandbox) every cluster reports `endpoint`.
+    """
 
     endpoint: str = "https://127.0.0.1:6443"
-    ca_path: Path | None = None  # kube-ca.crt, written by the Kubernetes side when it starts
+    ca_path: Path | None = None
+    servers: Any = None  # ensure(cluster) -> (endpoint, CA PEM); forget(cluster)
 
     @property
     def ca_data(self) -> str:
@@ -37,6 +42,21 @@ class KubeTarget:
         if self.ca_path is None or not self.ca_path.exists():
             return ""
         return base64.b64encode(self.ca_path.read_bytes()).decode()
+
+    def access(self, cluster: str) -> tuple[str, str]:
+        """(endpoint, base64 CA) of an ACTIVE cluster."""
+        if self.servers is None:
+            return self.endpoint, self.ca_data
+        endpoint, ca_pem = self.servers.ensure(cluster)
+        return endpoint, base64.b64encode(ca_pem).decode()
+
+    def cluster_active(self, cluster: str) -> None:
+        if self.servers is not None:
+            self.servers.ensure(cluster)
+
+    def cluster_deleted(self, cluster: str) -> None:
+        if self.servers is not None:
+            self.servers.forget(cluster)
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from podplane.sandbox.clock import VirtualClock
-from podplane.sandbox.contracts import NodeSource
+from podplane.sandbox.contracts import AccessSource, NodeSource
 from podplane.sandbox.kube.server import KubeApiServer
 
 
@@ -17,13 +17,17 @@ def start_kube_api(
     port: int,
     *,
     eks_cluster_name: str | None = None,
+    access: AccessSource | None = None,
+    own_sts_hosts: frozenset[str] = frozenset(),
 ) -> KubeApiServer:
-    """Build the emulator; the caller awaits `.start()` and later `.stop()`.
+    """Build one API server; the caller awaits `.start()` and later `.stop()`.
 
-    With `eks_cluster_name`, only that cluster's HyperPod instances become nodes and the
-    kubeconfig token names it; without it, every instance the NodeSource reports does.
+    With `eks_cluster_name`, only that cluster's HyperPod instances become nodes and tokens
+    must be made for that cluster; `access` decides who may do what (EKS access entries);
+    without it only the sandbox's default identity is let in, as a cluster admin.
     """
-    return KubeApiServer(state_dir, clock, node_source, host, port, eks_cluster_name)
+    return KubeApiServer(state_dir, clock, node_source, host, port, eks_cluster_name,
+                         access, own_sts_hosts)
 
 
 __all__ = ["KubeApiServer", "start_kube_api"]

@@ -1,4 +1,4 @@
-"""The HTTP face of the emulator: auth, discovery, OpenAPI, and the resource verbs."""
+"""The HTTP face of the emulator: discovery, OpenAPI and the resource verbs (behind Gate)."""
 
 from __future__ import annotations
 
@@ -10,15 +10,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from podplane.sandbox.kube import auth, discovery
+from podplane.sandbox.kube import discovery
 from podplane.sandbox.kube.crds import CrdManager
 from podplane.sandbox.kube.errors import KubeError
 from podplane.sandbox.kube.handlers import Handlers, parse_body
 from podplane.sandbox.kube.paths import parse
 from podplane.sandbox.kube.store import Store
 from podplane.sandbox.kube.streams import PodLogs, Watch
-
-OPEN_PATHS = {"/healthz", "/livez", "/readyz", "/version", "/version/"}
 
 
 class JSON(Response):
@@ -42,7 +40,7 @@ def _warn(response: Response, warnings: list[str]) -> Response:
     return response
 
 
-def build_app(store: Store, crds: CrdManager, server_address: str) -> _Authenticated:
+def build_app(store: Store, crds: CrdManager, server_address: str) -> Starlette:
     handlers = Handlers(store)
     registry = store.registry
 
@@ -166,20 +164,4 @@ def build_app(store: Store, crds: CrdManager, server_address: str) -> _Authentic
         ],
         exception_handlers={KubeError: on_kube_error, Exception: on_unexpected},
     )
-    return _Authenticated(app)
-
-
-class _Authenticated:
-    """ASGI wrapper: every request except health/version needs a well-formed EKS token."""
-
-    def __init__(self, app: Starlette) -> None:
-        self.app = app
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["path"] not in OPEN_PATHS:
-            headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
-            if auth.cluster_of(headers.get("authorization")) is None:
-                err = KubeError(401, "Unauthorized", "Unauthorized")
-                await _error(err)(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
+    return app

@@ -7,15 +7,17 @@ import base64
 import contextlib
 import logging
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 import yaml
 
 from podplane.cloud.kube.eks_token import eks_token, static_session
 from podplane.sandbox.clock import VirtualClock
-from podplane.sandbox.contracts import NodeSource
+from podplane.sandbox.contracts import SANDBOX_KEY, SANDBOX_SECRET, AccessSource, NodeSource
 from podplane.sandbox.kube import admission, validation
 from podplane.sandbox.kube.app import build_app
 from podplane.sandbox.kube.controllers.framework import Controller, Ctx, Runner
@@ -32,6 +34,7 @@ from podplane.sandbox.kube.controllers.scheduler import Scheduler
 from podplane.sandbox.kube.controllers.sets import DaemonSetController, StatefulSetController
 from podplane.sandbox.kube.controllers.workloads import DeploymentController, ReplicaSetController
 from podplane.sandbox.kube.crds import CrdManager
+from podplane.sandbox.kube.gate import Gate, StandaloneAccess
 from podplane.sandbox.kube.resources import Registry
 from podplane.sandbox.kube.store import Store, write_atomically
 from podplane.sandbox.kube.tls import ensure_certs
@@ -54,6 +57,7 @@ CONTROLLERS: list[type[Controller]] = [
     NamespaceController,
 ]
 FLUSH_SECONDS = 5.0
+KUBECONFIG_REFRESH_SECONDS = 300.0  # EKS tokens live 15 minutes
 
 
 class _QuietServer(uvicorn.Server):
@@ -73,12 +77,17 @@ class KubeApiServer:
         host: str,
         port: int,
         eks_cluster_name: str | None = None,
+        access: AccessSource | None = None,
+        own_sts_hosts: frozenset[str] = frozenset(),
     ) -> None:
         self.state_dir, self.clock, self.host = Path(state_dir), clock, host
         self.cluster_name = eks_cluster_name or "podplane-sandbox"
+        self.access: AccessSource = access or StandaloneAccess()
+        self.own_sts_hosts = own_sts_hosts
         self._sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind((host, port))
+        self._sock.listen(256)  # clients that come before start() wait in the backlog
         self.port = self._sock.getsockname()[1]
         self.endpoint = f"https://{host}:{self.port}"
         self._cert, self._key, self.ca_pem = ensure_certs(self.state_dir, host)
@@ -97,6 +106,7 @@ class KubeApiServer:
         self._server: uvicorn.Server | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self.loop: asyncio.AbstractEventLoop | None = None
+        self._kubeconfig_at = 0.0
 
     @property
     def kubeconfig_path(self) -> Path:
@@ -110,8 +120,9 @@ class KubeApiServer:
             if self.store.find("namespaces", "", ns) is None:
                 self.store.create(rt, {"metadata": {"name": ns}})
         await self.runner.start()
+        app = build_app(self.store, self.crds, f"{self.host}:{self.port}")
         config = uvicorn.Config(
-            build_app(self.store, self.crds, f"{self.host}:{self.port}"),
+            Gate(app, self.store, self.cluster_name, self.access, self.own_sts_hosts),
             ssl_certfile=str(self._cert),
             ssl_keyfile=str(self._key),
             log_level="warning",
@@ -120,7 +131,6 @@ class KubeApiServer:
             timeout_graceful_shutdown=1,
         )
         self._server = _QuietServer(config)
-        self._sock.listen(256)
         self._tasks.append(asyncio.create_task(self._server.serve(sockets=[self._sock])))
         self._tasks.append(asyncio.create_task(self._flush_loop()))
         while not self._server.started:
@@ -156,31 +166,36 @@ class KubeApiServer:
             await asyncio.sleep(FLUSH_SECONDS)
             if self.store.dirty:
                 await self.flush()
+            if time.time() - self._kubeconfig_at > KUBECONFIG_REFRESH_SECONDS:
+                self.write_kubeconfig()
 
     def token(self) -> str:
-        return eks_token(
-            self.cluster_name, session=static_session("AKIASANDBOXKUBE0000", "sandbox")
-        )
+        """A token of the sandbox's default identity (valid 15 minutes, like EKS's)."""
+        session = static_session(SANDBOX_KEY, SANDBOX_SECRET)
+        return eks_token(self.cluster_name, "us-west-2", session=session)
+
+    def kubeconfig_parts(self) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        """(cluster, user, context) entries of a kubeconfig for this cluster."""
+        name = self.cluster_name
+        cluster = {"name": name, "cluster": {
+            "server": self.endpoint,
+            "certificate-authority-data": base64.b64encode(self.ca_pem).decode()}}
+        user = {"name": name, "user": {"token": self.token()}}
+        return cluster, user, {"name": name, "context": {"cluster": name, "user": name}}
 
     def write_kubeconfig(self) -> Path:
-        name = self.cluster_name
-        config = {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "current-context": name,
-            "preferences": {},
-            "clusters": [
-                {
-                    "name": name,
-                    "cluster": {
-                        "server": self.endpoint,
-                        "certificate-authority-data": base64.b64encode(self.ca_pem).decode(),
-                    },
-                }
-            ],
-            "users": [{"name": name, "user": {"token": self.token()}}],
-            "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
-        }
-        self.kubeconfig_path.write_text(yaml.safe_dump(config, sort_keys=False))
-        self.kubeconfig_path.chmod(0o600)
+        """This cluster's kubeconfig, its token rewritten before it expires (kubectl reads
+        the file on every run)."""
+        write_kubeconfig(self.kubeconfig_path, [self.kubeconfig_parts()], self.cluster_name)
+        self._kubeconfig_at = time.time()
         return self.kubeconfig_path
+
+
+def write_kubeconfig(path: Path, parts: list[tuple[dict[str, Any], ...]], current: str) -> None:
+    config = {"apiVersion": "v1", "kind": "Config", "current-context": current,
+              "preferences": {}, "clusters": [p[0] for p in parts],
+              "users": [p[1] for p in parts], "contexts": [p[2] for p in parts]}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(yaml.safe_dump(config, sort_keys=False))
+    tmp.chmod(0o600)
+    tmp.replace(path)

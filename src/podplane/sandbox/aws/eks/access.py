@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from podplane.sandbox.aws.base import paginate
+from podplane.sandbox.aws.callers import DEFAULT_ARN, caller_of
 from podplane.sandbox.aws.eks.base import EksBase
 from podplane.sandbox.aws.errors import (
     eks_in_use,
@@ -12,14 +13,15 @@ from podplane.sandbox.aws.errors import (
     eks_invalid_request,
     eks_not_found,
 )
-from podplane.sandbox.aws.world import ACCOUNT
+from podplane.sandbox.aws.world import ACCOUNT, World
+from podplane.sandbox.contracts import AccessGrant, Signer
 
 POLICY_PREFIX = "arn:aws:eks::aws:cluster-access-policy/"
 ACCESS_POLICIES = ["AmazonEKSAdminPolicy", "AmazonEKSClusterAdminPolicy", "AmazonEKSEditPolicy",
                    "AmazonEKSViewPolicy", "AmazonEKSAdminViewPolicy",
                    "AmazonSagemakerHyperpodControllerPolicy",
                    "AmazonSagemakerHyperpodClusterEventPolicy"]
-CALLER_ARN = f"arn:aws:iam::{ACCOUNT}:user/moto"
+ADMIN_POLICY = POLICY_PREFIX + "AmazonEKSClusterAdminPolicy"
 
 
 class AccessMixin(EksBase):
@@ -40,20 +42,23 @@ class AccessMixin(EksBase):
                                 f"'aws eks list-access-entries --cluster-name {cluster}'.")
         return cast("dict[str, Any]", entry)
 
-    def bootstrap_admin(self, cluster: str) -> None:
-        entry = self._put_entry(cluster, {"principalArn": CALLER_ARN})
-        entry["_policies"][POLICY_PREFIX + "AmazonEKSClusterAdminPolicy"] = {
-            "policyArn": POLICY_PREFIX + "AmazonEKSClusterAdminPolicy",
-            "accessScope": {"type": "cluster", "namespaces": []},
+    def bootstrap_admin(self, cluster: str, creator: str | None) -> None:
+        """bootstrapClusterCreatorAdminPermissions: the IAM principal that created the cluster
+        gets an access entry with AmazonEKSClusterAdminPolicy at cluster scope (EKS user
+        guide, "Grant IAM users access to Kubernetes with EKS access entries")."""
+        entry = self._put_entry(cluster, {"principalArn": creator or DEFAULT_ARN})
+        entry["_policies"][ADMIN_POLICY] = {
+            "policyArn": ADMIN_POLICY, "accessScope": {"type": "cluster", "namespaces": []},
             "associatedAt": self.w.now(), "modifiedAt": self.w.now()}
 
     def _put_entry(self, cluster: str, p: dict[str, Any]) -> dict[str, Any]:
         now = self.w.now()
         principal = p["principalArn"]
         name = principal.split("/")[-1]
+        kind = "user" if ":user/" in principal else "role"
         entry = {"clusterName": cluster, "principalArn": principal,
                  "kubernetesGroups": p.get("kubernetesGroups", []),
-                 "accessEntryArn": self.w.arn("eks", f"access-entry/{cluster}/role/{ACCOUNT}/"
+                 "accessEntryArn": self.w.arn("eks", f"access-entry/{cluster}/{kind}/{ACCOUNT}/"
                                               f"{name}/{self.w.hex_id(8)}"),
                  "createdAt": now, "modifiedAt": now, "tags": p.get("tags", {}),
                  "username": p.get("username") or principal, "type": p.get("type", "STANDARD"),
@@ -199,3 +204,76 @@ class AccessMixin(EksBase):
         self.w.record("eks", "DeletePodIdentityAssociation",
                       f"{p['clusterName']}/{p['associationId']}")
         return {"association": assoc}
+
+
+# What the Kubernetes API servers read --------------------------------------------------------
+def grant_of(world: World, cluster: str, principal: str) -> AccessGrant | None:
+    """The access entry of `principal` on `cluster` as the authorizer needs it, or None.
+
+    A CONFIG_MAP-mode cluster has no access entries: only its creator gets in (EKS makes the
+    creator a system:masters member it does not show); the aws-auth ConfigMap is not read by
+    the sandbox (stricter).
+    """
+    with world.lock:
+        c = world.service_state("eks").get("clusters", {}).get(cluster)
+        if c is None or c["status"] not in ("ACTIVE", "UPDATING"):
+            return None
+        entry = world.service_state("eks").get("access", {}).get(cluster, {}).get(principal)
+        if entry is None:
+            if c["accessConfig"]["authenticationMode"] == "CONFIG_MAP" and \
+                    c.get("_creator") == principal:
+                return AccessGrant(principal, policies=(("AmazonEKSClusterAdminPolicy",
+                                                         "cluster", ()),))
+            return None
+        policies = tuple((a["policyArn"].removeprefix(POLICY_PREFIX), a["accessScope"]["type"],
+                          tuple(a["accessScope"].get("namespaces") or ()))
+                         for a in entry["_policies"].values())
+        return AccessGrant(entry["username"], entry["type"], policies,
+                           tuple(entry.get("kubernetesGroups") or ()))
+
+
+def add_hyperpod_node_entry(world: World, cluster: str, role_arn: str) -> None:
+    """HyperPod CreateCluster gives the execution role a HYPERPOD_LINUX access entry, so its
+    nodes can join the EKS cluster (HyperPod EKS prerequisites; `ClusterMetadata.
+    EksRoleAccessEntries` in DescribeCluster). No entry in CONFIG_MAP mode or when it exists."""
+    with world.lock:
+        eks = world.service_state("eks")
+        c = eks.get("clusters", {}).get(cluster)
+        if c is None or c["accessConfig"]["authenticationMode"] == "CONFIG_MAP":
+            return
+        entries = eks.setdefault("access", {}).setdefault(cluster, {})
+        if role_arn in entries:
+            return
+        now = world.now()
+        entries[role_arn] = {
+            "clusterName": cluster, "principalArn": role_arn, "kubernetesGroups": [],
+            "accessEntryArn": world.arn("eks", f"access-entry/{cluster}/role/{ACCOUNT}/"
+                                        f"{role_arn.split('/')[-1]}/{world.hex_id(8)}"),
+            "createdAt": now, "modifiedAt": now, "tags": {},
+            "username": "system:node:{{SessionName}}", "type": "HYPERPOD_LINUX",
+            "_policies": {}}
+        world.record("eks", "CreateAccessEntry", f"{cluster}/{role_arn}")
+
+
+def hyperpod_access_entries(world: World, create_cluster: dict[str, Any]) -> None:
+    """The HYPERPOD_LINUX entries a HyperPod CreateCluster request leads to."""
+    eks = ((create_cluster.get("Orchestrator") or {}).get("Eks") or {}).get("ClusterArn", "")
+    roles = {g["ExecutionRole"] for g in create_cluster.get("InstanceGroups", [])
+             if g.get("ExecutionRole")}
+    for role in sorted(roles):
+        add_hyperpod_node_entry(world, eks.rsplit("/", 1)[-1], role)
+
+
+class KubeAccess:
+    """What the Kubernetes API servers ask the AWS side (contracts.AccessSource)."""
+
+    def __init__(self, world: World) -> None:
+        self.w = world
+
+    def signer(self, access_key: str) -> Signer | None:
+        with self.w.lock:  # moto's backends are plain dicts
+            caller = caller_of(access_key)
+        return Signer(caller.arn, caller.principal_arn, caller.secret) if caller else None
+
+    def grant(self, eks_cluster_name: str, principal_arn: str) -> AccessGrant | None:
+        return grant_of(self.w, eks_cluster_name, principal_arn)

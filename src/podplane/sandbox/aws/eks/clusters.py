@@ -64,20 +64,26 @@ class ClustersMixin(AccessMixin, AddonsMixin):
         }
         if p.get("clientRequestToken"):
             c["clientRequestToken"] = p["clientRequestToken"]
+        c["_creator"] = p.get("_caller")
         self.table("clusters")[name] = c
         if access.get("bootstrapClusterCreatorAdminPermissions") and \
                 access["authenticationMode"] != "CONFIG_MAP":
-            self.bootstrap_admin(name)
+            self.bootstrap_admin(name, p.get("_caller"))
         self.w.record("eks", "CreateCluster", name, p.get("clientRequestToken"),
                       version=c["version"])
         return {"cluster": c}
 
     def describe_cluster(self, p: dict[str, Any]) -> dict[str, Any]:
         c = dict(self.cluster(p["name"]))
-        if c["status"] in ("ACTIVE", "UPDATING"):
-            c["endpoint"] = self.w.kube.endpoint
-            c["certificateAuthority"] = {"data": self.w.kube.ca_data}
+        if c["status"] in ("ACTIVE", "UPDATING"):  # each cluster its own API server and CA
+            c["endpoint"], ca_data = self.w.kube.access(c["name"])
+            c["certificateAuthority"] = {"data": ca_data}
         return {"cluster": c}
+
+    def serving_clusters(self) -> list[str]:
+        """EKS clusters whose Kubernetes API is up (restored after a sandbox restart)."""
+        return [n for n, c in self.table("clusters").items()
+                if c["status"] in ("ACTIVE", "UPDATING")]
 
     def list_clusters(self, p: dict[str, Any]) -> dict[str, Any]:
         names = sorted(self.table("clusters"))
@@ -198,8 +204,10 @@ class ClustersMixin(AccessMixin, AddonsMixin):
         for name, c in list(clusters.items()):
             if c["status"] == "CREATING" and now >= c["_ready_at"]:
                 c["status"] = "ACTIVE"
+                self.w.kube.cluster_active(name)
             elif c["status"] == "DELETING" and now >= c["_delete_at"]:
                 del clusters[name]
+                self.w.kube.cluster_deleted(name)
                 for table in ("updates", "addons", "access", "pod_identity"):
                     self.table(table).pop(name, None)
             elif c["status"] == "UPDATING":

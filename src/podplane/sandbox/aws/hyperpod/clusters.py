@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from podplane.sandbox.aws.base import paginate
+from podplane.sandbox.aws.eks.access import hyperpod_access_entries
 from podplane.sandbox.aws.errors import (
     sm_conflict,
     sm_in_use,
@@ -56,6 +57,7 @@ class ClustersMixin(PlansMixin):
                 "on 1 instance. Check the CloudWatch log group /aws/sagemaker/Clusters.")
         self.w.record("sagemaker", "CreateCluster", name,
                       groups=[g["InstanceGroupName"] for g in groups])
+        hyperpod_access_entries(self.w, p)
         return {"ClusterArn": cluster["ClusterArn"]}
 
     def _launch_groups(self, cluster: dict[str, Any], groups: list[dict[str, Any]],
