@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI
 
 from podplane.api.app import create_app
+from podplane.cloud.aws.wiring import session_region
 from podplane.cloud.virtual_clock import PacedClock
+from podplane.domain.errors import ConfigError
 from podplane.mcp import http as mcp_http
 from podplane.services import clusters, operations
 from podplane.services.cloud_access import attach_cloud
@@ -19,6 +23,7 @@ from podplane.store.db import make_engine, make_sessionmaker, migrate
 from podplane.web import pages
 
 SANDBOX_AWS_URL = "http://127.0.0.1:4566"
+SANDBOX_REGION = "us-west-2"
 
 
 def build_state(settings: Settings) -> AppState:
@@ -26,6 +31,9 @@ def build_state(settings: Settings) -> AppState:
     extras: dict[str, object] = {}
     if settings.backend == "sandbox":
         _point_at_sandbox(settings, extras)
+    else:
+        _refuse_loopback_endpoint(settings)
+    _resolve_region(settings)
     url = settings.resolved_database_url
     migrate(url)
     engine = make_engine(url)
@@ -41,6 +49,38 @@ def _point_at_sandbox(settings: Settings, extras: dict[str, object]) -> None:
     extras.setdefault("ops_clock", PacedClock(settings.aws_endpoint_url))
     for key, value in (("AWS_ACCESS_KEY_ID", "test"), ("AWS_SECRET_ACCESS_KEY", "test")):
         os.environ.setdefault(key, value)
+
+
+def _refuse_loopback_endpoint(settings: Settings) -> None:
+    """With real AWS, a loopback AWS_ENDPOINT_URL (a leftover sandbox env file) would send every
+    call, and the EKS token's STS request, to a local process instead of AWS."""
+    url = settings.aws_endpoint_url or os.environ.get("AWS_ENDPOINT_URL")
+    host = urlsplit(url).hostname if url else None
+    if host and (host == "localhost" or _is_loopback(host)):
+        raise ConfigError(
+            f"PODPLANE_BACKEND=aws but the AWS endpoint is {url}, a loopback address.",
+            hint="Unset AWS_ENDPOINT_URL (and PODPLANE_AWS_ENDPOINT_URL), e.g. after sourcing "
+                 "the sandbox's env file, or use PODPLANE_BACKEND=sandbox.")
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _resolve_region(settings: Settings) -> None:
+    """PODPLANE_REGION wins; else the sandbox's own region, or with real AWS the region boto3
+    resolves (AWS_REGION, AWS_DEFAULT_REGION, the profile), as the AWS CLI would."""
+    if settings.region:
+        return
+    region = SANDBOX_REGION if settings.backend == "sandbox" else session_region()
+    if region is None:
+        raise ConfigError("No AWS region is configured.",
+                          hint="Set PODPLANE_REGION, AWS_REGION or a region in your AWS "
+                               "profile.")
+    settings.region = region
 
 
 def build_app(settings: Settings) -> FastAPI:

@@ -48,7 +48,7 @@ def serve(host: HostOpt = None, port: PortOpt = None, home: HomeOpt = None) -> N
     """Run the control plane only (console, REST, WebSocket, MCP on one port)."""
     from podplane import server
 
-    server.run(_settings(host, port, home))
+    _guarded(lambda: server.run(_settings(host, port, home)))
 
 
 @app.command()
@@ -56,7 +56,7 @@ def up(host: HostOpt = None, port: PortOpt = None, home: HomeOpt = None) -> None
     """Start the sandbox cloud (unless PODPLANE_BACKEND=aws) and the control plane."""
     from podplane import server
 
-    server.run(_settings(host, port, home), with_sandbox=True)
+    _guarded(lambda: server.run(_settings(host, port, home), with_sandbox=True))
 
 
 @token_app.command("create")
@@ -109,8 +109,13 @@ def token_revoke(name: Annotated[str, typer.Argument()], home: HomeOpt = None) -
 
 
 def _run(coro):  # type: ignore[no-untyped-def]
+    return _guarded(lambda: asyncio.run(coro))
+
+
+def _guarded(action):  # type: ignore[no-untyped-def]
+    """Run `action`; a classified error becomes its message and hint, exit status 1."""
     try:
-        return asyncio.run(coro)
+        return action()
     except PodplaneError as e:
         err.print(f"[red]error[/red] ({e.code}): {e.message}")
         if e.hint:

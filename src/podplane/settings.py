@@ -20,7 +20,9 @@ class Settings(BaseSettings):
     # Extra origins allowed for cookie-authenticated writes and WebSocket handshakes.
     allowed_origins: list[str] = Field(default_factory=list)
     aws_endpoint_url: str | None = None
-    region: str = "us-west-2"
+    # Empty: resolved at start by bootstrap (the sandbox's region, or with PODPLANE_BACKEND=aws
+    # the one boto3 resolves: AWS_REGION, AWS_DEFAULT_REGION, the profile).
+    region: str = ""
     session_ttl_seconds: int = 12 * 3600
     max_body_bytes: int = 1_000_000
 

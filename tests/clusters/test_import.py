@@ -3,8 +3,15 @@ test, state detection, then it is managed like ours; deleting it only detaches i
 
 from __future__ import annotations
 
+import base64
+import ssl
 from pathlib import Path
+from typing import Any
 
+import boto3
+import httpx
+
+from podplane.cloud.kube.eks_token import eks_token, static_session
 from tests.clusters.helpers import step, wait_done
 from tests.stack import Stack
 
@@ -90,3 +97,59 @@ async def test_import_of_a_missing_cluster_fails_its_connect_step(stack: Stack) 
         done = await wait_done(api, r.json()["id"])
     assert done["status"] == "failed"
     assert step(done, "connect")["error"]["code"] == "not_found"
+
+
+PODPLANE = "arn:aws:iam::123456789012:user/sandbox-admin"  # the sandbox's test/test key
+ADMIN_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+
+
+def someone_elses_cluster(stack: Stack, name: str) -> dict[str, Any]:
+    """An EKS cluster made by another IAM user: only that user has an access entry."""
+    iam = stack.aws("iam")
+    iam.create_user(UserName="platform-team")
+    key = iam.create_access_key(UserName="platform-team")["AccessKey"]
+    eks = boto3.client("eks", endpoint_url=stack.aws_url, region_name="us-west-2",
+                       aws_access_key_id=key["AccessKeyId"],
+                       aws_secret_access_key=key["SecretAccessKey"])
+    eks.create_cluster(name=name, roleArn="arn:aws:iam::123456789012:role/r",
+                       resourcesVpcConfig={"subnetIds": []},
+                       accessConfig={"authenticationMode": "API_AND_CONFIG_MAP"})
+    stack.advance(15 * 60)
+    return dict(eks.describe_cluster(name=name)["cluster"])
+
+
+def podplane_kube_status(cluster: dict[str, Any]) -> int:
+    """What EKS answers podplane's own identity on this cluster."""
+    ca = base64.b64decode(cluster["certificateAuthority"]["data"]).decode()
+    token = eks_token(cluster["name"], "us-west-2", static_session("test", "test"))
+    with httpx.Client(verify=ssl.create_default_context(cadata=ca)) as client:
+        return client.get(f"{cluster['endpoint']}/api/v1/namespaces",
+                          headers={"Authorization": f"Bearer {token}"}).status_code
+
+
+async def test_import_creates_podplanes_access_entry(stack: Stack) -> None:
+    cluster = someone_elses_cluster(stack, "team")
+    assert podplane_kube_status(cluster) == 401  # no access entry: EKS lets podplane nowhere
+    async with stack.client("admin") as api:
+        r = await api.post("/api/v1/clusters/import", json={"name": "team"})
+        done = await wait_done(api, r.json()["id"])
+    assert done["status"] == "succeeded", done["steps"]
+    eks = stack.aws("eks")
+    assert PODPLANE in eks.list_access_entries(clusterName="team")["accessEntries"]
+    policies = eks.list_associated_access_policies(clusterName="team", principalArn=PODPLANE)
+    assert [(p["policyArn"], p["accessScope"]["type"])
+            for p in policies["associatedAccessPolicies"]] == [(ADMIN_POLICY, "cluster")]
+    assert podplane_kube_status(cluster) == 200
+
+
+async def test_import_without_access_entry_rights_says_what_to_run(stack: Stack) -> None:
+    someone_elses_cluster(stack, "locked")
+    stack.fault(kind="access_denied", service="eks", action="CreateAccessEntry")
+    async with stack.client("admin") as api:
+        r = await api.post("/api/v1/clusters/import", json={"name": "locked"})
+        done = await wait_done(api, r.json()["id"])
+    assert done["status"] == "failed"
+    error = step(done, "connect")["error"]
+    assert error["code"] == "kube_access_missing"
+    assert (f"aws eks create-access-entry --cluster-name locked --principal-arn {PODPLANE}"
+            in error["hint"])

@@ -62,3 +62,9 @@ class CloudError(PodplaneError):
         if code:
             self.code = code
         self.retryable = retryable
+
+
+class ConfigError(PodplaneError):
+    """The process cannot start with this configuration (region, endpoints, backend)."""
+
+    code, status, title = "config_invalid", 500, "Invalid configuration"

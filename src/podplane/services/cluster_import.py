@@ -14,6 +14,7 @@ from podplane.ops import workflows
 from podplane.ops.context import StepContext
 from podplane.services import cluster_deps
 from podplane.services.cloud_access import cloud_of
+from podplane.services.cluster_access import ensure_access_entry
 from podplane.services.context import AppState
 from podplane.store import clusters as repo
 
@@ -39,6 +40,8 @@ def register(app: AppState) -> None:
         if eks["status"] != "ACTIVE":
             raise CloudError(f"EKS cluster {eks_name!r} is {eks['status']}.",
                              code="cluster_not_ready", hint="Import it once it is ACTIVE.")
+        access = await ensure_access_entry(cloud, eks_name)  # else Kubernetes answers 401
+        await ctx.phase("access", **access)
         kube = await cloud.kube_for(eks_name)
         namespaces = [n["metadata"]["name"] for n in await kube.list("v1", "Namespace")]
         hp_name = ctx.params.get("hyperpod_cluster_name")
@@ -46,7 +49,7 @@ def register(app: AppState) -> None:
         if hp_name and hp is None:
             raise NotFound(f"HyperPod cluster {hp_name!r} does not exist in this account.")
         await ctx.phase("connected", namespaces=len(namespaces))
-        return {"eks_status": eks["status"], "kubernetes_version": eks.get("version"),
+        return {"eks_status": eks["status"], "kubernetes_version": eks.get("version"), **access,
                 "namespaces": len(namespaces),
                 "hyperpod_status": hp.get("ClusterStatus") if hp else None}
 

@@ -27,3 +27,13 @@ def build_aws(region: str, endpoint_url: str | None = None,
     caller = AwsCaller(region, endpoint_url=endpoint_url, observer=observer)
     return AwsAdapters(caller, EksAdapter(caller), HyperPodAdapter(caller), Ec2Adapter(caller),
                        QuotasAdapter(caller))
+
+
+def session_region() -> str | None:
+    """AWS_REGION (the other AWS SDKs and CLI v2 read it; botocore does not), else the region
+    boto3 resolves: AWS_DEFAULT_REGION, then the profile's `region`."""
+    import os
+
+    import boto3
+
+    return os.environ.get("AWS_REGION") or boto3.session.Session().region_name

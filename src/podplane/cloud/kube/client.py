@@ -48,6 +48,8 @@ def _error(exc: ApiError) -> PodplaneError:
         return NotFound(message)
     if status.code == 409:
         return Conflict(message, reason=status.reason)
+    if status.code in (401, 403):
+        return _access_error(status.code, message)
     if status.code == 422:
         causes = [
             {"field": c.field, "message": c.message}
@@ -60,6 +62,23 @@ def _error(exc: ApiError) -> PodplaneError:
         retryable=(status.code or 500) >= 500 or status.code == 429,
         http_status=status.code,
     )
+
+
+def _access_error(code: int, message: str) -> CloudError:
+    """EKS answers 401 when the token's IAM principal has no access entry on the cluster, and
+    403 when its access policies do not allow the request (EKS user guide, access entries)."""
+    if code == 401:
+        return CloudError(
+            f"Kubernetes refused podplane's identity: {message}", code="kube_unauthorized",
+            http_status=401,
+            hint="Create an EKS access entry for the IAM principal podplane runs as (`aws sts "
+                 "get-caller-identity`; for an assumed role use the role's ARN) with "
+                 "AmazonEKSClusterAdminPolicy at cluster scope, e.g. `aws eks "
+                 "create-access-entry` then `aws eks associate-access-policy`.")
+    return CloudError(
+        message, code="kube_forbidden", http_status=403,
+        hint="podplane's EKS access entry lacks a policy for this request; associate "
+             "AmazonEKSClusterAdminPolicy at cluster scope.")
 
 
 class LightkubeKube:
