@@ -3,7 +3,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: up test install install-test lint console
+.PHONY: up test install install-test lint console hyp-venv
 
 # The web console (web/) is built into the package when its build is missing or older than its
 # sources or the API it is typed against (docs/console.md). Needs Node.js 20+ and npm.
@@ -20,8 +20,19 @@ $(BIN)/python:
 install: $(BIN)/python
 	$(BIN)/pip install -q -e .
 
-install-test: $(BIN)/python
+install-test: $(BIN)/python hyp-venv
 	$(BIN)/pip install -q -e '.[test]'
+
+# The official HyperPod CLI (`hyp`), a judge in tests/hyp. Its pins (pytest, ruff, click) clash
+# with ours, so it gets its own virtualenv; never a dependency of the product.
+HYP_VENV ?= .venv-hyp
+HYP_VERSION ?= 3.12.0
+
+hyp-venv: $(HYP_VENV)/bin/hyp
+
+$(HYP_VENV)/bin/hyp:
+	$(PY) -m venv $(HYP_VENV)
+	$(HYP_VENV)/bin/pip install -q sagemaker-hyperpod==$(HYP_VERSION)
 
 console: $(CONSOLE)
 

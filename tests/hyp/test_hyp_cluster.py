@@ -1,0 +1,60 @@
+"""`hyp list-cluster` and `hyp set-cluster-context` against a podplane-created cluster, as a
+new user would run them: the CLI checks STS's caller ARN against the EKS access entries, writes
+a kubeconfig with `aws eks update-kubeconfig`, and counts each cluster's Kubernetes nodes."""
+
+from __future__ import annotations
+
+import json
+
+from tests.clusters.helpers import BODY, wait_done
+from tests.hyp.conftest import Hyp
+from tests.stack import Stack
+
+ROLE = "arn:aws:iam::123456789012:role/podplane-hp-exec"
+
+
+async def create_with_podplane(stack: Stack) -> None:
+    async with stack.client("operator") as api:
+        r = await api.post("/api/v1/clusters", json=BODY)
+        assert r.status_code == 202, r.text
+        done = await wait_done(api, r.json()["id"])
+    assert done["status"] == "succeeded", json.dumps(done["steps"], indent=1)
+
+
+def second_cluster(stack: Stack) -> None:
+    """Another HyperPod cluster, on its own EKS cluster, with one CPU node."""
+    eks = stack.aws("eks").create_cluster(
+        name="other", roleArn="arn:aws:iam::123456789012:role/eks",
+        resourcesVpcConfig={"subnetIds": []},
+        accessConfig={"authenticationMode": "API_AND_CONFIG_MAP"})["cluster"]
+    stack.advance(15 * 60)
+    stack.aws("sagemaker").create_cluster(
+        ClusterName="other", Orchestrator={"Eks": {"ClusterArn": eks["arn"]}},
+        VpcConfig={"SecurityGroupIds": ["sg-12345678"], "Subnets": ["subnet-12345678"]},
+        InstanceGroups=[{"InstanceGroupName": "cpu", "InstanceType": "ml.m5.xlarge",
+                         "InstanceCount": 1, "ExecutionRole": ROLE, "ThreadsPerCore": 1,
+                         "LifeCycleConfig": {"SourceS3Uri": "s3://sagemaker-other/lc/",
+                                             "OnCreate": "on_create.sh"}}])
+    stack.advance(20 * 60)
+
+
+async def test_set_cluster_context_on_a_podplane_cluster(stack: Stack, hyp: Hyp) -> None:
+    await create_with_podplane(stack)
+    hyp.run("set-cluster-context", "--cluster-name", BODY["name"])
+    context = hyp.run("get-cluster-context").stdout
+    assert BODY["name"] in context, context
+    config = (hyp.home / ".kube" / "config").read_text()
+    eks = stack.aws("eks").describe_cluster(name=BODY["name"])["cluster"]
+    assert f"server: {eks['endpoint']}" in config
+
+
+async def test_list_cluster_counts_each_clusters_own_nodes(stack: Stack, hyp: Hyp) -> None:
+    await create_with_podplane(stack)
+    second_cluster(stack)
+    stack.sandbox.call(stack.sandbox.kube.settle())
+    listed = {c["Cluster"]: c["Instances"] for c in hyp.json("list-cluster", "--output", "json")}
+    assert set(listed) == {BODY["name"], "other"}, listed
+    totals = {name: {i["InstanceType"]: i["TotalNodes"] for i in instances}
+              for name, instances in listed.items()}
+    assert totals == {BODY["name"]: {BODY["instance_type"]: BODY["count"]},
+                      "other": {"ml.m5.xlarge": 1}}
