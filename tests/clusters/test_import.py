@@ -103,7 +103,8 @@ PODPLANE = "arn:aws:iam::123456789012:user/sandbox-admin"  # the sandbox's test/
 ADMIN_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
 
 
-def someone_elses_cluster(stack: Stack, name: str) -> dict[str, Any]:
+def someone_elses_cluster(stack: Stack, name: str,
+                          mode: str = "API_AND_CONFIG_MAP") -> dict[str, Any]:
     """An EKS cluster made by another IAM user: only that user has an access entry."""
     iam = stack.aws("iam")
     iam.create_user(UserName="platform-team")
@@ -113,7 +114,7 @@ def someone_elses_cluster(stack: Stack, name: str) -> dict[str, Any]:
                        aws_secret_access_key=key["SecretAccessKey"])
     eks.create_cluster(name=name, roleArn="arn:aws:iam::123456789012:role/r",
                        resourcesVpcConfig={"subnetIds": []},
-                       accessConfig={"authenticationMode": "API_AND_CONFIG_MAP"})
+                       accessConfig={"authenticationMode": mode})
     stack.advance(15 * 60)
     return dict(eks.describe_cluster(name=name)["cluster"])
 
@@ -153,3 +154,14 @@ async def test_import_without_access_entry_rights_says_what_to_run(stack: Stack)
     assert error["code"] == "kube_access_missing"
     assert (f"aws eks create-access-entry --cluster-name locked --principal-arn {PODPLANE}"
             in error["hint"])
+
+
+async def test_import_of_a_config_map_cluster_names_the_principal_to_map(stack: Stack) -> None:
+    someone_elses_cluster(stack, "old", mode="CONFIG_MAP")  # no access entries at all
+    async with stack.client("admin") as api:
+        r = await api.post("/api/v1/clusters/import", json={"name": "old"})
+        done = await wait_done(api, r.json()["id"])
+    assert done["status"] == "failed"
+    error = step(done, "connect")["error"]
+    assert error["code"] == "kube_unauthorized"
+    assert f"Create an access entry for {PODPLANE}" in error["hint"]

@@ -161,6 +161,27 @@ def test_view_policy_reads_but_cannot_create(cloud: Cloud) -> None:
         assert client.get("/api/v1/namespaces/default/secrets").status_code == 403
 
 
+def test_kubernetes_groups_count_through_rbac_bindings(cloud: Cloud) -> None:
+    a = cloud.eks_cluster("alpha")
+    arn, key, secret = cloud.user("reader")
+    cloud.client("eks").create_access_entry(clusterName="alpha", principalArn=arn,
+                                            kubernetesGroups=["pod-readers"])
+    rbac = "/apis/rbac.authorization.k8s.io/v1"
+    with kube(a) as admin:
+        admin.post(f"{rbac}/clusterroles", json={
+            "metadata": {"name": "pod-reader"},
+            "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]}]})
+        admin.post(f"{rbac}/clusterrolebindings", json={
+            "metadata": {"name": "pod-readers"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                        "name": "pod-reader"},
+            "subjects": [{"kind": "Group", "name": "pod-readers",
+                          "apiGroup": "rbac.authorization.k8s.io"}]})
+    with kube(a, key, secret) as client:
+        assert client.get("/api/v1/namespaces/default/pods").status_code == 200
+        assert client.get("/api/v1/namespaces/default/configmaps").status_code == 403
+
+
 def test_tokens_for_another_cluster_or_with_a_bad_signature_get_401(cloud: Cloud) -> None:
     a = cloud.eks_cluster("alpha")
     cloud.eks_cluster("beta")

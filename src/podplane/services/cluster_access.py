@@ -54,3 +54,12 @@ def no_access(eks_name: str, principal: str, err: CloudError) -> CloudError:
     return CloudError(f"podplane has no Kubernetes access to EKS cluster {eks_name!r} and "
                       f"could not create it: {err.message}", code="kube_access_missing",
                       hint=hint, principal=principal)
+
+
+def unauthorized(eks_name: str, principal: str, err: CloudError) -> CloudError:
+    """A 401 from the cluster's Kubernetes API, with the commands that fix it."""
+    return CloudError(f"EKS cluster {eks_name!r} does not let {principal} into Kubernetes "
+                      f"({err.message}).", code="kube_unauthorized",
+                      hint=f"Create an access entry for {principal}: "
+                           f"{access_entry_commands(eks_name, principal)}",
+                      principal=principal)

@@ -14,7 +14,7 @@ from podplane.ops import workflows
 from podplane.ops.context import StepContext
 from podplane.services import cluster_deps
 from podplane.services.cloud_access import cloud_of
-from podplane.services.cluster_access import ensure_access_entry
+from podplane.services.cluster_access import ensure_access_entry, unauthorized
 from podplane.services.context import AppState
 from podplane.store import clusters as repo
 
@@ -43,7 +43,12 @@ def register(app: AppState) -> None:
         access = await ensure_access_entry(cloud, eks_name)  # else Kubernetes answers 401
         await ctx.phase("access", **access)
         kube = await cloud.kube_for(eks_name)
-        namespaces = [n["metadata"]["name"] for n in await kube.list("v1", "Namespace")]
+        try:
+            namespaces = [n["metadata"]["name"] for n in await kube.list("v1", "Namespace")]
+        except CloudError as err:
+            if err.code == "kube_unauthorized":
+                raise unauthorized(eks_name, access["principal"], err) from err
+            raise
         hp_name = ctx.params.get("hyperpod_cluster_name")
         hp = await cloud.aws.hyperpod.describe_cluster(hp_name) if hp_name else None
         if hp_name and hp is None:
