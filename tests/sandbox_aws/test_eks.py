@@ -112,7 +112,7 @@ def test_access_entries_and_policies(box: Box) -> None:
     make_cluster(box)
     box.advance(700)
     creator = eks.list_access_entries(clusterName="eks1")["accessEntries"]
-    assert creator == ["arn:aws:iam::123456789012:user/moto"]
+    assert creator == ["arn:aws:iam::123456789012:user/sandbox-admin"]  # the `test` key
     principal = "arn:aws:iam::123456789012:role/podplane"
     eks.create_access_entry(clusterName="eks1", principalArn=principal)
     policy = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy"

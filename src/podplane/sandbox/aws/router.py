@@ -46,6 +46,8 @@ class AwsRouter:
                     with self.w.lock:
                         routed = injected_error(self.w.faults, _scope_service(environ),
                                                 environ, body)
+                if routed is None and _scope_service(environ) in ("sts", None):
+                    routed = sts_get_caller_identity(environ, body)  # moto: `user/moto`
                 if routed is None:
                     return self._moto(environ, body, start_response)
                 status, headers, out = routed
@@ -70,8 +72,6 @@ class AwsRouter:
                     mine = emu.accepts(action, _json_or_empty(body))
                 return self._json11(service, emu, action, body) if mine else None
         scope_service = _scope_service(environ)
-        if scope_service in ("sts", None) and (sts := sts_get_caller_identity(environ, body)):
-            return sts
         if scope_service == "eks" or (scope_service is None and path.startswith(EKS_PATHS)):
             return self._rest_eks(environ, path, body)
         return None

@@ -251,8 +251,7 @@ def add_hyperpod_node_entry(world: World, cluster: str, role_arn: str) -> None:
                                         f"{role_arn.split('/')[-1]}/{world.hex_id(8)}"),
             "createdAt": now, "modifiedAt": now, "tags": {},
             "username": "system:node:{{SessionName}}", "type": "HYPERPOD_LINUX",
-            "_policies": {}}
-        world.record("eks", "CreateAccessEntry", f"{cluster}/{role_arn}")
+            "_policies": {}}  # made by HyperPod, not a client call: not in the ledger
 
 
 def hyperpod_access_entries(world: World, create_cluster: dict[str, Any]) -> None:
