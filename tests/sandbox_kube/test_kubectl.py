@@ -44,7 +44,9 @@ spec:
     spec:
       restartPolicy: Never
       containers:
-      - {name: trainer, image: pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime, resources: {limits: {nvidia.com/gpu: 8}}}
+      - name: trainer
+        image: pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime
+        resources: {limits: {nvidia.com/gpu: 8}}
 """
 
 POD = """
