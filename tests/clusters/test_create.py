@@ -50,7 +50,7 @@ async def test_create_through_rest_then_idempotent_and_unchanged(stack: Stack) -
     assert set(status["addons"].values()) == {"ACTIVE"}
     deps = status["dependencies"]
     assert deps["nvidia-device-plugin"] == {"kind": "manifest", "installed": True,
-                                            "version": "0.17.1", "healthy": True}
+                                            "version": "0.16.1", "healthy": True}
     assert all(d["installed"] and d["healthy"] for d in deps.values())
 
     hp = stack.aws("sagemaker").describe_cluster(ClusterName="alpha")
