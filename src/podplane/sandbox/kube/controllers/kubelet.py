@@ -64,6 +64,8 @@ class Kubelet(Controller):
     def reconcile(self, key: Key) -> float | None:
         pod = self.primary_obj(key)
         if pod is None or not pod.get("spec", {}).get("nodeName"):
+            for pending in (self.blocked, self.pulls, self.start_at, self.retry_at):
+                pending.pop(key, None)
             return None
         node = self.ctx.store.find("nodes", "", pod["spec"]["nodeName"])
         gone = key in self.orphaned and node is None
