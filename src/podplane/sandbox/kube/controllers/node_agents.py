@@ -75,6 +75,16 @@ def health_agent(pods: list[Obj], node: str) -> str | None:
     return None
 
 
+def agent_pods_by_node(pods: list[Obj]) -> dict[str, list[Obj]]:
+    """Node-agent pods grouped by node (one pass over the pods for all nodes)."""
+    out: dict[str, list[Obj]] = {}
+    for pod in pods:
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node and is_node_agent(pod):
+            out.setdefault(node, []).append(pod)
+    return out
+
+
 def is_node_agent(pod: Obj) -> bool:
     """Pods whose start or stop changes their node's status (so the node is looked at again)."""
     return any(str((v.get("hostPath") or {}).get("path", "")).rstrip("/")

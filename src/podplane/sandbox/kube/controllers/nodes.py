@@ -105,17 +105,17 @@ class NodeController(Controller):
             for n in self.ctx.node_source.sandbox_nodes(self.eks_cluster_name)
             if n.status in AS_NODE
         }
+        agents = node_agents.agent_pods_by_node(self.ctx.store.items("pods"))
         for name, n in wanted.items():
-            self._ensure(name, n)
+            self._ensure(name, n, agents.get(name, []))
         for node in self.ctx.store.items("nodes"):
             labels = node["metadata"].get("labels") or {}
             if labels.get(MANAGED) == "true" and node["metadata"]["name"] not in wanted:
                 self.ctx.delete("nodes", node)
         return POLL_SECONDS
 
-    def _ensure(self, name: str, n: SandboxNode) -> None:
+    def _ensure(self, name: str, n: SandboxNode, pods: list[Obj]) -> None:
         current = self.ctx.store.find("nodes", "", name)
-        pods = self.ctx.store.items("pods")
         agent = node_agents.health_agent(pods, name)
         labels = {**desired_labels(n, agent), MANAGED: "true"}
         capacity, allocatable = instance_types.resources(
