@@ -276,3 +276,25 @@ def test_agent_without_host_paths_or_exporter_reports_less(
     install_health_agent(client, args=["--enable-k8s-exporter=false"])
     box.advance(6)
     assert _reported(_fault(box)) == (True, False)
+
+
+def test_a_pull_gate_is_asked_at_every_attempt(box: Sandbox, client: httpx.Client) -> None:
+    """Other rules (e.g. network reachability) plug into the pull; fixing them lets the next
+    attempt succeed, as on a node whose route to the registry comes back."""
+    from podplane.sandbox.kube.controllers import images
+
+    blocked = {"on": True}
+
+    def gate(node: dict[str, Any], image: str) -> str | None:
+        return "dial tcp: i/o timeout" if blocked["on"] else None
+
+    images.PULL_GATES.append(gate)
+    try:
+        client.post(PODS, json=simple_pod("gated")).raise_for_status()
+        box.advance(3)
+        assert waiting(pod(client, "gated"))["reason"] == "ImagePullBackOff"
+        blocked["on"] = False
+        box.advance(30)
+        assert pod(client, "gated")["status"]["phase"] == "Running"
+    finally:
+        images.PULL_GATES.remove(gate)

@@ -16,6 +16,8 @@ each, with the exact tags that exist upstream.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 PUBLIC: dict[str, frozenset[str]] = {
     "nvcr.io/nvidia/k8s-device-plugin": frozenset({"v0.16.1", "v0.16.2", "v0.17.0", "v0.17.1"}),
@@ -58,6 +60,9 @@ EKS_REPOSITORIES = frozenset({
     "eks/coredns", "eks/kube-proxy", "eks/eks-pod-identity-agent", "eks/aws-efa-k8s-device-plugin",
     "eks/aws-s3-csi-driver", "eks/csi-node-driver-registrar", "eks/livenessprobe", "eks/pause",
 })
+# Other rules a pull must pass, given the node and the image (e.g. whether the node's subnet
+# can reach the registry): each returns kubelet's error text, or None. Checked at every attempt.
+PULL_GATES: list[Callable[[dict[str, Any], str], str | None]] = []
 ECR = re.compile(r"^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com$")
 
 
@@ -74,8 +79,12 @@ def normalise(image: str) -> tuple[str, str]:
     return name, tag
 
 
-def pull_error(image: str) -> str | None:
+def pull_error(image: str, node: dict[str, Any] | None = None) -> str | None:
     """None when the node can pull `image`, else the registry's error as kubelet reports it."""
+    for gate in PULL_GATES if node is not None else ():
+        error = gate(node, image)
+        if error:
+            return error
     repo, tag = normalise(image)
     host, _, path = repo.partition("/")
     ecr = ECR.match(host)

@@ -77,11 +77,11 @@ def first_config_error(pod: Obj, store: Store) -> tuple[str, str] | None:
     return None
 
 
-def first_pull_error(pod: Obj) -> tuple[str, str, str] | None:
+def first_pull_error(pod: Obj, node: Obj) -> tuple[str, str, str] | None:
     """(container, image, error) for the first container whose image cannot be pulled."""
     for container in _containers(pod):
         image = container.get("image", "")
-        error = pull_error(image)
+        error = pull_error(image, node)
         if error:
             return container["name"], image, error
     return None
