@@ -81,10 +81,11 @@ def normalise(image: str) -> tuple[str, str]:
 
 def pull_error(image: str, node: dict[str, Any] | None = None) -> str | None:
     """None when the node can pull `image`, else the registry's error as kubelet reports it."""
-    for gate in PULL_GATES if node is not None else ():
-        error = gate(node, image)
-        if error:
-            return error
+    if node is not None:
+        for gate in PULL_GATES:
+            error = gate(node, image)
+            if error:
+                return error
     repo, tag = normalise(image)
     host, _, path = repo.partition("/")
     ecr = ECR.match(host)
