@@ -224,6 +224,19 @@ def test_missing_configmap_volume_blocks_the_pod_until_it_exists(
     assert pod(client, "cfg")["status"]["phase"] == "Running"
 
 
+def test_missing_secret_in_a_projected_volume_fails_the_mount(
+    box: Sandbox, client: httpx.Client
+) -> None:
+    sources = [{"secret": {"name": "tls"}}]
+    body = simple_pod("proj", volumes=[{"name": "certs", "projected": {"sources": sources}}])
+    client.post(PODS, json=body).raise_for_status()
+    box.advance(3)
+    assert (
+        "FailedMount",
+        'MountVolume.SetUp failed for volume "certs" : secret "tls" not found',
+    ) in events(client, "proj")
+
+
 def test_missing_secret_env_is_create_container_config_error(
     box: Sandbox, client: httpx.Client
 ) -> None:

@@ -26,14 +26,17 @@ def missing_volume(pod: Obj, store: Store) -> str | None:
     """kubelet's FailedMount message for the first ConfigMap/Secret volume that is missing."""
     ns = pod["metadata"].get("namespace", "default")
     for volume in (pod.get("spec") or {}).get("volumes") or []:
-        for field, (rt_key, noun, name_key) in KINDS.items():
-            source = volume.get(field)
-            if source is None or source.get("optional"):
-                continue
-            name = source.get(name_key, "")
-            if store.find(rt_key, ns, name) is None:
-                return (f'MountVolume.SetUp failed for volume "{volume.get("name")}" : '
-                        f'{noun} "{name}" not found')
+        projected = (volume.get("projected") or {}).get("sources") or []
+        for source_set in [volume, *projected]:
+            for field, (rt_key, noun, name_key) in KINDS.items():
+                source = source_set.get(field)
+                if source is None or source.get("optional"):
+                    continue
+                # projected sources name the object with `name` for both kinds
+                name = source.get(name_key, source.get("name", ""))
+                if store.find(rt_key, ns, name) is None:
+                    return (f'MountVolume.SetUp failed for volume "{volume.get("name")}" : '
+                            f'{noun} "{name}" not found')
     return None
 
 
