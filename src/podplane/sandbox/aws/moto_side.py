@@ -63,6 +63,11 @@ def load(path: Path) -> bool:
                 backend[account][region] = region_backend
         if backend not in _instances():
             _instances().append(backend)
+    names = _s3_bucket_names()
+    names.clear()
+    for account, regions in data.get("s3", {}).items():
+        for partition, s3 in regions.items():
+            names.update({name: (partition, account) for name in getattr(s3, "buckets", {})})
     return True
 
 
@@ -72,7 +77,17 @@ def reset(seed: int) -> None:
     for backend in list(_instances()):
         backend.clear()
     _instances().clear()
+    _s3_bucket_names().clear()  # moto's global bucket-name registry outlives the backends
     mock_random.seed(seed)
+
+
+def _s3_bucket_names() -> dict[str, tuple[str, str]]:
+    """moto's name -> (partition, account) map of every bucket (global, like S3's namespace).
+    A stale entry after a reset makes the name unusable (moto recurses looking for it)."""
+    from moto.s3.models import s3_backends
+
+    names: dict[str, tuple[str, str]] = s3_backends.bucket_accounts
+    return names
 
 
 def seed(value: int) -> None:
