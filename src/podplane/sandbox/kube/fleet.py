@@ -28,6 +28,7 @@ from podplane.sandbox.kube.server import write_kubeconfig
 
 log = logging.getLogger(__name__)
 PORT_SCAN = 200  # how far above --kube-port a new cluster's port may be
+REFRESH_SECONDS = 300.0  # real seconds between kubeconfig rewrites (fresh tokens)
 
 
 class ClusterServer(Protocol):
@@ -56,6 +57,8 @@ class KubeFleet:
         self._pending: list[ClusterServer] = []
         self._tasks: set[Any] = set()
         self._lock = threading.RLock()
+        self._refresher: Any = None
+        self._current: str | None = None  # the kubeconfig's current context
 
     @property
     def kubeconfig_path(self) -> Path:
@@ -68,6 +71,7 @@ class KubeFleet:
             pending, self._pending = self._pending, []
         for server in pending:
             self._run(self._start(server))
+        self._refresher = asyncio.run_coroutine_threadsafe(self._refresh(), loop)
 
     def ensure(self, cluster: str) -> tuple[str, bytes]:
         """(endpoint, CA PEM) of the cluster's API server, made on first use."""
@@ -99,9 +103,18 @@ class KubeFleet:
             await server.settle()
 
     async def stop(self) -> None:
+        if self._refresher is not None:
+            self._refresher.cancel()
         await self.ready()
         for server in list(self.servers.values()):
             await server.stop()
+
+    async def _refresh(self) -> None:
+        """Rewrite the shared kubeconfig before its tokens expire (EKS: 15 minutes)."""
+        while True:
+            await asyncio.sleep(REFRESH_SECONDS)
+            if self.servers:
+                self.write_kubeconfig(self._current)
 
     async def ready(self) -> None:
         for task in list(self._tasks):  # starts and drops scheduled from other threads
@@ -114,6 +127,7 @@ class KubeFleet:
             self.kubeconfig_path.unlink(missing_ok=True)
             return self.kubeconfig_path
         name = current if current in self.servers else servers[-1].cluster_name
+        self._current = name
         write_kubeconfig(self.kubeconfig_path, [s.kubeconfig_parts() for s in servers], name)
         return self.kubeconfig_path
 
