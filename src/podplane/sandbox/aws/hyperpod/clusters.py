@@ -73,7 +73,10 @@ class ClustersMixin(EventsMixin):
                            and n["Status"] != "ShuttingDown")
             for _ in range(group["TargetCount"] - existing):
                 try:
-                    self.launch(cluster, group, self.place(cluster, group), at=at)
+                    node = self.launch(cluster, group, self.place(cluster, group), at=at)
+                    self.event(cluster, "Info", f"Instance {node['InstanceId']} is being "
+                               "provisioned.", group=group["InstanceGroupName"],
+                               instance=node["InstanceId"], at=at)
                 except NoCapacity as e:
                     if continuous:  # reported as an event; the cluster stays InService
                         if not was_waiting:

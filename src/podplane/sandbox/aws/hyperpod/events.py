@@ -26,7 +26,8 @@ class EventsMixin(PlansMixin):
             return
         h = self.w.hex_id
         kind = "Instance" if instance else "InstanceGroup" if group else "Cluster"
-        event = {"EventId": f"{h(8)}-{h(4)}-{h(4)}-{h(4)}-{h(12)}",
+        events = self.table("events").setdefault(cluster["ClusterName"], [])
+        event = {"_seq": len(events),"EventId": f"{h(8)}-{h(4)}-{h(4)}-{h(4)}-{h(12)}",
                  "ClusterArn": cluster["ClusterArn"], "ClusterName": cluster["ClusterName"],
                  "ResourceType": kind, "EventTime": self.w.now() if at is None else at,
                  "Description": description, "EventLevel": level}
@@ -34,7 +35,7 @@ class EventsMixin(PlansMixin):
             event["InstanceGroupName"] = group
         if instance:
             event["InstanceId"] = instance
-        self.table("events").setdefault(cluster["ClusterName"], []).append(event)
+        events.append(event)
 
     def _events_of(self, name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         cluster = self.get_cluster(name)
@@ -53,7 +54,8 @@ class EventsMixin(PlansMixin):
             events = [e for e in events if e["EventTime"] > float(p["EventTimeAfter"])]
         if p.get("EventTimeBefore") is not None:
             events = [e for e in events if e["EventTime"] < float(p["EventTimeBefore"])]
-        events.sort(key=lambda e: e["EventTime"], reverse=p.get("SortOrder") != "Ascending")
+        events.sort(key=lambda e: (e["EventTime"], e["_seq"]),
+                    reverse=p.get("SortOrder") != "Ascending")
         page, nxt = paginate(events, p, "MaxResults", "NextToken")
         return {"Events": page, **({"NextToken": nxt} if nxt else {})}
 
