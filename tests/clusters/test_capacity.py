@@ -1,6 +1,7 @@
-"""Insufficient capacity fails the hyperpod step (the group's newest cluster event is an ERROR)
-with a neutral hint; retrying it alone after the fault clears succeeds. With continuous provisioning the cluster stays InService with
-what it got, so the retry creates nothing: it waits for the group to fill."""
+"""Insufficient capacity fails the hyperpod step (the group's newest cluster event is an
+ERROR) with a neutral hint; retrying it alone after the fault clears succeeds. With continuous
+provisioning the cluster stays InService with what it got, so the retry creates nothing: it
+waits for the group to fill."""
 
 from __future__ import annotations
 
