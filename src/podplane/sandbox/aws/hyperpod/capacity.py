@@ -11,7 +11,6 @@ from typing import Any
 
 from podplane.sandbox.aws.hyperpod.instance_facts import accelerated
 from podplane.sandbox.aws.protocol import service_model
-from podplane.sandbox.aws.world import AZS
 
 # per-AZ free capacity for the biggest GPU types is deliberately small and uneven
 _BIG = {"ml.p5.48xlarge", "ml.p5e.48xlarge", "ml.p5en.48xlarge", "ml.p4d.24xlarge",
@@ -81,6 +80,3 @@ class Capacity:
     def set_quota(self, instance_type: str, value: int | None) -> None:
         """Apply a value (an approved increase); None removes it (back to the default)."""
         self.state.setdefault("quotas", {})[instance_type] = value
-
-    def azs_with_room(self, instance_type: str, used: dict[str, int]) -> list[str]:
-        return [az for az in AZS if self.capacity(instance_type, az) - used.get(az, 0) > 0]
