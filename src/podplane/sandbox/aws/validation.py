@@ -10,7 +10,8 @@ of them is refused before the operation runs, with every violation in one messag
 
 (the wording of SageMaker's and Service Quotas' ValidationException). Member paths are
 lowerCamelCase and list items are `name.N.member` (1-based). A JSON value of the wrong type is
-a SerializationException, as the services' deserializers answer.
+a SerializationException, as the services' deserializers answer; a member the model does not
+have is ignored.
 """
 
 from __future__ import annotations
@@ -77,9 +78,9 @@ def _structure(shape: StructureShape, value: dict[str, Any], path: str, report: 
                                      "constraint: Member must not be null")
     for name, item in value.items():
         member = shape.members.get(name)
-        if member is None:
-            report.serialization.append(f"Unrecognized field '{name}' at '{path or '/'}'")
-        elif item is not None:
+        # a member this model lacks is ignored, as AWS's deserializers do: clients built on a
+        # newer model (the HyperPod CLI) send members added after our botocore
+        if member is not None and item is not None:
             _check(member, item, _join(path, name), report)
     if shape.metadata.get("union") and sum(v is not None for v in value.values()) != 1:
         report.constraint.append(f"Value at '{path}' failed to satisfy constraint: Member "
