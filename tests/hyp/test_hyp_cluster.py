@@ -8,9 +8,8 @@ import json
 
 from tests.clusters.helpers import BODY, wait_done
 from tests.hyp.conftest import Hyp
+from tests.sandbox_kube import real_cloud
 from tests.stack import Stack
-
-ROLE = "arn:aws:iam::123456789012:role/podplane-hp-exec"
 
 
 async def create_with_podplane(stack: Stack) -> None:
@@ -23,18 +22,9 @@ async def create_with_podplane(stack: Stack) -> None:
 
 def second_cluster(stack: Stack) -> None:
     """Another HyperPod cluster, on its own EKS cluster, with one CPU node."""
-    eks = stack.aws("eks").create_cluster(
-        name="other", roleArn="arn:aws:iam::123456789012:role/eks",
-        resourcesVpcConfig={"subnetIds": []},
-        accessConfig={"authenticationMode": "API_AND_CONFIG_MAP"})["cluster"]
+    real_cloud.create_eks(stack.aws, "other")
     stack.advance(15 * 60)
-    stack.aws("sagemaker").create_cluster(
-        ClusterName="other", Orchestrator={"Eks": {"ClusterArn": eks["arn"]}},
-        VpcConfig={"SecurityGroupIds": ["sg-12345678"], "Subnets": ["subnet-12345678"]},
-        InstanceGroups=[{"InstanceGroupName": "cpu", "InstanceType": "ml.m5.xlarge",
-                         "InstanceCount": 1, "ExecutionRole": ROLE, "ThreadsPerCore": 1,
-                         "LifeCycleConfig": {"SourceS3Uri": "s3://sagemaker-other/lc/",
-                                             "OnCreate": "on_create.sh"}}])
+    real_cloud.create_hyperpod(stack.aws, "other", "other", "ml.m5.xlarge", 1)
     stack.advance(20 * 60)
 
 

@@ -10,7 +10,6 @@ import json
 import os
 import ssl
 import subprocess
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,12 +21,11 @@ import yaml
 from botocore.config import Config
 
 from podplane.cloud.kube.eks_token import eks_token, static_session
+from tests.sandbox_kube import real_cloud
 from tests.stack import KUBECTL, SandboxThread
 
 ACCOUNT = "123456789012"
 POLICY = "arn:aws:eks::aws:cluster-access-policy/"
-TRUST = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
-                                                 "Principal": {"Service": "{svc}"}}]}
 
 
 class Cloud:
@@ -46,23 +44,12 @@ class Cloud:
         httpx.post(f"{self.url}/_sandbox/clock/advance", json={"seconds": seconds})
 
     def role(self, name: str, service: str, *policies: str) -> str:
-        iam = self.client("iam")
-        trust = json.dumps(TRUST).replace("{svc}", service)
-        arn = iam.create_role(RoleName=name, AssumeRolePolicyDocument=trust)["Role"]["Arn"]
-        for policy in policies:
-            iam.attach_role_policy(RoleName=name, PolicyArn=policy)
-        return str(arn)
+        return real_cloud.role(self.client, name, service, *policies)
 
     def eks_cluster(self, name: str, **access: Any) -> dict[str, Any]:
-        eks = self.client("eks")
-        role = f"arn:aws:iam::{ACCOUNT}:role/eks-{name}"
-        if name not in {r["RoleName"] for r in self.client("iam").list_roles()["Roles"]}:
-            role = self.role(f"eks-{name}", "eks.amazonaws.com",
-                             "arn:aws:iam::aws:policy/AmazonEKSClusterPolicy")
-        eks.create_cluster(name=name, roleArn=role, resourcesVpcConfig={"subnetIds": []},
-                           accessConfig={"authenticationMode": "API_AND_CONFIG_MAP", **access})
+        real_cloud.create_eks(self.client, name, **access)
         self.advance(700)
-        return dict(eks.describe_cluster(name=name)["cluster"])
+        return dict(self.client("eks").describe_cluster(name=name)["cluster"])
 
     def user(self, name: str) -> tuple[str, str, str]:
         """An IAM user with an access key -> (arn, key, secret)."""
@@ -259,29 +246,7 @@ def test_a_restart_keeps_each_clusters_port_ca_and_objects(cloud: Cloud, tmp_pat
 
 
 def _hyperpod(cloud: Cloud, name: str, eks: str, count: int) -> str:
-    """A HyperPod cluster on `eks` whose execution role and lifecycle script are real."""
-    role_name = f"exec-{name}"
-    role = cloud.role(role_name, "sagemaker.amazonaws.com",
-                      "arn:aws:iam::aws:policy/AmazonSageMakerClusterInstanceRolePolicy")
-    s3 = cloud.client("s3")
-    bucket = f"sagemaker-{name}-{uuid.uuid4().hex[:8]}"  # moto keeps bucket names globally
-    s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={
-        "LocationConstraint": "us-west-2"})
-    s3.put_object(Bucket=bucket, Key="scripts/on_create.sh", Body=b"#!/bin/bash\n")
-    ec2 = cloud.client("ec2")
-    vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
-    subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.0.0/20",
-                               AvailabilityZone="us-west-2a")["Subnet"]["SubnetId"]
-    sg = ec2.create_security_group(GroupName=f"sg-{name}", Description="n", VpcId=vpc)["GroupId"]
-    eks_arn = cloud.client("eks").describe_cluster(name=eks)["cluster"]["arn"]
-    cloud.client("sagemaker").create_cluster(
-        ClusterName=name, Orchestrator={"Eks": {"ClusterArn": eks_arn}},
-        VpcConfig={"Subnets": [subnet], "SecurityGroupIds": [sg]}, NodeRecovery="Automatic",
-        InstanceGroups=[{"InstanceGroupName": "cpu", "InstanceType": "ml.m5.xlarge",
-                         "InstanceCount": count, "ExecutionRole": role, "ThreadsPerCore": 1,
-                         "LifeCycleConfig": {"SourceS3Uri": f"s3://{bucket}/scripts/",
-                                             "OnCreate": "on_create.sh"}}])
-    return role
+    return real_cloud.create_hyperpod(cloud.client, name, eks, "ml.m5.xlarge", count)
 
 
 def _kubeconfig(cluster: dict[str, Any], key: str, secret: str, path: Path) -> Path:
