@@ -15,6 +15,7 @@ os.environ.setdefault("MOTO_IAM_LOAD_MANAGED_POLICIES", "true")
 from moto.backends import get_backend  # noqa: E402
 from moto.core.base_backend import BackendDict  # noqa: E402
 from moto.moto_api._internal import mock_random  # noqa: E402
+from moto.s3.models import s3_backends  # noqa: E402
 from moto.server import (  # type: ignore[attr-defined]  # noqa: E402
     DomainDispatcherApplication,
     create_backend_app,
@@ -72,6 +73,7 @@ def reset(seed: int) -> None:
     for backend in list(_instances()):
         backend.clear()
     _instances().clear()
+    s3_backends.bucket_accounts.clear()  # moto's global bucket-name index outlives the backends
     mock_random.seed(seed)
 
 
