@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from podplane.sandbox.aws.iam_rules import LAG_SECONDS
 from tests.clusters.helpers import step, wait_done
+from tests.sandbox_aws.iam_setup import make_role, put_scripts, read_scripts
 from tests.stack import Stack
 
 CRDS = Path(__file__).parents[2] / ".." / "shared" / "crds"
@@ -18,8 +20,13 @@ def make_outside_cluster(stack: Stack) -> None:
     subnets = [ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.9.{i}.0/24",
                                  AvailabilityZone=az)["Subnet"]["SubnetId"]
                for i, az in enumerate(["us-west-2a", "us-west-2b"])]
+    eks_role = make_role(stack.aws, "legacy-eks", ("eks.amazonaws.com",))
+    hp_role = make_role(stack.aws, "legacy-hp", ("sagemaker.amazonaws.com",),
+                        read_scripts("legacy-lc"))
+    put_scripts(stack.aws, "legacy-lc", "lc/on_create.sh")
+    stack.advance(LAG_SECONDS)
     eks = stack.aws("eks")
-    eks.create_cluster(name="legacy", roleArn="arn:aws:iam::123456789012:role/r",
+    eks.create_cluster(name="legacy", roleArn=eks_role,
                        resourcesVpcConfig={"subnetIds": subnets},
                        accessConfig={"authenticationMode": "API_AND_CONFIG_MAP"})
     stack.advance(15 * 60)
@@ -30,8 +37,8 @@ def make_outside_cluster(stack: Stack) -> None:
         ClusterName="legacy-hp", Orchestrator={"Eks": {"ClusterArn": arn}},
         VpcConfig={"SecurityGroupIds": ["sg-12345678"], "Subnets": subnets[:1]},
         InstanceGroups=[{"InstanceGroupName": "workers", "InstanceType": "ml.g5.xlarge",
-                         "InstanceCount": 1, "ExecutionRole": "arn:aws:iam::123456789012:role/x",
-                         "LifeCycleConfig": {"SourceS3Uri": "s3://b/lc/",
+                         "InstanceCount": 1, "ExecutionRole": hp_role,
+                         "LifeCycleConfig": {"SourceS3Uri": "s3://legacy-lc/lc/",
                                              "OnCreate": "on_create.sh"}}])
     stack.advance(20 * 60)
     stack.kubectl("apply", "-f", str(RAYJOB_CRD.resolve()))

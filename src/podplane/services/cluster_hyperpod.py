@@ -20,6 +20,7 @@ from podplane.ops.context import StepContext
 from podplane.ops.mutate import IN_FLIGHT, mutate_once
 from podplane.services.cloud_access import Cloud
 from podplane.services.cluster_network import CLUSTER_TAG, MANAGED_TAG
+from podplane.services.iam_retry import while_iam_propagates
 
 POLL = 60.0
 TERMINAL = ("InService", "Failed")
@@ -66,7 +67,9 @@ async def ensure(ctx: StepContext, cloud: Cloud, spec: ClusterSpec,
     if current is None:
         request = create_request(spec, facts)
         current = await mutate_once(
-            ctx, token=token, poll_every=POLL, submit=lambda: hp.create_cluster(request),
+            ctx, token=token, poll_every=POLL,
+            submit=lambda: while_iam_propagates(ctx, facts["hyperpod_role"],
+                                                lambda: hp.create_cluster(request)),
             inspect=lambda: hp.describe_cluster(spec.name),
             done=lambda c: c["ClusterStatus"] in TERMINAL)
     while current["ClusterStatus"] not in TERMINAL:
