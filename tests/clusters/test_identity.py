@@ -10,9 +10,15 @@ from typing import Any
 
 from podplane.sandbox.aws.iam_rules import LAG_SECONDS
 from podplane.services.cloud_access import cloud_of
-from podplane.services.cluster_identity import delete_identity, role_names
+from podplane.services.cluster_identity import (
+    delete_identity,
+    ensure_lifecycle_script,
+    ensure_role,
+    role_names,
+)
 from podplane.services.cluster_network import CLUSTER_TAG, MANAGED_TAG
 from tests.clusters.helpers import BODY, wait_done
+from tests.sandbox_aws.iam_setup import read_scripts, trust
 from tests.stack import Stack
 
 PACKAGED = Path(__file__).resolve().parents[2] / "src/podplane/services/lifecycle/on_create.sh"
@@ -86,3 +92,34 @@ async def test_delete_removes_only_the_oidc_providers_podplane_tagged(stack: Sta
     assert gone == [ours["OpenIDConnectProviderArn"]]
     left = [p["Arn"] for p in iam.list_open_id_connect_providers()["OpenIDConnectProviderList"]]
     assert left == [theirs["OpenIDConnectProviderArn"]]
+
+
+async def test_delete_removes_the_cluster_roles_under_new_and_old_names(stack: Stack) -> None:
+    caller = cloud_of(stack.app.state.podplane).aws.caller
+    new = role_names("alpha", "us-west-2")["eks"]
+    await ensure_role(caller, "alpha", new, "eks.amazonaws.com",
+                      ("arn:aws:iam::aws:policy/AmazonEKSClusterPolicy",),
+                      inline=read_scripts("podplane-scripts"))
+    await ensure_role(caller, "alpha", "podplane-alpha-s3csi", "pods.eks.amazonaws.com")
+    stack.aws("iam").create_role(RoleName="podplane-alpha-hyperpod",  # not tagged: not ours
+                                 AssumeRolePolicyDocument=trust("sagemaker.amazonaws.com"))
+    gone = await delete_identity(caller, "alpha", "us-west-2")
+    assert sorted(gone) == sorted([new, "podplane-alpha-s3csi"])
+    left = [r["RoleName"] for r in stack.aws("iam").list_roles()["Roles"]]
+    assert "podplane-alpha-hyperpod" in left and new not in left
+
+
+async def test_a_stale_lifecycle_script_is_replaced_by_the_packaged_one(stack: Stack) -> None:
+    s3 = stack.aws("s3")
+    s3.create_bucket(Bucket="podplane-scripts", CreateBucketConfiguration={
+        "LocationConstraint": "us-west-2"})
+    s3.put_object(Bucket="podplane-scripts", Key="podplane/lifecycle/on_create.sh",
+                  Body=b"#!/bin/bash\necho old\n")
+    caller = cloud_of(stack.app.state.podplane).aws.caller
+    uri = await ensure_lifecycle_script(caller, "podplane-scripts")
+    assert uri == "s3://podplane-scripts/podplane/lifecycle/"
+    got = s3.get_object(Bucket="podplane-scripts", Key="podplane/lifecycle/on_create.sh")
+    assert got["Body"].read() == PACKAGED.read_bytes()
+    puts = len(stack.ledger(service="s3", action="PutObject"))
+    await ensure_lifecycle_script(caller, "podplane-scripts")  # same bytes: no upload
+    assert len(stack.ledger(service="s3", action="PutObject")) == puts
