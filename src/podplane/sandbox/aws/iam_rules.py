@@ -169,29 +169,29 @@ def _propagated(w: World, arn: str) -> bool:
 def _changed_at(w: World, arn: str) -> float | None:
     """When the role was created or its trust policy last changed, in virtual time (None: before
     the sandbox's ledger began, i.e. long propagated). The ledger names the role a CreateRole
-    made but not the one an UpdateAssumeRolePolicy changed: a trust change is noticed by the
-    document's digest, and a role seen for the first time counts the latest trust change of
-    any role after its creation (stricter, never longer than one lag)."""
+    made but not the one an UpdateAssumeRolePolicy changed, so each check keeps a digest of the
+    trust policy it saw: a new digest dates from the latest of those calls since the last check
+    (or from now). A role seen for the first time also counts the latest trust change of any
+    role after its creation: stricter, and never by more than one lag."""
     seen = w.service_state("iam_rules").setdefault("trust", {})
     digest = hashlib.sha256(_trust_doc(arn).encode()).hexdigest()
-    created = _latest(w, "CreateRole", arn)
     record = seen.get(arn)
-    times = [t for t in (created,) if t is not None]
-    if record is None or record["digest"] != digest:
-        changed = _latest(w, "UpdateAssumeRolePolicy", None)
-        if changed is not None and (created is None or changed > created):
-            times.append(changed)
-        elif record is not None:
-            times.append(w.now())
-    elif record["since"] is not None:
-        times.append(record["since"])
-    since = max(times) if times else None
-    seen[arn] = {"digest": digest, "since": since}
+    after = record["checked"] if record is not None else None
+    created = _latest(w, "CreateRole", arn, after)  # also a role deleted and made again
+    since: float | None
+    if record is not None and record["digest"] == digest:
+        since = created if created is not None else record["since"]
+    else:
+        changed = _latest(w, "UpdateAssumeRolePolicy", None, after if after else created)
+        times = [t for t in (created, changed) if t is not None]
+        since = max(times) if times else (w.now() if record is not None else None)
+    seen[arn] = {"digest": digest, "since": since, "checked": w.now()}
     return since
 
 
-def _latest(w: World, action: str, target: str | None) -> float | None:
+def _latest(w: World, action: str, target: str | None,
+            after: float | None = None) -> float | None:
     times = [float(e["time"]) for e in w.ledger.query("iam", action)
-             if target is None or e["target"] == target]
+             if (target is None or e["target"] == target)
+             and (after is None or float(e["time"]) >= after)]
     return max(times) if times else None
-
