@@ -83,6 +83,18 @@ def test_a_changed_trust_policy_propagates_too(box: Box) -> None:
     create_eks(box, arn)
 
 
+def test_a_role_deleted_and_made_again_propagates_again(box: Box) -> None:
+    arn = make_role(box.client, "again", ("eks.amazonaws.com",))
+    box.advance(LAG_SECONDS)
+    create_eks(box, arn)
+    box.client("iam").delete_role(RoleName="again")
+    box.advance(LAG_SECONDS)
+    assert make_role(box.client, "again", ("eks.amazonaws.com",)) == arn
+    assert refusal(create_eks, box, arn, "e2")[0] == "InvalidParameterException"
+    box.advance(LAG_SECONDS)
+    create_eks(box, arn, "e2")
+
+
 # HyperPod execution role --------------------------------------------------------------------
 def test_hyperpod_refuses_an_execution_role_it_cannot_assume(box: Box) -> None:
     eks_only = make_role(box.client, "eks-only", ("eks.amazonaws.com",))

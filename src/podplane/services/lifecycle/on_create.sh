@@ -14,8 +14,9 @@ mkdir -p "$(dirname "$LOG")"
 exec > >(tee -a "$LOG") 2>&1
 log() { echo "[podplane on_create] $*"; }
 
-# The volume to use; set PODPLANE_DATA_VOLUME=/opt/dlami/nvme to prefer the instance store.
-VOLUME="${PODPLANE_DATA_VOLUME:-/opt/sagemaker}"
+# The volume to use. HyperPod passes the script no settings: for the instance store, change
+# this to /opt/dlami/nvme (larger and faster on p4/p5, but emptied when an instance is replaced).
+VOLUME=/opt/sagemaker
 
 wait_for_mount() {  # the volume may be mounted a little after the script starts
   local tries=12
