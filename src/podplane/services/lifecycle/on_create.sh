@@ -15,7 +15,7 @@ exec > >(tee -a "$LOG") 2>&1
 log() { echo "[podplane on_create] $*"; }
 
 # The volume to use. HyperPod passes the script no settings: for the instance store, change
-# this to /opt/dlami/nvme (larger and faster on p4/p5, but emptied when an instance is replaced).
+# this to /opt/dlami/nvme (the NVMe instance store, larger and faster on p4d and p5).
 VOLUME=/opt/sagemaker
 
 wait_for_mount() {  # the volume may be mounted a little after the script starts
