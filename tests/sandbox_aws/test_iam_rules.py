@@ -31,7 +31,7 @@ def refusal(call: object, *args: object, **kw: object) -> tuple[str, str]:
 
 def create_hyperpod(box: Box, name: str, *groups: dict[str, object]) -> None:
     subnet, sg = network(box)
-    arn = ensure_eks(box)
+    arn = ensure_eks(box, subnet)
     box.client("sagemaker").create_cluster(
         ClusterName=name, InstanceGroups=list(groups), NodeRecovery="Automatic",
         VpcConfig={"Subnets": [subnet], "SecurityGroupIds": [sg]},
@@ -108,14 +108,15 @@ def test_hyperpod_refuses_an_execution_role_it_cannot_assume(box: Box) -> None:
 
 
 def test_hyperpod_refuses_a_just_created_execution_role(box: Box) -> None:
-    eks = ensure_eks(box)
+    subnet, sg = network(box)
+    eks = ensure_eks(box, subnet)
     role = make_role(box.client, "new-exec", inline=read_scripts("sagemaker-lc"))
     spec = group("w", "ml.m5.xlarge", 1, ExecutionRole=role)
 
     def create() -> None:
         box.client("sagemaker").create_cluster(
             ClusterName="hp1", InstanceGroups=[spec], NodeRecovery="Automatic",
-            VpcConfig={"Subnets": SUBNETS, "SecurityGroupIds": ["sg-1"]},
+            VpcConfig={"Subnets": [subnet], "SecurityGroupIds": [sg]},
             Orchestrator={"Eks": {"ClusterArn": eks}})
 
     assert refusal(create)[0] == "ValidationException"
@@ -199,11 +200,11 @@ def test_update_cluster_checks_the_execution_roles_too(box: Box) -> None:
 
 # EKS Pod Identity ---------------------------------------------------------------------------
 def test_pod_identity_needs_an_existing_role_that_trusts_pods_with_tag_session(box: Box) -> None:
-    ensure_eks(box)
+    cluster = ensure_eks(box, network(box)[0]).rsplit("/", 1)[-1]
     eks = box.client("eks")
 
     def associate(role: str) -> None:
-        eks.create_pod_identity_association(clusterName="eks1", namespace="kube-system",
+        eks.create_pod_identity_association(clusterName=cluster, namespace="kube-system",
                                             serviceAccount="s3-csi", roleArn=role)
 
     code, message = refusal(associate, "arn:aws:iam::123456789012:role/nobody")
