@@ -12,7 +12,9 @@ import boto3
 import httpx
 
 from podplane.cloud.kube.eks_token import eks_token, static_session
+from podplane.sandbox.aws.iam_rules import LAG_SECONDS
 from tests.clusters.helpers import step, wait_done
+from tests.sandbox_aws.iam_setup import make_role, put_scripts, read_scripts
 from tests.stack import Stack
 
 CRDS = Path(__file__).parents[2] / ".." / "shared" / "crds"
@@ -27,8 +29,13 @@ def make_outside_cluster(stack: Stack) -> None:
                for i, az in enumerate(["us-west-2a", "us-west-2b"])]
     sg = ec2.create_security_group(GroupName="legacy", Description="nodes",
                                    VpcId=vpc)["GroupId"]
+    eks_role = make_role(stack.aws, "legacy-eks", ("eks.amazonaws.com",))
+    hp_role = make_role(stack.aws, "legacy-hp", ("sagemaker.amazonaws.com",),
+                        read_scripts("legacy-lc"))
+    put_scripts(stack.aws, "legacy-lc", "lc/on_create.sh")
+    stack.advance(LAG_SECONDS)
     eks = stack.aws("eks")
-    eks.create_cluster(name="legacy", roleArn="arn:aws:iam::123456789012:role/r",
+    eks.create_cluster(name="legacy", roleArn=eks_role,
                        resourcesVpcConfig={"subnetIds": subnets},
                        accessConfig={"authenticationMode": "API_AND_CONFIG_MAP"})
     stack.advance(15 * 60)
@@ -39,8 +46,8 @@ def make_outside_cluster(stack: Stack) -> None:
         ClusterName="legacy-hp", Orchestrator={"Eks": {"ClusterArn": arn}},
         VpcConfig={"SecurityGroupIds": [sg], "Subnets": subnets[:1]},
         InstanceGroups=[{"InstanceGroupName": "workers", "InstanceType": "ml.g5.xlarge",
-                         "InstanceCount": 1, "ExecutionRole": "arn:aws:iam::123456789012:role/x",
-                         "LifeCycleConfig": {"SourceS3Uri": "s3://b/lc/",
+                         "InstanceCount": 1, "ExecutionRole": hp_role,
+                         "LifeCycleConfig": {"SourceS3Uri": "s3://legacy-lc/lc/",
                                              "OnCreate": "on_create.sh"}}])
     stack.advance(20 * 60)
     stack.kubectl("apply", "-f", str(RAYJOB_CRD.resolve()))

@@ -15,8 +15,10 @@ import pytest
 from podplane.domain import manifests
 from podplane.domain.dependencies import CORE_UNITS
 from podplane.domain.network import COMPUTE_TAG
+from podplane.sandbox.aws.iam_rules import LAG_SECONDS
 from podplane.services.cloud_access import cloud_of
 from podplane.store import clusters as cluster_rows
+from tests.sandbox_aws.iam_setup import make_role, put_scripts, read_scripts
 from tests.stack import Stack
 
 CLUSTER = "gpu"
@@ -70,7 +72,19 @@ def _network(stack: Stack) -> tuple[str, str, list[str], str]:
     return vpc, compute, private, sg
 
 
+def _identity(stack: Stack) -> None:
+    """The roles and scripts AWS checks (docs/sandbox.md, "IAM and identity"), propagated."""
+    make_role(stack.aws, "eks", ("eks.amazonaws.com",))
+    make_role(stack.aws, ROLE.rsplit("/", 1)[-1], ("sagemaker.amazonaws.com",),
+              read_scripts("podplane-gpu-lifecycle"))
+    put_scripts(stack.aws, "podplane-gpu-lifecycle", "scripts/on_create.sh")
+    # past the lag, by a round 20 s: group tests step the clock in the sandbox Kubernetes
+    # controllers' 5 and 10 s periods, and a shift off that grid changes what they observe
+    stack.advance(max(20.0, LAG_SECONDS + 1))
+
+
 def _create(stack: Stack, compute: str, private: list[str], sg: str) -> None:
+    _identity(stack)
     eks = stack.aws("eks").create_cluster(
         name=CLUSTER, roleArn="arn:aws:iam::123456789012:role/eks",
         resourcesVpcConfig={"subnetIds": private, "securityGroupIds": [sg]},

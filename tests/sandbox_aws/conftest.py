@@ -13,6 +13,7 @@ import pytest
 from botocore.config import Config
 
 from podplane.sandbox.main import Sandbox
+from tests.sandbox_aws.iam_setup import prepare
 from tests.sandbox_aws.shapes import ShapeRecorder
 
 ROLE = "arn:aws:iam::123456789012:role/podplane-test"
@@ -52,7 +53,9 @@ def start_box(home: Path, seed: int = 7) -> Box:
     sandbox = Sandbox(home, aws_port=0, speed=0, seed=seed,
                       kube_endpoint="https://127.0.0.1:16443")
     sandbox.start()
-    return Box(sandbox, ShapeRecorder())
+    box = Box(sandbox, ShapeRecorder())
+    prepare(box.client, box.advance, ROLE.rsplit("/", 1)[-1])
+    return box
 
 
 @pytest.fixture

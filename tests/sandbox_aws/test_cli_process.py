@@ -11,10 +11,12 @@ import sys
 import time
 from pathlib import Path
 
+import boto3
 import httpx
 import pytest
 
 from tests.sandbox_aws.conftest import Box, group, hyperpod_cluster, network
+from tests.sandbox_aws.iam_setup import prepare
 
 AWS = str(Path(sys.executable).parent / "aws")
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -102,6 +104,10 @@ def test_sandbox_process_writes_env_and_keeps_state_across_restart(tmp_path: Pat
         env = (tmp_path / "sandbox" / "env").read_text()
         assert f"export AWS_ENDPOINT_URL={url}" in env
         assert f"export KUBECONFIG={tmp_path / 'sandbox' / 'kubeconfig'}" in env
+        prepare(lambda service: boto3.client(
+            service, endpoint_url=url, region_name="us-west-2", aws_access_key_id="test",
+            aws_secret_access_key="test"), lambda seconds: httpx.post(
+            f"{url}/_sandbox/clock/advance", json={"seconds": seconds}), "podplane-test")
         # no VpcConfig: HyperPod refuses subnets and security groups EC2 does not have
         body = {"ClusterName": "hp1", "InstanceGroups": [group("w", "ml.m5.xlarge", 1)]}
         r = httpx.post(url, json=body, headers={"X-Amz-Target": "SageMaker.CreateCluster",

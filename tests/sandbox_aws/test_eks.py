@@ -7,7 +7,9 @@ import base64
 import pytest
 from botocore.exceptions import ClientError
 
+from podplane.sandbox.aws.iam_rules import LAG_SECONDS
 from tests.sandbox_aws.conftest import ROLE, Box
+from tests.sandbox_aws.iam_setup import make_role
 
 
 def make_cluster(box: Box, name: str = "eks1", mode: str = "API_AND_CONFIG_MAP") -> None:
@@ -152,6 +154,8 @@ def test_pod_identity_associations(box: Box) -> None:
     assert dup.value.response["Error"]["Code"] == "ResourceInUseException"
     listed = eks.list_pod_identity_associations(clusterName="eks1", namespace="kube-system")
     assert [a["associationId"] for a in listed["associations"]] == [aid]
+    make_role(box.client, "podplane-test-2")
+    box.advance(LAG_SECONDS)
     eks.update_pod_identity_association(clusterName="eks1", associationId=aid,
                                         roleArn=ROLE + "-2")
     got = eks.describe_pod_identity_association(clusterName="eks1", associationId=aid)

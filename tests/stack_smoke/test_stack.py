@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from podplane.sandbox.aws.iam_rules import LAG_SECONDS
 from podplane.services.cloud_access import cloud_of
+from tests.sandbox_aws.iam_setup import make_role
 from tests.stack import Stack
 
 
@@ -12,7 +14,9 @@ async def test_control_plane_reaches_sandbox_eks_and_kubernetes(stack: Stack) ->
     subnets = [ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.0.{i}.0/24",
                                  AvailabilityZone=az)["Subnet"]["SubnetId"]
                for i, az in enumerate(["us-west-2a", "us-west-2b"])]
-    stack.aws("eks").create_cluster(name="smoke", roleArn="arn:aws:iam::123456789012:role/r",
+    role = make_role(stack.aws, "smoke-eks", ("eks.amazonaws.com",))
+    stack.advance(LAG_SECONDS)
+    stack.aws("eks").create_cluster(name="smoke", roleArn=role,
                                     resourcesVpcConfig={"subnetIds": subnets})
     stack.advance(15 * 60)
     cloud = cloud_of(stack.app.state.podplane)

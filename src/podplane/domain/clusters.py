@@ -14,7 +14,7 @@ from podplane.domain.instance_groups import (
     deep_health_checks_for,
     threads_per_core,
 )
-from podplane.domain.names import check_cluster_name
+from podplane.domain.names import check_cluster_name, derived_name
 from podplane.domain.network import VpcLayout, plan_vpc
 
 KUBERNETES_VERSION = "1.33"
@@ -116,8 +116,10 @@ def plan_cluster(spec: ClusterSpec, region_azs: list[str], account_id: str) -> C
 
 
 def shared_bucket(cluster: str, account_id: str, region: str) -> str:
-    """One bucket per cluster shared by dev environment and pods (S3 names: <= 63 chars)."""
-    return f"podplane-{cluster}-{account_id}-{region}"[:63].rstrip("-")
+    """One bucket per cluster shared by dev environment and pods. S3 names are global and
+    <= 63 chars: the account and region stay whole, a long cluster name is cut, and a hash of
+    all three keeps names unique."""
+    return derived_name(f"podplane-{cluster}", f"{account_id}-{region}", 63, account_id, region)
 
 
 def _plain(value: Any) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from podplane.domain.errors import InvalidInput
@@ -33,3 +34,12 @@ def check_group_name(name: str) -> None:
             "letter or digit.",
             field="name",
         )
+
+
+def derived_name(base: str, suffix: str, limit: int, *scope: str) -> str:
+    """`<base>-<suffix>-<hash>` within `limit` characters: the base is cut to fit, and the
+    8-character hash of (base, scope...) keeps two long names (or one name in two regions or
+    accounts) from ever colliding, whatever the base's length."""
+    digest = hashlib.sha256("/".join((base, *scope)).encode()).hexdigest()[:8]
+    tail = f"-{suffix}-{digest}" if suffix else f"-{digest}"
+    return base[:limit - len(tail)].rstrip("-") + tail

@@ -16,6 +16,11 @@ from podplane.domain.clusters import (
     shared_bucket,
 )
 from podplane.domain.errors import CloudError
+from podplane.domain.iam_policies import (
+    eks_cluster_policies,
+    execution_role_inline,
+    execution_role_policies,
+)
 from podplane.domain.preflight import check_capacity, raise_if_blocked
 from podplane.ops import workflows
 from podplane.ops.context import StepContext
@@ -23,8 +28,7 @@ from podplane.ops.mutate import IN_FLIGHT, mutate_once
 from podplane.services import cluster_deps, cluster_hyperpod
 from podplane.services.cloud_access import cloud_of
 from podplane.services.cluster_identity import (
-    EKS_POLICIES,
-    HYPERPOD_POLICIES,
+    LIFECYCLE_PREFIX,
     ensure_bucket,
     ensure_lifecycle_script,
     ensure_role,
@@ -41,6 +45,7 @@ from podplane.services.cluster_state import (
 )
 from podplane.services.cluster_verify import verify_cluster
 from podplane.services.context import AppState
+from podplane.services.iam_retry import while_iam_propagates
 
 KIND = "cluster.create"
 EKS_POLL = 30.0
@@ -86,20 +91,21 @@ class CreateSteps:
         spec = spec_from(ctx.params["spec"])
         net = (await facts_of(self.app, spec.name))["network"]
         eks = self.cloud.aws.eks
-        role = await ensure_role(self.cloud.aws.caller, spec.name, role_names(spec.name)["eks"],
-                                 "eks.amazonaws.com", EKS_POLICIES)
+        role = await ensure_role(self.cloud.aws.caller, spec.name,
+                                 role_names(spec.name, spec.region)["eks"],
+                                 "eks.amazonaws.com", eks_cluster_policies(spec.region))
         token = ctx.client_token()
         in_flight = ctx.phase_name in IN_FLIGHT and ctx.checkpoint.get("client_token") == token
         existing: dict[str, Any] | None = (None if in_flight
                                            else await eks.describe_cluster(spec.name))
         if existing is None:
             async def submit() -> dict[str, Any]:
-                made = await eks.create_cluster(
+                made = await while_iam_propagates(ctx, role, lambda: eks.create_cluster(
                     spec.name, role, net["private_subnets"] + net["public_subnets"],
                     [net["security_group"]], version=KUBERNETES_VERSION, client_token=token,
                     accessConfig={"authenticationMode": "API_AND_CONFIG_MAP",
                                   "bootstrapClusterCreatorAdminPermissions": True},
-                    tags={CLUSTER_TAG: spec.name, MANAGED_TAG: "true"})
+                    tags={CLUSTER_TAG: spec.name, MANAGED_TAG: "true"}))
                 return {"arn": made["arn"]}  # what the checkpoint keeps (JSON-safe)
 
             existing = await mutate_once(
@@ -116,27 +122,24 @@ class CreateSteps:
             raise CloudError(f"EKS cluster {spec.name} failed to create.", code="eks_failed",
                              hint="Check the EKS console's health issues, delete the cluster, "
                              "then retry this step.")
-        await save_facts(self.app, spec.name, eks_arn=existing["arn"],
-                         oidc_issuer=existing.get("identity", {}).get("oidc", {}).get("issuer"))
+        await save_facts(self.app, spec.name, eks_arn=existing["arn"])
         return {"eks_arn": existing["arn"], "eks_status": existing["status"]}
 
     async def access(self, ctx: StepContext) -> dict[str, Any]:
         spec = spec_from(ctx.params["spec"])
-        facts = await facts_of(self.app, spec.name)
         caller = self.cloud.aws.caller
         await ctx.phase("identity")
-        issuer = facts.get("oidc_issuer")
-        if issuer:
-            await _ensure_oidc_provider(caller, issuer, spec.name)
-        names = role_names(spec.name)
-        hp_role = await ensure_role(caller, spec.name, names["hyperpod"],
-                                    "sagemaker.amazonaws.com", HYPERPOD_POLICIES)
-        bucket = shared_bucket(spec.name, await _account(caller), spec.region)
+        account = await _account(caller)
+        bucket = shared_bucket(spec.name, account, spec.region)
+        hp_role = await ensure_role(
+            caller, spec.name, role_names(spec.name, spec.region)["hyperpod"],
+            "sagemaker.amazonaws.com", execution_role_policies(spec.region),
+            inline=execution_role_inline(spec.region, account, bucket, LIFECYCLE_PREFIX))
         await ensure_bucket(caller, spec.name, bucket, spec.region)
         lifecycle = await ensure_lifecycle_script(caller, bucket)
         await save_facts(self.app, spec.name, hyperpod_role=hp_role, bucket=bucket,
                          lifecycle_uri=lifecycle)
-        return {"hyperpod_role": hp_role, "oidc_issuer": issuer}
+        return {"hyperpod_role": hp_role, "bucket": bucket, "lifecycle_uri": lifecycle}
 
     async def dependencies(self, ctx: StepContext) -> dict[str, Any]:
         spec = spec_from(ctx.params["spec"])
@@ -170,14 +173,3 @@ def _eks_settled(cluster: dict[str, Any] | None) -> bool:
 async def _account(caller: Any) -> str:
     return str((await caller.call("sts", "get_caller_identity"))["Account"])
 
-
-async def _ensure_oidc_provider(caller: Any, issuer: str, cluster: str) -> None:
-    url = issuer.removeprefix("https://")
-    listed = await caller.call("iam", "list_open_id_connect_providers")
-    if any(p["Arn"].endswith(url) for p in listed["OpenIDConnectProviderList"]):
-        return
-    await caller.call("iam", "create_open_id_connect_provider", Url=issuer,
-                      ClientIDList=["sts.amazonaws.com"],
-                      ThumbprintList=["9e99a48a9960b14926bb7f3b02e22da2b0ab7280"],
-                      Tags=[{"Key": CLUSTER_TAG, "Value": cluster},
-                            {"Key": MANAGED_TAG, "Value": "true"}])

@@ -13,8 +13,8 @@ from podplane.domain.errors import Conflict
 from podplane.ops import workflows
 from podplane.ops.context import StepContext
 from podplane.services.cloud_access import Cloud, cloud_of
-from podplane.services.cluster_identity import role_names
-from podplane.services.cluster_network import CLUSTER_TAG, MANAGED_TAG, tag_filter
+from podplane.services.cluster_identity import delete_identity
+from podplane.services.cluster_network import MANAGED_TAG, tag_filter
 from podplane.services.context import AppState
 from podplane.store import clusters as repo
 
@@ -128,25 +128,10 @@ class DeleteSteps:
     async def identity(self, ctx: StepContext) -> dict[str, Any]:
         if await self._skip(ctx):
             return {}
-        caller = self.cloud.aws.caller
-        gone = []
-        for role in role_names(ctx.params["name"]).values():
-            found = await caller.maybe("iam", "get_role", RoleName=role)
-            if found is None:
-                continue
-            tags = {t["Key"]: t["Value"] for t in found["Role"].get("Tags", [])}
-            if tags.get(CLUSTER_TAG) != ctx.params["name"]:
-                continue
-            attached = await caller.call("iam", "list_attached_role_policies", RoleName=role)
-            for p in attached["AttachedPolicies"]:
-                await caller.call("iam", "detach_role_policy", RoleName=role,
-                                  PolicyArn=p["PolicyArn"])
-            for policy in (await caller.call("iam", "list_role_policies",
-                                             RoleName=role))["PolicyNames"]:
-                await caller.call("iam", "delete_role_policy", RoleName=role,
-                                  PolicyName=policy)
-            await caller.call("iam", "delete_role", RoleName=role)
-            gone.append(role)
+        async with self.app.sessions() as db:
+            row = await repo.get(db, ctx.params["name"])
+        gone = await delete_identity(self.cloud.aws.caller, ctx.params["name"],
+                                     row.region if row is not None else None)
         return {"roles_deleted": gone, "bucket": "kept (holds data)"}
 
     async def forget(self, ctx: StepContext) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from podplane.domain.errors import CloudError
 from podplane.ops.context import StepContext
 from podplane.services.cloud_access import Cloud
 from podplane.services.cluster_identity import bucket_policy, ensure_role, role_names
+from podplane.services.iam_retry import while_iam_propagates
 
 ADDON_POLL = 20.0
 CSI_SERVICE_ACCOUNT = "s3-csi-driver-sa"
@@ -138,13 +139,13 @@ async def ensure_storage(ctx: StepContext, cloud: Cloud, eks_name: str, bucket: 
     """The shared bucket mounted through Mountpoint for S3 CSI: the driver's pod identity
     (a role allowed on this bucket only), a static PV and its claim."""
     await ctx.phase("identity", bucket=bucket)
-    role = await ensure_role(cloud.aws.caller, eks_name, role_names(eks_name)["s3csi"],
-                             "pods.eks.amazonaws.com", inline=bucket_policy(bucket))
+    role = await ensure_role(cloud.aws.caller, eks_name, role_names(eks_name, region)["s3csi"],
+                             "pods.eks.amazonaws.com", inline=bucket_policy(bucket, region))
     associations = await cloud.aws.eks.list_pod_identity_associations(eks_name)
     if not any(a.get("serviceAccount") == CSI_SERVICE_ACCOUNT for a in associations):
-        await cloud.aws.eks.create_pod_identity_association(
+        await while_iam_propagates(ctx, role, lambda: cloud.aws.eks.create_pod_identity_association(
             eks_name, "kube-system", CSI_SERVICE_ACCOUNT, role,
-            client_token=ctx.client_token("s3csi"))
+            client_token=ctx.client_token("s3csi")))
     await ctx.phase("applying")
     kube = await cloud.kube_for(eks_name)
     for obj in manifests.s3_volume(bucket, region):

@@ -23,6 +23,7 @@ from podplane.ops.context import StepContext
 from podplane.ops.mutate import IN_FLIGHT, mutate_once
 from podplane.services.cloud_access import Cloud
 from podplane.services.cluster_network import CLUSTER_TAG, MANAGED_TAG
+from podplane.services.iam_retry import while_iam_propagates
 
 POLL = 60.0
 # HyperPod takes 10-15 minutes; on-start deep health checks add 60-90 (AWS docs, about 2 hours
@@ -71,7 +72,9 @@ async def ensure(ctx: StepContext, cloud: Cloud, spec: ClusterSpec,
     if current is None:
         request = create_request(spec, facts)
         current = await mutate_once(
-            ctx, token=token, poll_every=POLL, submit=lambda: hp.create_cluster(request),
+            ctx, token=token, poll_every=POLL,
+            submit=lambda: while_iam_propagates(ctx, facts["hyperpod_role"],
+                                                lambda: hp.create_cluster(request)),
             inspect=lambda: hp.describe_cluster(spec.name),
             done=lambda _c: True)  # the wait below has the deadline and the event checks
     if ctx.phase_name != "polling" or "wait_started" not in ctx.checkpoint:

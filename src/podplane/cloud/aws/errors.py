@@ -33,6 +33,15 @@ UNAVAILABLE = {"ServiceUnavailable", "ServiceUnavailableException", "InternalFai
                "InternalError", "ServerException", "InternalServerError"}
 
 _STATUS = {"cloud_not_found": 404, "cloud_conflict": 409, "cloud_invalid": 422}
+ROLE_NOT_READY = "iam_role_not_ready"
+# How services refuse a role they cannot assume -- also what they answer while a new role or a
+# changed trust policy propagates through IAM: EKS CreateCluster "Role with arn: ..., could not
+# be assumed because it does not exist or the trusted entity is not correct"; EKS Pod Identity
+# "Role provided in the request does not exist" (hashicorp/terraform-provider-aws#34717);
+# SageMaker "Could not assume role ... Please ensure that the role exists and allows principal
+# 'sagemaker.amazonaws.com' to assume the role".
+_ROLE_REFUSED = re.compile(r"could not be assumed|could not assume role|unable to assume|"
+                           r"role provided in the request does not exist", re.IGNORECASE)
 
 
 def to_cloud_error(err: Exception, operation: str) -> CloudError:
@@ -64,11 +73,20 @@ def classify(code: str, message: str, operation: str) -> CloudError:
     if code in CONFLICT:
         return _error("cloud_conflict", text, False, "The resource exists or is busy; read its "
                       "state and retry when it settles.")
+    if role_not_ready(code, message):
+        return _error(ROLE_NOT_READY, text, False, "IAM changes take a minute to reach other "
+                      "services; if the role exists, check that its trust policy names the "
+                      "service.")
     if code in INVALID:
         return _error("cloud_invalid", text, False, None)
     if code in UNAVAILABLE:
         return _error("cloud_unavailable", text, True, "AWS had an internal error; retrying.")
     return _error("cloud_error", text, False, None)
+
+
+def role_not_ready(code: str, message: str) -> bool:
+    """A refusal to assume a role: retried for a while, as IAM is eventually consistent."""
+    return code in INVALID and _ROLE_REFUSED.search(message) is not None
 
 
 def unreachable_hint(endpoint: str) -> str:

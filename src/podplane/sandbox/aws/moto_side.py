@@ -15,6 +15,7 @@ os.environ.setdefault("MOTO_IAM_LOAD_MANAGED_POLICIES", "true")
 from moto.backends import get_backend  # noqa: E402
 from moto.core.base_backend import BackendDict  # noqa: E402
 from moto.moto_api._internal import mock_random  # noqa: E402
+from moto.s3.models import s3_backends  # noqa: E402
 from moto.server import (  # type: ignore[attr-defined]  # noqa: E402
     DomainDispatcherApplication,
     create_backend_app,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from podplane.sandbox.aws import iam_rules
 from podplane.sandbox.aws.base import paginate
 from podplane.sandbox.aws.callers import DEFAULT_ARN, caller_of
 from podplane.sandbox.aws.eks.base import EksBase
@@ -155,6 +156,7 @@ class AccessMixin(EksBase):
 
     def create_pod_identity_association(self, p: dict[str, Any]) -> dict[str, Any]:
         assocs = self._assocs(p["clusterName"])
+        iam_rules.check_pod_identity_role(self.w, p["roleArn"])
         for a in assocs.values():
             if (a["namespace"], a["serviceAccount"]) == (p["namespace"], p["serviceAccount"]):
                 if p.get("clientRequestToken") and a.get("_token") == p["clientRequestToken"]:
@@ -190,6 +192,8 @@ class AccessMixin(EksBase):
 
     def update_pod_identity_association(self, p: dict[str, Any]) -> dict[str, Any]:
         assoc = self._assoc(p["clusterName"], p["associationId"])
+        if "roleArn" in p:
+            iam_rules.check_pod_identity_role(self.w, p["roleArn"])
         for key in ("roleArn", "disableSessionTags"):
             if key in p:
                 assoc[key] = p[key]

@@ -6,6 +6,7 @@ import json
 import uuid
 from typing import Any, cast
 
+from podplane.sandbox.aws import iam_rules
 from podplane.sandbox.aws.base import paginate
 from podplane.sandbox.aws.eks.access import AccessMixin
 from podplane.sandbox.aws.eks.addons import AddonsMixin
@@ -38,6 +39,7 @@ class ClustersMixin(AccessMixin, AddonsMixin):
         if p.get("version") and p["version"] not in K8S_VERSIONS:
             raise eks_invalid_param(f"unsupported Kubernetes version {p['version']}")
         self._check_subnets(p.get("resourcesVpcConfig", {}).get("subnetIds", []))
+        iam_rules.check_eks_cluster_role(self.w, p["roleArn"])
         now = self.w.now()
         access = {"authenticationMode": "CONFIG_MAP",
                   "bootstrapClusterCreatorAdminPermissions": True, **p.get("accessConfig", {})}

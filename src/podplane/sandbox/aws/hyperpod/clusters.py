@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from podplane.sandbox.aws import iam_rules
 from podplane.sandbox.aws.base import paginate
 from podplane.sandbox.aws.eks.access import hyperpod_access_entries
 from podplane.sandbox.aws.errors import (
@@ -32,6 +33,7 @@ class ClustersMixin(EventsMixin):
         if name in self.table("clusters"):
             raise sm_in_use(f"Cluster {name} already exists")
         self.check_orchestrator(p.get("Orchestrator") or {})
+        iam_rules.check_execution_roles(self.w, p.get("InstanceGroups", []))
         groups = [new_group(spec) for spec in p.get("InstanceGroups", [])]
         self.check_networks(p, p.get("VpcConfig"), p.get("InstanceGroups", []))
         _unique_names(groups)
@@ -58,6 +60,9 @@ class ClustersMixin(EventsMixin):
             cluster["_fail_msg"] = script.get("message") or (
                 "Lifecycle scripts did not run successfully: on_create.sh exited with status 1 "
                 "on 1 instance. Check the CloudWatch log group /aws/sagemaker/Clusters.")
+        unreadable = iam_rules.unreadable_lifecycle(p.get("InstanceGroups", []))
+        if unreadable and not cluster.get("_fail_at"):  # found when instances bootstrap
+            cluster.update(_fail_at=now + SCRIPT_FAIL_SECONDS, _fail_msg=unreadable)
         self.w.record("sagemaker", "CreateCluster", name,
                       groups=[g["InstanceGroupName"] for g in groups])
         hyperpod_access_entries(self.w, p)
@@ -165,6 +170,7 @@ class ClustersMixin(EventsMixin):
         self.require_in_service(cluster)
         existing = {g["InstanceGroupName"]: g for g in cluster["InstanceGroups"]}
         to_delete = set(p.get("InstanceGroupsToDelete", []))
+        iam_rules.check_execution_roles(self.w, p.get("InstanceGroups", []))
         unknown = to_delete - set(existing)
         if unknown:
             raise sm_validation(f"Instance groups {sorted(unknown)} to delete do not exist.")
@@ -190,6 +196,7 @@ class ClustersMixin(EventsMixin):
             if key in p:
                 cluster[key] = p[key]
         self._apply_update(cluster, added, scaled, to_delete)
+        iam_rules.fail_added_groups(self, cluster, added, SCRIPT_FAIL_SECONDS)
         self.w.record("sagemaker", "UpdateCluster", cluster["ClusterName"],
                       added=[g["InstanceGroupName"] for g in added],
                       scaled=[g["InstanceGroupName"] for g, _ in scaled],
