@@ -148,7 +148,7 @@ def _owners(world: World) -> dict[str, tuple[list[str], list[str], str]]:
 def _create_enis(ec2: Any, subnets: list[str], groups: list[str], description: str) -> list[str]:
     ids = []
     for subnet_id in subnets:
-        subnet = _subnet(ec2, subnet_id)
+        subnet = find_subnet(ec2, subnet_id)
         if subnet is None:  # a subnet moto does not hold: nothing to block
             continue
         known = [g for g in groups if ec2.get_security_group_from_id(g) is not None]
@@ -158,7 +158,7 @@ def _create_enis(ec2: Any, subnets: list[str], groups: list[str], description: s
     return ids
 
 
-def _subnet(ec2: Any, subnet_id: str) -> Any:
+def find_subnet(ec2: Any, subnet_id: str) -> Any:
     for by_az in ec2.subnets.values():
         if subnet_id in by_az:
             return by_az[subnet_id]
