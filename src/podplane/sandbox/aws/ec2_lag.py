@@ -94,7 +94,7 @@ class Ec2Lag:
                 del st["nat_pending"][nat_id]
                 nat = ec2.nat_gateways.get(nat_id)
                 if nat is not None and nat.state == "pending":
-                    nat.state = "available"
+                    nat.state = "available" if _has_way_out(ec2, nat) else "failed"
         for nat_id, at in list(st["nat_deleting"].items()):
             if now >= at:
                 del st["nat_deleting"][nat_id]
@@ -165,11 +165,18 @@ def find_subnet(ec2: Any, subnet_id: str) -> Any:
     return None
 
 
+def _has_way_out(ec2: Any, nat: Any) -> bool:
+    """A public NAT gateway fails (`Gateway.NotAttached`) in a VPC with no internet gateway
+    attached (EC2 API reference, NatGateway FailureCode)."""
+    return nat.connectivity_type == "private" or any(
+        g.vpc is not None and g.vpc.id == nat.vpc_id for g in ec2.internet_gateways.values())
+
+
 def _release_deleted_nat_enis(ec2: Any) -> None:
-    """A deleted NAT gives back its ENI and Elastic IP association (moto keeps both)."""
+    """A deleted or failed NAT gives back its ENI and Elastic IP (moto keeps both)."""
     for nat in ec2.nat_gateways.values():
         eni = getattr(nat, "_eni", None)
-        if nat.state != "deleted" or eni is None or eni.id not in ec2.enis:
+        if nat.state not in ("deleted", "failed") or eni is None or eni.id not in ec2.enis:
             continue
         for eip in ec2.addresses:
             if eip.eni is not None and eip.eni.id == eni.id:
