@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from podplane.cloud.aws.errors import classify
 from tests.sandbox_aws.conftest import Box
 
 
@@ -124,3 +125,15 @@ def test_vpc_endpoint_deleting_blocks_the_vpc(box: Box) -> None:
     assert _code(err) == "DependencyViolation"
     box.advance(31)
     ec2.delete_vpc(VpcId=vpc)
+
+
+@pytest.mark.parametrize(("code", "operation", "ours", "retryable"), [
+    ("DependencyViolation", "ec2.delete_subnet", "cloud_dependency", True),
+    ("AuthFailure", "ec2.release_address", "cloud_dependency", True),  # a NAT holds it
+    ("AuthFailure", "ec2.describe_vpcs", "cloud_error", False),        # credentials
+    ("NatGatewayNotFound", "ec2.describe_nat_gateways", "cloud_not_found", False),
+])
+def test_product_classifies_what_ec2_answers(code: str, operation: str, ours: str,
+                                             retryable: bool) -> None:
+    err = classify(code, "m", operation)
+    assert (err.code, err.retryable) == (ours, retryable)
