@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.clusters.helpers import step, wait_done
+from tests.net_helpers import add_way_out
 from tests.stack import Stack
 
 CRDS = Path(__file__).parents[2] / ".." / "shared" / "crds"
@@ -18,6 +19,7 @@ def make_outside_cluster(stack: Stack) -> None:
     subnets = [ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.9.{i}.0/24",
                                  AvailabilityZone=az)["Subnet"]["SubnetId"]
                for i, az in enumerate(["us-west-2a", "us-west-2b"])]
+    add_way_out(ec2, stack.advance, vpc, "10.9.9.0/24", subnets[:1])
     eks = stack.aws("eks")
     eks.create_cluster(name="legacy", roleArn="arn:aws:iam::123456789012:role/r",
                        resourcesVpcConfig={"subnetIds": subnets},

@@ -12,8 +12,8 @@ import httpx
 import pytest
 from botocore.config import Config
 
-from podplane.sandbox.aws.ec2_lag import NAT_PENDING_SECONDS
 from podplane.sandbox.main import Sandbox
+from tests.net_helpers import add_way_out
 from tests.sandbox_aws.shapes import ShapeRecorder
 
 ROLE = "arn:aws:iam::123456789012:role/podplane-test"
@@ -77,24 +77,7 @@ def network(box: Box, az: str = "us-west-2a") -> tuple[str, str]:
 
 
 def way_out(box: Box, vpc: str, private_subnet: str) -> dict[str, str]:
-    """What nodes in `private_subnet` need to reach S3 and EKS on AWS: a public subnet with an
-    attached internet gateway, a NAT gateway there (waited to `available`), a default route."""
-    ec2 = box.client("ec2")
-    public = ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.255.0/24",
-                               AvailabilityZone="us-west-2a")["Subnet"]["SubnetId"]
-    igw = ec2.create_internet_gateway()["InternetGateway"]["InternetGatewayId"]
-    ec2.attach_internet_gateway(InternetGatewayId=igw, VpcId=vpc)
-    public_rt = ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
-    ec2.create_route(RouteTableId=public_rt, DestinationCidrBlock="0.0.0.0/0", GatewayId=igw)
-    ec2.associate_route_table(RouteTableId=public_rt, SubnetId=public)
-    alloc = ec2.allocate_address(Domain="vpc")["AllocationId"]
-    nat = ec2.create_nat_gateway(SubnetId=public, AllocationId=alloc)["NatGateway"]["NatGatewayId"]
-    box.advance(NAT_PENDING_SECONDS)
-    private_rt = ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
-    ec2.create_route(RouteTableId=private_rt, DestinationCidrBlock="0.0.0.0/0", NatGatewayId=nat)
-    ec2.associate_route_table(RouteTableId=private_rt, SubnetId=private_subnet)
-    return {"public": public, "igw": igw, "nat": nat, "public_rt": public_rt,
-            "private_rt": private_rt, "eip": alloc}
+    return add_way_out(box.client("ec2"), box.advance, vpc, "10.0.255.0/24", [private_subnet])
 
 
 def second_subnet(box: Box, az: str = "us-west-2b") -> str:

@@ -1,7 +1,7 @@
 """Deleting the cluster's network in the order AWS allows, waiting where AWS is slow.
 
 - VPC endpoints and NAT gateways first; a NAT takes minutes to reach `deleted` (aws-sdk#61), and
-  its Elastic IP cannot be released before that: EC2 answers `AuthFailure` (kops#1604,
+  its Elastic IP cannot be released before that: EC2 answers `AuthFailure` (kops#938, kops#1604,
   grafiti#89). DeleteNatGateway "disassociates its Elastic IP address, but does not release"
   it (EC2 API reference, DeleteNatGateway).
 - ENIs that EKS, HyperPod and VPC-CNI left in the subnets linger after their owners are gone;

@@ -44,16 +44,26 @@ def check_bootstrap(world: World, cluster: dict[str, Any], group: dict[str, Any]
 def bootstrap_blocker(world: World, cluster: dict[str, Any], group: dict[str, Any],
                       az: str) -> str | None:
     """Why an instance of `group` in `az` cannot bootstrap, or None when it can."""
+    where = instance_network(world, cluster, group, az)
+    if where is None:
+        return None
+    subnet, groups, eks = where
+    for target in ("s3", "eks") if eks else ("s3",):
+        ok, why = can_reach(world, subnet, target, security_groups=groups, eks_cluster=eks)
+        if not ok:
+            return f"{target}: {why}"
+    return None
+
+
+def instance_network(world: World, cluster: dict[str, Any], group: dict[str, Any],
+                     az: str) -> tuple[str, list[str], str | None] | None:
+    """(subnet, security groups, EKS cluster name) of a HyperPod instance in `az`, the way
+    HyperPod places it (the group's OverrideVpcConfig, else the cluster's VpcConfig)."""
     vpc = group.get("OverrideVpcConfig") or cluster.get("VpcConfig") or {}
     subnets = list(vpc.get("Subnets", []))
     here = [s for s in subnets if world.subnet_azs and world.subnet_azs(s) == az]
     if not (here or subnets):
         return None
-    subnet, groups = (here or subnets)[0], list(vpc.get("SecurityGroupIds", []))
     eks_arn = ((cluster.get("Orchestrator") or {}).get("Eks") or {}).get("ClusterArn", "")
-    for target in ("s3", "eks") if eks_arn else ("s3",):
-        ok, why = can_reach(world, subnet, target, security_groups=groups,
-                            eks_cluster=eks_arn.rsplit("/", 1)[-1] or None)
-        if not ok:
-            return f"{target}: {why}"
-    return None
+    return ((here or subnets)[0], list(vpc.get("SecurityGroupIds", [])),
+            eks_arn.rsplit("/", 1)[-1] or None)
