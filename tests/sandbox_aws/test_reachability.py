@@ -40,6 +40,9 @@ def test_private_route_table_without_default_route_fails_then_retry_succeeds(box
     ec2.delete_route(RouteTableId=rt["RouteTableId"], DestinationCidrBlock="0.0.0.0/0")
     assert _create(box, "noroute", subnet, sg) == "Failed"
     assert LIFECYCLE_FAILURE in _failure(box, "noroute")
+    events = box.sandbox.world.service_state("sagemaker")["clusters"]["noroute"]["_events"]
+    assert [(e["ResourceType"], e["EventLevel"]) for e in events] == [("Instance", "Error")]
+    assert LIFECYCLE_FAILURE in events[0]["Description"]
     ec2.create_route(RouteTableId=rt["RouteTableId"], DestinationCidrBlock="0.0.0.0/0",
                      NatGatewayId=nat)
     assert _create(box, "routed", subnet, sg) == "InService"

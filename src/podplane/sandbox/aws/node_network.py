@@ -37,6 +37,13 @@ def check_bootstrap(world: World, cluster: dict[str, Any], group: dict[str, Any]
         node["Message"] = message
     else:  # the instance is terminated and replaced; the replacement is judged again
         node.update(Status="ShuttingDown", Message=message, _until=at, _replace=True)
+    # an Error event in botocore's ClusterEventSummary shape, kept for ListClusterEvents (served
+    # by the HyperPod emulator). The reason stays sandbox-side (ledger): AWS gives none.
+    cluster.setdefault("_events", []).append({
+        "EventId": f"{node['InstanceId']}-bootstrap", "ClusterArn": cluster["ClusterArn"],
+        "ClusterName": cluster["ClusterName"], "InstanceGroupName": group["InstanceGroupName"],
+        "InstanceId": node["InstanceId"], "ResourceType": "Instance", "EventTime": at,
+        "EventLevel": "Error", "Description": message})
     world.record("sagemaker", "InstanceBootstrapFailed", node["InstanceId"],
                  cluster=cluster["ClusterName"], reason=why)
 
