@@ -9,6 +9,7 @@ from typing import Any
 
 from podplane.sandbox.aws.ec2_lag import NAT_PENDING_SECONDS
 from podplane.sandbox.aws.node_network import LIFECYCLE_FAILURE
+from podplane.sandbox.aws.pull_reach import pull_blocked
 from podplane.sandbox.aws.reachability import can_reach
 from tests.sandbox_aws.conftest import Box, ensure_eks, group, hyperpod_cluster, network
 
@@ -140,3 +141,24 @@ def test_scale_up_with_a_broken_route_replaces_the_instance_until_fixed(box: Box
     assert sm.describe_cluster(ClusterName="grows")["ClusterStatus"] == "InService"
     nodes = sm.list_cluster_nodes(ClusterName="grows")["ClusterNodeSummaries"]
     assert [n["InstanceStatus"]["Status"] for n in nodes] == ["Running", "Running"]
+
+
+def test_image_pull_gate_follows_the_route(box: Box) -> None:
+    """What the sandbox kubelet's PULL_GATES hook gets: kubelet's error while the node's subnet
+    has no way to the registry, nothing once the route is back."""
+    subnet, sg = network(box)
+    assert _create(box, "pulls", subnet, sg) == "InService"
+    world = box.sandbox.world
+    iid = next(iter(world.service_state("sagemaker")["nodes"]["pulls"]))
+    node = {"spec": {"providerID": f"aws:///usw2-az2/sagemaker/cluster/hyperpod-abc-{iid}"}}
+    image = "public.ecr.aws/eks-distro/kubernetes/pause:3.9"
+    assert pull_blocked(world, node, image) is None
+    rt = _routes(box, subnet)
+    nat = next(r["NatGatewayId"] for r in rt["Routes"] if r.get("NatGatewayId"))
+    ec2 = box.client("ec2")
+    ec2.delete_route(RouteTableId=rt["RouteTableId"], DestinationCidrBlock="0.0.0.0/0")
+    error = pull_blocked(world, node, image)
+    assert error is not None and "i/o timeout" in error and image in error
+    ec2.create_route(RouteTableId=rt["RouteTableId"], DestinationCidrBlock="0.0.0.0/0",
+                     NatGatewayId=nat)
+    assert pull_blocked(world, node, image) is None
