@@ -44,7 +44,8 @@ class NetworkTeardown:
 
     async def run(self) -> list[str]:
         deleted = await self._endpoints() + await self._nats()
-        await self._wait_nats_deleted()
+        await self._wait_gone("describe_nat_gateways", "NatGateways", "the NAT gateways")
+        await self._wait_gone("describe_vpc_endpoints", "VpcEndpoints", "the VPC endpoints")
         for eip in await self._list("describe_addresses", "Addresses"):
             await self._retry(f"release {eip['AllocationId']}", "release_address",
                               AllocationId=eip["AllocationId"])
@@ -79,11 +80,12 @@ class NetworkTeardown:
                 out.append(nat["NatGatewayId"])
         return out
 
-    async def _wait_nats_deleted(self) -> None:
+    async def _wait_gone(self, describe: str, key: str, what: str) -> None:
+        """Until every one of ours is `deleted` (or `failed`, which AWS cleans up itself)."""
         async def all_deleted() -> bool:
-            nats = await self._list("describe_nat_gateways", "NatGateways")
-            return all(n.get("State") in ("deleted", "failed") for n in nats)
-        await wait_until(self.ctx, "the NAT gateways to be deleted", all_deleted,
+            items = await self._list(describe, key)
+            return all(str(i.get("State", "")).lower() in ("deleted", "failed") for i in items)
+        await wait_until(self.ctx, f"{what} to be deleted", all_deleted,
                          timeout=NAT_DELETE_TIMEOUT, every=30.0)
 
     async def _wait_enis_gone(self, vpc_id: str) -> None:
