@@ -105,7 +105,7 @@ def test_s3_endpoint_without_nat_reaches_s3_but_not_eks_or_registries(box: Box) 
     assert can_reach(world, subnet, "s3")[0]
     for target in ("ecr", "public-registry", "sts"):
         assert not can_reach(world, subnet, target)[0], target
-    ensure_eks(box)
+    ensure_eks(box, subnet)
     ok, why = can_reach(world, subnet, "eks", eks_cluster="eks1")
     assert not ok and "public endpoint" in why
     assert _create(box, "s3only", subnet, sg) == "Failed"  # S3 yes, EKS no: never joins
