@@ -41,9 +41,6 @@ def test_private_route_table_without_default_route_fails_then_retry_succeeds(box
     ec2.delete_route(RouteTableId=rt["RouteTableId"], DestinationCidrBlock="0.0.0.0/0")
     assert _create(box, "noroute", subnet, sg) == "Failed"
     assert LIFECYCLE_FAILURE in _failure(box, "noroute")
-    events = box.sandbox.world.service_state("sagemaker")["clusters"]["noroute"]["_events"]
-    assert [(e["ResourceType"], e["EventLevel"]) for e in events] == [("Instance", "Error")]
-    assert LIFECYCLE_FAILURE in events[0]["Description"]
     ec2.create_route(RouteTableId=rt["RouteTableId"], DestinationCidrBlock="0.0.0.0/0",
                      NatGatewayId=nat)
     assert _create(box, "routed", subnet, sg) == "InService"
@@ -122,7 +119,9 @@ def test_security_group_without_egress_blocks_everything(box: Box) -> None:
 
 def test_scale_up_with_a_broken_route_replaces_the_instance_until_fixed(box: Box) -> None:
     subnet, sg = network(box)
-    assert _create(box, "grows", subnet, sg) == "InService"
+    hyperpod_cluster(box, "grows", [group("cpu", CPU, 1)], subnet, sg,
+                     NodeProvisioningMode="Continuous")
+    box.advance(1200)
     rt = _routes(box, subnet)
     nat = next(r["NatGatewayId"] for r in rt["Routes"] if r.get("NatGatewayId"))
     ec2, sm = box.client("ec2"), box.client("sagemaker")
@@ -134,6 +133,10 @@ def test_scale_up_with_a_broken_route_replaces_the_instance_until_fixed(box: Box
     assert len(failing) == 1
     assert LIFECYCLE_FAILURE in failing[0]["InstanceStatus"]["Message"]
     box.advance(1200)
+    events = sm.list_cluster_events(ClusterName="grows", ResourceType="Instance")["Events"]
+    assert {(e["EventLevel"], e["InstanceId"]) for e in events} >= {
+        ("Error", failing[0]["InstanceId"])}
+    assert all(LIFECYCLE_FAILURE in e["Description"] for e in events if e["EventLevel"] == "Error")
     assert sm.describe_cluster(ClusterName="grows")["ClusterStatus"] == "Updating"
     ec2.create_route(RouteTableId=rt["RouteTableId"], DestinationCidrBlock="0.0.0.0/0",
                      NatGatewayId=nat)

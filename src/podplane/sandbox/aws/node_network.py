@@ -37,13 +37,7 @@ def check_bootstrap(world: World, cluster: dict[str, Any], group: dict[str, Any]
         node["Message"] = message
     else:  # the instance is terminated and replaced; the replacement is judged again
         node.update(Status="ShuttingDown", Message=message, _until=at, _replace=True)
-    # an Error event in botocore's ClusterEventSummary shape, kept for ListClusterEvents (served
-    # by the HyperPod emulator). The reason stays sandbox-side (ledger): AWS gives none.
-    cluster.setdefault("_events", []).append({
-        "EventId": f"{node['InstanceId']}-bootstrap", "ClusterArn": cluster["ClusterArn"],
-        "ClusterName": cluster["ClusterName"], "InstanceGroupName": group["InstanceGroupName"],
-        "InstanceId": node["InstanceId"], "ResourceType": "Instance", "EventTime": at,
-        "EventLevel": "Error", "Description": message})
+    _event(world, cluster, group, node["InstanceId"], message, at)
     world.record("sagemaker", "InstanceBootstrapFailed", node["InstanceId"],
                  cluster=cluster["ClusterName"], reason=why)
 
@@ -74,3 +68,18 @@ def instance_network(world: World, cluster: dict[str, Any], group: dict[str, Any
     eks_arn = ((cluster.get("Orchestrator") or {}).get("Eks") or {}).get("ClusterArn", "")
     return ((here or subnets)[0], list(vpc.get("SecurityGroupIds", [])),
             eks_arn.rsplit("/", 1)[-1] or None)
+
+
+def _event(world: World, cluster: dict[str, Any], group: dict[str, Any], iid: str,
+           message: str, at: float) -> None:
+    """An Error event for ListClusterEvents, in the HyperPod emulator's events table (which
+    serves them, for continuous-provisioning clusters only, as botocore documents)."""
+    if cluster.get("NodeProvisioningMode") != "Continuous":
+        return
+    events = world.service_state("sagemaker").setdefault("events", {}).setdefault(
+        cluster["ClusterName"], [])
+    events.append({"_seq": len(events), "EventId": f"{iid}-bootstrap-{len(events)}",
+                   "ClusterArn": cluster["ClusterArn"], "ClusterName": cluster["ClusterName"],
+                   "InstanceGroupName": group["InstanceGroupName"], "InstanceId": iid,
+                   "ResourceType": "Instance", "EventTime": at, "EventLevel": "Error",
+                   "Description": message})
