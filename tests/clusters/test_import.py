@@ -14,6 +14,7 @@ import httpx
 from podplane.cloud.kube.eks_token import eks_token, static_session
 from podplane.sandbox.aws.iam_rules import LAG_SECONDS
 from tests.clusters.helpers import step, wait_done
+from tests.net_helpers import add_way_out
 from tests.sandbox_aws.iam_setup import make_role, put_scripts, read_scripts
 from tests.stack import Stack
 
@@ -27,6 +28,7 @@ def make_outside_cluster(stack: Stack) -> None:
     subnets = [ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.9.{i}.0/24",
                                  AvailabilityZone=az)["Subnet"]["SubnetId"]
                for i, az in enumerate(["us-west-2a", "us-west-2b"])]
+    add_way_out(ec2, stack.advance, vpc, "10.9.9.0/24", subnets[:1])
     sg = ec2.create_security_group(GroupName="legacy", Description="nodes",
                                    VpcId=vpc)["GroupId"]
     eks_role = make_role(stack.aws, "legacy-eks", ("eks.amazonaws.com",))

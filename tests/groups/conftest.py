@@ -18,6 +18,7 @@ from podplane.domain.network import COMPUTE_TAG
 from podplane.sandbox.aws.iam_rules import LAG_SECONDS
 from podplane.services.cloud_access import cloud_of
 from podplane.store import clusters as cluster_rows
+from tests.net_helpers import add_way_out
 from tests.sandbox_aws.iam_setup import make_role, put_scripts, read_scripts
 from tests.stack import Stack
 
@@ -67,6 +68,7 @@ def _network(stack: Stack) -> tuple[str, str, list[str], str]:
                for i, az in enumerate(["us-west-2a", "us-west-2b"])]
     table = ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
     ec2.associate_route_table(RouteTableId=table, SubnetId=compute)
+    add_way_out(ec2, stack.advance, vpc, "10.0.32.0/24", [], private_table=table)
     sg = ec2.create_security_group(GroupName="hp-nodes", Description="nodes",
                                    VpcId=vpc)["GroupId"]
     return vpc, compute, private, sg

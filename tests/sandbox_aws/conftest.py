@@ -13,6 +13,7 @@ import pytest
 from botocore.config import Config
 
 from podplane.sandbox.main import Sandbox
+from tests.net_helpers import add_way_out
 from tests.sandbox_aws.iam_setup import prepare
 from tests.sandbox_aws.shapes import ShapeRecorder
 
@@ -74,7 +75,12 @@ def network(box: Box, az: str = "us-west-2a") -> tuple[str, str]:
                                AvailabilityZone=az)["Subnet"]["SubnetId"]
     sg = ec2.create_security_group(GroupName="efa", Description="efa",
                                    VpcId=vpc)["GroupId"]
+    way_out(box, vpc, subnet)
     return subnet, sg
+
+
+def way_out(box: Box, vpc: str, private_subnet: str) -> dict[str, str]:
+    return add_way_out(box.client("ec2"), box.advance, vpc, "10.0.255.0/24", [private_subnet])
 
 
 def second_subnet(box: Box, az: str = "us-west-2b") -> str:

@@ -83,6 +83,10 @@ def test_training_plan_is_bound_to_one_az(box: Box) -> None:
     vpc = ec2.describe_subnets(SubnetIds=[wrong_subnet])["Subnets"][0]["VpcId"]
     right = ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.16.0/20",
                               AvailabilityZone=plan_az)["Subnet"]["SubnetId"]
+    routes = ec2.describe_route_tables(Filters=[{"Name": "association.subnet-id",
+                                                 "Values": [wrong_subnet]}])
+    ec2.associate_route_table(RouteTableId=routes["RouteTables"][0]["RouteTableId"],
+                              SubnetId=right)  # a way out through the NAT, as on AWS
     hyperpod_cluster(box, "hp1", [group("gpu", "ml.p5.48xlarge", 2, TrainingPlanArn=arn)],
                      right, sg)
     box.advance(700)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from podplane.domain.errors import InvalidInput
+from podplane.domain.subnet_sizing import compute_prefix, secondary_cidr
 
 COMPUTE_PREFIX = 20          # a /20 gives 4,091 usable addresses per AZ for nodes and pods
 DEFAULT_VPC_CIDR = "10.0.0.0/16"
@@ -37,13 +38,17 @@ class Placement:
     subnet_id: str | None
     cidr: str | None
     reason: str
+    secondary_cidr: str | None = None  # associate this VPC CIDR first (the VPC is full)
 
 
 def place_compute_subnet(
     az: str, subnets: list[SubnetFact], vpc_cidr: str, *, needed_ips: int,
     explicit_subnet_id: str | None = None, force_new: bool = False,
+    vpc_cidrs: tuple[str, ...] = (),
 ) -> Placement:
-    """Where capacity in `az` goes: the explicit subnet, the AZ's compute subnet, or a new /20."""
+    """Where capacity in `az` goes: the explicit subnet, the AZ's compute subnet, or a new
+    block sized for `needed_ips` (at least a /20), in a secondary VPC CIDR when the VPC's
+    CIDRs (`vpc_cidr` plus `vpc_cidrs`) have no room."""
     if explicit_subnet_id:
         return _explicit(az, subnets, explicit_subnet_id)
     if not force_new:
@@ -53,9 +58,19 @@ def place_compute_subnet(
             s = max(roomy, key=lambda s: s.available_ips)
             return Placement(az, "reuse", s.subnet_id, s.cidr,
                              f"reusing compute subnet {s.subnet_id} ({s.available_ips} IPs free)")
-    cidr = next_free_block(vpc_cidr, [s.cidr for s in subnets], COMPUTE_PREFIX)
+    prefix = compute_prefix(needed_ips)
     why = "a new subnet was requested" if force_new else f"no compute subnet in {az} has room"
-    return Placement(az, "create", None, cidr, f"creating /{COMPUTE_PREFIX} {cidr}: {why}")
+    why += f"; {needed_ips} addresses for the nodes and their pods"
+    used = [s.cidr for s in subnets]
+    for block in (vpc_cidr, *vpc_cidrs):
+        cidr = free_block(block, used, prefix)
+        if cidr:
+            return Placement(az, "create", None, cidr, f"creating /{prefix} {cidr}: {why}")
+    extra = secondary_cidr(vpc_cidr, [vpc_cidr, *vpc_cidrs])
+    cidr = next_free_block(extra, [], prefix)
+    return Placement(az, "create", None, cidr,
+                     f"creating /{prefix} {cidr} in a secondary VPC CIDR {extra}: {why}",
+                     secondary_cidr=extra)
 
 
 def _explicit(az: str, subnets: list[SubnetFact], subnet_id: str) -> Placement:
@@ -70,13 +85,23 @@ def _explicit(az: str, subnets: list[SubnetFact], subnet_id: str) -> Placement:
     raise InvalidInput(f"Subnet {subnet_id} is not in the cluster's VPC.", field="subnet_id")
 
 
-def next_free_block(vpc_cidr: str, used: list[str], prefix: int) -> str:
-    """The first /prefix block inside the VPC that overlaps no existing subnet."""
+def free_block(vpc_cidr: str, used: list[str], prefix: int) -> str | None:
+    """The first /prefix block inside `vpc_cidr` that overlaps no existing subnet, if any."""
     vpc = ipaddress.ip_network(vpc_cidr)
+    if prefix < vpc.prefixlen:
+        return None
     taken = [ipaddress.ip_network(c) for c in used]
     for block in vpc.subnets(new_prefix=prefix):
         if not any(block.overlaps(t) for t in taken):
             return str(block)
+    return None
+
+
+def next_free_block(vpc_cidr: str, used: list[str], prefix: int) -> str:
+    """The first /prefix block inside the VPC that overlaps no existing subnet."""
+    found = free_block(vpc_cidr, used, prefix)
+    if found:
+        return found
     raise InvalidInput(
         f"The VPC {vpc_cidr} has no free /{prefix} block left.",
         hint="Delete unused subnets or add a secondary CIDR to the VPC.",

@@ -82,8 +82,8 @@ class CreateSteps:
         azs = [z["name"] for z in await availability_zones(self.cloud)]
         layout = plan_cluster(replace(spec, availability_zone=az), azs, "0").vpc
         await ctx.phase("ensuring", vpc_cidr=layout.vpc_cidr)
-        net = await Network(self.cloud.aws.ec2, spec.name, spec.region).ensure(layout,
-                                                                              spec.count)
+        net = await Network(self.cloud.aws.ec2, spec.name, spec.region).ensure(
+            ctx, layout, spec.instance_type, spec.count)
         await save_facts(self.app, spec.name, network=net)
         return {"vpc_id": net["vpc_id"], "compute_subnet": net["compute_subnet"]}
 

@@ -14,8 +14,9 @@ from podplane.ops import workflows
 from podplane.ops.context import StepContext
 from podplane.services.cloud_access import Cloud, cloud_of
 from podplane.services.cluster_identity import delete_identity
-from podplane.services.cluster_network import MANAGED_TAG, tag_filter
+from podplane.services.cluster_network import MANAGED_TAG
 from podplane.services.context import AppState
+from podplane.services.network_teardown import NetworkTeardown
 from podplane.store import clusters as repo
 
 KIND = "cluster.delete"
@@ -90,39 +91,8 @@ class DeleteSteps:
     async def network(self, ctx: StepContext) -> dict[str, Any]:
         if await self._skip(ctx):
             return {}
-        ec2 = self.cloud.aws.ec2
-        name = ctx.params["name"]
-        mine = tag_filter(name)
         await ctx.phase("deleting")
-        deleted: list[str] = []
-        for ep in (await ec2.call("describe_vpc_endpoints", Filters=mine))["VpcEndpoints"]:
-            await ec2.call("delete_vpc_endpoints", VpcEndpointIds=[ep["VpcEndpointId"]])
-            deleted.append(ep["VpcEndpointId"])
-        for nat in (await ec2.call("describe_nat_gateways", Filters=mine))["NatGateways"]:
-            if nat.get("State") not in ("deleted", "deleting"):
-                await ec2.call("delete_nat_gateway", NatGatewayId=nat["NatGatewayId"])
-                deleted.append(nat["NatGatewayId"])
-        for eip in (await ec2.call("describe_addresses", Filters=mine))["Addresses"]:
-            await ec2.call("release_address", AllocationId=eip["AllocationId"])
-        for rt in (await ec2.call("describe_route_tables", Filters=mine))["RouteTables"]:
-            for assoc in rt.get("Associations", []):
-                if not assoc.get("Main"):
-                    await ec2.call("disassociate_route_table",
-                                   AssociationId=assoc["RouteTableAssociationId"])
-            await ec2.call("delete_route_table", RouteTableId=rt["RouteTableId"])
-        for igw in (await ec2.call("describe_internet_gateways",
-                                   Filters=mine))["InternetGateways"]:
-            for att in igw.get("Attachments", []):
-                await ec2.call("detach_internet_gateway", InternetGatewayId=igw[
-                    "InternetGatewayId"], VpcId=att["VpcId"])
-            await ec2.call("delete_internet_gateway", InternetGatewayId=igw["InternetGatewayId"])
-        for subnet in (await ec2.call("describe_subnets", Filters=mine))["Subnets"]:
-            await ec2.call("delete_subnet", SubnetId=subnet["SubnetId"])
-        for sg in (await ec2.call("describe_security_groups", Filters=mine))["SecurityGroups"]:
-            await ec2.call("delete_security_group", GroupId=sg["GroupId"])
-        for vpc in (await ec2.call("describe_vpcs", Filters=mine))["Vpcs"]:
-            await ec2.call("delete_vpc", VpcId=vpc["VpcId"])
-            deleted.append(vpc["VpcId"])
+        deleted = await NetworkTeardown(ctx, self.cloud.aws.ec2, ctx.params["name"]).run()
         return {"network_deleted": deleted}
 
     async def identity(self, ctx: StepContext) -> dict[str, Any]:

@@ -3,6 +3,8 @@
 Every resource carries `podplane:cluster=<name>` and `podplane:role=<role>` tags applied at
 creation (TagSpecifications), so a re-run or a resumed step finds what exists instead of
 creating a duplicate. Compute subnets are placed by `domain.network.place_compute_subnet`.
+Whatever is found, its properties (routes, attachments, rules, DNS attributes) are reconciled
+on every run by `network_reconcile`, so a run after a partial failure repairs the network.
 """
 
 from __future__ import annotations
@@ -12,6 +14,10 @@ from typing import Any
 
 from podplane.cloud.ports_aws import Ec2Port, Shape
 from podplane.domain.network import COMPUTE_TAG, SubnetFact, VpcLayout, place_compute_subnet
+from podplane.domain.subnet_sizing import subnet_ips
+from podplane.ops.context import StepContext
+from podplane.services import network_reconcile as fix
+from podplane.services.ec2_waits import wait_until
 
 CLUSTER_TAG = "podplane:cluster"
 ROLE_TAG = "podplane:role"
@@ -36,7 +42,7 @@ def tag_filter(cluster: str, role: str | None = None) -> list[dict[str, Any]]:
 
 
 class Network:
-    """Ensures each piece exists; returns the ids the later steps need."""
+    """Ensures each piece exists and is wired; returns the ids the later steps need."""
 
     def __init__(self, ec2: Ec2Port, cluster: str, region: str) -> None:
         self.ec2, self.cluster, self.region = ec2, cluster, region
@@ -46,7 +52,7 @@ class Network:
         filters = tag_filter(self.cluster, role) + (extra or [])
         found = await self.ec2.call(describe, Filters=filters)
         items = [i for i in found.get(key, [])
-                 if i.get("State") not in ("deleted", "deleting", "failed")]
+                 if str(i.get("State", "")).lower() not in ("deleted", "deleting", "failed")]
         return items[0] if items else None
 
     async def _ensure(self, describe: str, key: str, role: str,
@@ -54,17 +60,19 @@ class Network:
                       extra: list[dict[str, Any]] | None = None) -> Shape:
         return await self._find(describe, key, role, extra) or await create()
 
-    async def ensure(self, layout: VpcLayout, count: int) -> dict[str, Any]:
+    async def ensure(self, ctx: StepContext, layout: VpcLayout, instance_type: str,
+                     count: int) -> dict[str, Any]:
         vpc = await self._vpc(layout.vpc_cidr)
         vpc_id = vpc["VpcId"]
         public = [await self._subnet(vpc_id, f"public-{az}", az, cidr, public=True)
                   for az, cidr in layout.public]
         private = [await self._subnet(vpc_id, f"private-{az}", az, cidr)
                    for az, cidr in layout.private]
-        compute = await self.compute_subnet(vpc_id, layout.vpc_cidr, layout.compute[0], count)
+        compute = await self.compute_subnet(ctx, vpc_id, layout.vpc_cidr, layout.compute[0],
+                                            subnet_ips(instance_type, count))
         igw = await self._igw(vpc_id)
-        nat = await self._nat(public[0])
         public_rt = await self._route_table(vpc_id, "public-rt", public, GatewayId=igw)
+        nat = await self._nat(ctx, public[0])
         private_rt = await self._route_table(vpc_id, "private-rt", private + [compute],
                                              NatGatewayId=nat)
         endpoint = await self._s3_endpoint(vpc_id, [private_rt, public_rt])
@@ -80,11 +88,10 @@ class Network:
             vpc: Shape = (await self.ec2.call("create_vpc", CidrBlock=cidr,
                                               TagSpecifications=tag_spec("vpc", self.cluster,
                                                                          "vpc")))["Vpc"]
-            for attr in ("EnableDnsSupport", "EnableDnsHostnames"):
-                await self.ec2.call("modify_vpc_attribute", VpcId=vpc["VpcId"],
-                                    **{attr: {"Value": True}})
             return vpc
-        return await self._ensure("describe_vpcs", "Vpcs", "vpc", create)
+        vpc = await self._ensure("describe_vpcs", "Vpcs", "vpc", create)
+        await fix.ensure_dns(self.ec2, vpc["VpcId"])
+        return vpc
 
     async def _subnet(self, vpc_id: str, role: str, az: str, cidr: str, *,
                       public: bool = False, more: dict[str, str] | None = None) -> str:
@@ -107,12 +114,17 @@ class Network:
                            {t["Key"]: t["Value"] for t in s.get("Tags", [])})
                 for s in found["Subnets"]]
 
-    async def compute_subnet(self, vpc_id: str, vpc_cidr: str, az: str, count: int) -> str:
-        """The one capacity path: place (reuse or create) the /20 compute subnet in `az`."""
+    async def compute_subnet(self, ctx: StepContext, vpc_id: str, vpc_cidr: str, az: str,
+                             needed_ips: int) -> str:
+        """The one capacity path: place (reuse or create) the compute subnet in `az`, sized for
+        the nodes' VPC-CNI addresses, in a secondary VPC CIDR when the VPC is full."""
+        extra = await vpc_cidrs(self.ec2, vpc_id, vpc_cidr)
         placement = place_compute_subnet(az, await self.subnet_facts(vpc_id), vpc_cidr,
-                                         needed_ips=count * 2 + 8)
+                                         needed_ips=needed_ips, vpc_cidrs=tuple(extra))
         if placement.subnet_id:
             return placement.subnet_id
+        if placement.secondary_cidr:
+            await add_vpc_cidr(ctx, self.ec2, vpc_id, placement.secondary_cidr)
         assert placement.cidr is not None
         return await self._subnet(vpc_id, f"compute-{az}", az, placement.cidr,
                                   more={COMPUTE_TAG: "true",
@@ -124,25 +136,35 @@ class Network:
                 "create_internet_gateway",
                 TagSpecifications=tag_spec("internet-gateway", self.cluster, "igw"),
             ))["InternetGateway"]
-            await self.ec2.call("attach_internet_gateway", InternetGatewayId=igw[
-                "InternetGatewayId"], VpcId=vpc_id)
             return igw
         found = await self._ensure("describe_internet_gateways", "InternetGateways", "igw",
                                    create)
+        await fix.ensure_attached(self.ec2, found, vpc_id)
         return str(found["InternetGatewayId"])
 
-    async def _nat(self, public_subnet: str) -> str:
+    async def _nat(self, ctx: StepContext, public_subnet: str) -> str:
         async def create() -> Shape:
-            eip = await self.ec2.call("allocate_address", Domain="vpc",
-                                      TagSpecifications=tag_spec("elastic-ip", self.cluster,
-                                                                 "nat-eip"))
             out: Shape = (await self.ec2.call(
-                "create_nat_gateway", SubnetId=public_subnet, AllocationId=eip["AllocationId"],
+                "create_nat_gateway", SubnetId=public_subnet,
+                AllocationId=await self._nat_address(),
                 TagSpecifications=tag_spec("natgateway", self.cluster, "nat"),
             ))["NatGateway"]
             return out
         found = await self._ensure("describe_nat_gateways", "NatGateways", "nat", create)
+        await fix.wait_nat_available(ctx, self.ec2, str(found["NatGatewayId"]))
         return str(found["NatGatewayId"])
+
+    async def _nat_address(self) -> str:
+        """A free Elastic IP of ours (left by a NAT that failed) or a new one."""
+        found = await self.ec2.call("describe_addresses",
+                                    Filters=tag_filter(self.cluster, "nat-eip"))
+        free = [a for a in found.get("Addresses", []) if not a.get("AssociationId")]
+        if free:
+            return str(free[0]["AllocationId"])
+        eip = await self.ec2.call("allocate_address", Domain="vpc",
+                                  TagSpecifications=tag_spec("elastic-ip", self.cluster,
+                                                             "nat-eip"))
+        return str(eip["AllocationId"])
 
     async def _route_table(self, vpc_id: str, role: str, subnets: list[str],
                            **target: str) -> str:
@@ -150,17 +172,13 @@ class Network:
             rt: Shape = (await self.ec2.call(
                 "create_route_table", VpcId=vpc_id,
                 TagSpecifications=tag_spec("route-table", self.cluster, role)))["RouteTable"]
-            await self.ec2.call("create_route", RouteTableId=rt["RouteTableId"],
-                                DestinationCidrBlock="0.0.0.0/0", **target)
             return rt
-        rt = await self._ensure("describe_route_tables", "RouteTables", role, create)
-        rt_id = str(rt["RouteTableId"])
-        fresh = (await self.ec2.call("describe_route_tables", RouteTableIds=[rt_id]))
-        linked = {a.get("SubnetId") for a in fresh["RouteTables"][0].get("Associations", [])}
-        for subnet in subnets:
-            if subnet not in linked:
-                await self.ec2.call("associate_route_table", RouteTableId=rt_id,
-                                    SubnetId=subnet)
+        rt_id = str((await self._ensure("describe_route_tables", "RouteTables", role,
+                                        create))["RouteTableId"])
+        fresh = (await self.ec2.call("describe_route_tables",
+                                     RouteTableIds=[rt_id]))["RouteTables"][0]
+        await fix.ensure_default_route(self.ec2, fresh, **target)
+        await fix.ensure_associations(self.ec2, fresh, subnets)
         return rt_id
 
     async def _s3_endpoint(self, vpc_id: str, route_tables: list[str]) -> str:
@@ -173,6 +191,7 @@ class Network:
             return out
         found = await self._ensure("describe_vpc_endpoints", "VpcEndpoints", "s3-endpoint",
                                    create)
+        await fix.ensure_endpoint_tables(self.ec2, found, route_tables)
         return str(found["VpcEndpointId"])
 
     async def _security_group(self, vpc_id: str) -> str:
@@ -181,12 +200,31 @@ class Network:
                 "create_security_group", GroupName=f"podplane-{self.cluster}-efa", VpcId=vpc_id,
                 Description="podplane: nodes and EFA (all traffic within the group)",
                 TagSpecifications=tag_spec("security-group", self.cluster, "efa-sg"))
-            rule = [{"IpProtocol": "-1", "UserIdGroupPairs": [{"GroupId": sg["GroupId"]}]}]
-            await self.ec2.call("authorize_security_group_ingress", GroupId=sg["GroupId"],
-                                IpPermissions=rule)
-            await self.ec2.call("authorize_security_group_egress", GroupId=sg["GroupId"],
-                                IpPermissions=rule)
-            return sg
-        found = await self._ensure("describe_security_groups", "SecurityGroups", "efa-sg",
-                                   create)
-        return str(found["GroupId"])
+            return {"GroupId": sg["GroupId"]}
+        gid = str((await self._ensure("describe_security_groups", "SecurityGroups", "efa-sg",
+                                      create))["GroupId"])
+        fresh = (await self.ec2.call("describe_security_groups",
+                                     GroupIds=[gid]))["SecurityGroups"][0]
+        await fix.ensure_group_rules(self.ec2, fresh)
+        return gid
+
+
+async def vpc_cidrs(ec2: Ec2Port, vpc_id: str, primary: str) -> list[str]:
+    """The VPC's associated CIDRs other than `primary`."""
+    vpcs = (await ec2.call("describe_vpcs", VpcIds=[vpc_id]))["Vpcs"]
+    sets = vpcs[0].get("CidrBlockAssociationSet", []) if vpcs else []
+    return [c["CidrBlock"] for c in sets if c["CidrBlock"] != primary
+            and c.get("CidrBlockState", {}).get("State") in ("associated", "associating")]
+
+
+async def add_vpc_cidr(ctx: StepContext, ec2: Ec2Port, vpc_id: str, cidr: str) -> None:
+    """Associate a secondary CIDR (AWS's HyperPod reference adds a /16 for compute) and wait
+    until EC2 reports it `associated`; subnets in it fail before that."""
+    async def associated() -> bool:
+        vpcs = (await ec2.call("describe_vpcs", VpcIds=[vpc_id]))["Vpcs"]
+        return any(c["CidrBlock"] == cidr and
+                   c.get("CidrBlockState", {}).get("State") == "associated"
+                   for c in vpcs[0].get("CidrBlockAssociationSet", []))
+    if not await associated():
+        await ec2.call("associate_vpc_cidr_block", VpcId=vpc_id, CidrBlock=cidr)
+    await wait_until(ctx, f"CIDR {cidr} on {vpc_id}", associated, timeout=300, every=5)

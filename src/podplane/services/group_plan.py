@@ -9,14 +9,15 @@ from typing import Any
 
 from podplane.domain.errors import Conflict, InvalidInput
 from podplane.domain.instance_groups import (
-    IPS_PER_NODE,
     NewGroup,
     deep_health_checks_for,
     group_spec,
 )
 from podplane.domain.network import Placement, place_compute_subnet
+from podplane.domain.subnet_sizing import subnet_ips
 from podplane.services import group_cloud as gc
 from podplane.services.cloud_access import Cloud
+from podplane.services.cluster_network import vpc_cidrs
 
 PENDING_SUBNET = "<new-compute-subnet>"
 
@@ -56,10 +57,11 @@ async def plan_add(cloud: Cloud, ref: gc.ClusterRef, group: NewGroup,
     net = await gc.network(cloud.aws.ec2, described, ref.vpc_id)
     notes: list[str] = []
     az, adopted = await _availability_zone(cloud, group, template, described, net, notes)
+    extra = tuple(await vpc_cidrs(cloud.aws.ec2, net.vpc_id, net.vpc_cidr))
     placement = place_compute_subnet(az, net.subnets, net.vpc_cidr,
-                                     needed_ips=group.count * IPS_PER_NODE,
+                                     needed_ips=subnet_ips(group.instance_type, group.count),
                                      explicit_subnet_id=group.subnet_id,
-                                     force_new=group.new_subnet)
+                                     force_new=group.new_subnet, vpc_cidrs=extra)
     notes.append(f"Subnet: {placement.reason}.")
     deep = new_group_checks(template, group.instance_type)
     notes.append("On-start deep health checks: " + (", ".join(deep) if deep else "none") + " ("

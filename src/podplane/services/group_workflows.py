@@ -17,6 +17,7 @@ from podplane.ops.mutate import mutate_once
 from podplane.services import group_cloud as gc
 from podplane.services import group_steps as steps
 from podplane.services.cloud_access import Cloud
+from podplane.services.cluster_network import add_vpc_cidr
 from podplane.services.context import AppState
 from podplane.services.group_plan import new_group_checks, plan_add
 
@@ -39,7 +40,8 @@ def register(cloud: Cloud, state: AppState) -> None:
         subnet_id = plan.placement.subnet_id
         if subnet_id is None:
             subnet_id = await _create_subnet(ctx, cloud, ref, plan.availability_zone,
-                                             str(plan.placement.cidr))
+                                             str(plan.placement.cidr),
+                                             plan.placement.secondary_cidr)
         await ctx.phase("placed", subnet_id=subnet_id, availability_zone=plan.availability_zone,
                         notes=plan.notes, adopted=plan.az_adopted_from_training_plan)
         return _placed(ctx.checkpoint)
@@ -130,12 +132,14 @@ def _spec_from(described: Shape, group: NewGroup, subnet_id: str) -> Shape:
 
 
 async def _create_subnet(ctx: StepContext, cloud: Cloud, ref: gc.ClusterRef, az: str,
-                         cidr: str) -> str:
+                         cidr: str, secondary_cidr: str | None = None) -> str:
     """A tagged /20 compute subnet, created once (found again by its client-token tag), on the
     same route table as the cluster's existing compute subnet."""
     ec2, token = cloud.aws.ec2, ctx.client_token("subnet")
     described = await gc.describe(cloud.aws.hyperpod, ref)
     net = await gc.network(ec2, described, ref.vpc_id)
+    if secondary_cidr:  # the VPC is full: AWS's reference adds a /16 for compute
+        await add_vpc_cidr(ctx, ec2, net.vpc_id, secondary_cidr)
     tags = [{"Key": "Name", "Value": f"hp-compute-{ref.name}-{az}-{token[-6:]}"},
             {"Key": COMPUTE_TAG, "Value": "true"}, {"Key": "podplane:cluster", "Value": ref.name},
             {"Key": "karpenter.sh/discovery", "Value": ref.name},

@@ -15,7 +15,8 @@ from botocore.exceptions import (
 from podplane.domain.errors import CloudError
 
 NOT_FOUND = {"ResourceNotFound", "ResourceNotFoundException", "NotFoundException",
-             "NoSuchEntity", "NoSuchBucket", "NoSuchResourceException"}
+             "NoSuchEntity", "NoSuchBucket", "NoSuchResourceException",
+             "NatGatewayNotFound", "InvalidNatGatewayID.NotFound"}
 CONFLICT = {"ResourceInUse", "ResourceInUseException", "ConflictException",
             "EntityAlreadyExists", "BucketAlreadyOwnedByYou"}
 INVALID = {"ValidationException", "InvalidParameterException", "InvalidRequestException",
@@ -31,6 +32,13 @@ DENIED = {"AccessDenied", "AccessDeniedException", "UnauthorizedOperation",
           "UnrecognizedClientException", "InvalidClientTokenId", "ExpiredToken"}
 UNAVAILABLE = {"ServiceUnavailable", "ServiceUnavailableException", "InternalFailure",
                "InternalError", "ServerException", "InternalServerError"}
+
+# EC2 refuses these while something that depends on the resource is still going away
+# (a NAT gateway deleting, lingering ENIs, a VPC endpoint); they clear on their own
+DEPENDENCY = {"DependencyViolation"}
+# ReleaseAddress answers AuthFailure while a NAT gateway still holds the address (kops#1604,
+# grafiti#89); anywhere else AuthFailure is a credentials problem
+HELD_ADDRESS = ("AuthFailure", "ec2.release_address")
 
 _STATUS = {"cloud_not_found": 404, "cloud_conflict": 409, "cloud_invalid": 422}
 ROLE_NOT_READY = "iam_role_not_ready"
@@ -65,6 +73,10 @@ def classify(code: str, message: str, operation: str) -> CloudError:
         return capacity_error(text, message)
     if code in QUOTA:
         return _error("quota_exceeded", text, False, quota_hint(message))
+    if code in DEPENDENCY or (code, operation) == HELD_ADDRESS:
+        return _error("cloud_dependency", text, True, "Something still uses this resource "
+                      "(a NAT gateway, network interfaces or an endpoint being removed); it "
+                      "clears by itself, so the call is retried.")
     if code in DENIED:
         return _error("access_denied", text, False, "The control plane's IAM identity lacks a "
                       "permission for this call; see the message for the action.")

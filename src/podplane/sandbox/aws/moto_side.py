@@ -85,7 +85,6 @@ def reset(seed: int) -> None:
 def _s3_bucket_names() -> dict[str, tuple[str, str]]:
     """moto's name -> (partition, account) map of every bucket (global, like S3's namespace).
     A stale entry after a reset makes the name unusable (moto recurses looking for it)."""
-    from moto.s3.models import s3_backends
 
     names: dict[str, tuple[str, str]] = s3_backends.bucket_accounts
     return names

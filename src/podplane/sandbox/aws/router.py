@@ -14,6 +14,7 @@ from urllib.parse import parse_qs
 from podplane.sandbox.aws import protocol
 from podplane.sandbox.aws.base import Emulator
 from podplane.sandbox.aws.callers import access_key_of, caller_of, sts_get_caller_identity
+from podplane.sandbox.aws.ec2_rules import Ec2Rules
 from podplane.sandbox.aws.errors import AwsError
 from podplane.sandbox.aws.moto_faults import injected_error
 from podplane.sandbox.aws.world import World
@@ -31,7 +32,8 @@ class AwsRouter:
     def __init__(self, world: World, eks: Emulator, sagemaker: Emulator, quotas: Emulator,
                  moto_app: Any, control: Any, on_mutation: Callable[[bool], None]) -> None:
         self.w, self.eks, self.sm, self.quotas = world, eks, sagemaker, quotas
-        self.moto_app, self.control, self.on_mutation = moto_app, control, on_mutation
+        self.control, self.on_mutation = control, on_mutation
+        self.moto_app = Ec2Rules(world, moto_app)  # EC2 dependencies and slow deletes
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
         body = _read_body(environ)

@@ -7,6 +7,7 @@ from typing import Any, cast
 from podplane.sandbox.aws.base import Emulator
 from podplane.sandbox.aws.errors import sm_conflict, sm_not_found, sm_validation
 from podplane.sandbox.aws.hyperpod.capacity import Capacity
+from podplane.sandbox.aws.node_network import check_bootstrap
 from podplane.sandbox.aws.world import AZS
 
 LAUNCH_SECONDS = 480.0        # Pending -> Running (+ seeded jitter up to 120 s)
@@ -99,6 +100,7 @@ class NodesMixin(Emulator):
                 "_plan": group.get("TrainingPlanArn"), "_health": "Unschedulable",
                 "_capacity": _capacity_type(group)}
         self.nodes(cluster["ClusterName"])[iid] = node
+        check_bootstrap(self.w, cluster, group, node)  # the network decides (issue 19)
         return node
 
     # lifecycle -----------------------------------------------------------------------------
