@@ -20,6 +20,7 @@ from werkzeug.serving import make_server
 from podplane.sandbox.aws import moto_side
 from podplane.sandbox.aws.eks import EksEmulator
 from podplane.sandbox.aws.hyperpod import HyperPodEmulator
+from podplane.sandbox.aws.kube_view import KubeView
 from podplane.sandbox.aws.quotas import QuotasEmulator
 from podplane.sandbox.aws.router import AwsRouter
 from podplane.sandbox.aws.world import KubeTarget, World
@@ -57,6 +58,7 @@ class Sandbox:
         self.eks = EksEmulator(self.world)
         self.hyperpod = HyperPodEmulator(self.world)
         self.quotas = QuotasEmulator(self.world)
+        self.kube_view = KubeView(self.hyperpod, self.eks)  # nodes, add-ons, pod identity
         self.store = StateStore(self.folder, self.world)
         self.kube_factory = kube_factory
         self.kube: KubeServer | None = None
@@ -65,7 +67,7 @@ class Sandbox:
 
     @property
     def node_source(self) -> NodeSource:
-        return self.hyperpod
+        return self.kube_view
 
     @property
     def aws_url(self) -> str:
