@@ -11,6 +11,7 @@ from typing import Any
 
 from podplane.domain.clusters import CREATE_STEPS
 from podplane.domain.dependencies import CORE_UNITS, plan_units
+from podplane.domain.manifests.health import AGENT
 from podplane.services import cluster_deps
 from podplane.services.cloud_access import cloud_of
 from tests.clusters.helpers import BODY, step, wait_done
@@ -77,7 +78,8 @@ async def test_create_through_rest_then_idempotent_and_unchanged(stack: Stack) -
     assert labels["sagemaker.amazonaws.com/compute-type"] == "hyperpod"
     assert labels["topology.kubernetes.io/zone"] == "us-west-2a"
     agents = json.loads(stack.kubectl("get", "pods", "-n", "aws-hyperpod", "-o", "json"))
-    assert len([p for p in agents["items"] if p["status"].get("phase") == "Running"]) == 2
+    assert len([p for p in agents["items"] if p["status"].get("phase") == "Running"
+                and p["metadata"]["name"].startswith(AGENT)]) == 2
     assert "s3-claim" in stack.kubectl("get", "pvc", "-n", "default")
     assert step(done, "verify")["status"] == "succeeded"
 

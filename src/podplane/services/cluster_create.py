@@ -1,5 +1,6 @@
-"""The cluster.create workflow: preflight -> network -> eks -> access -> dependencies ->
-hyperpod -> storage -> verify. Every step finds what exists before it creates anything, so
+"""The cluster.create workflow: preflight -> network -> eks -> access -> dependencies (what runs
+without nodes) -> hyperpod -> node_dependencies (add-ons whose replicas need nodes) -> storage
+-> verify. Every step finds what exists before it creates anything, so
 each one can be re-run on its own; cloud mutations without a natural name go through
 `mutate_once` with a client token."""
 
@@ -140,7 +141,7 @@ class CreateSteps:
 
     async def dependencies(self, ctx: StepContext) -> dict[str, Any]:
         spec = spec_from(ctx.params["spec"])
-        return await cluster_deps.reconcile(ctx, self.cloud, spec.name)
+        return await cluster_deps.reconcile(ctx, self.cloud, spec.name, "cluster")
 
     async def hyperpod(self, ctx: StepContext) -> dict[str, Any]:
         spec = spec_from(ctx.params["spec"])
@@ -149,6 +150,12 @@ class CreateSteps:
         await set_hyperpod_name(self.app, spec.name, spec.name)
         return {"hyperpod_arn": cluster["ClusterArn"], "status": cluster["ClusterStatus"],
                 "node_recovery": cluster.get("NodeRecovery"), "instance_group": FIRST_GROUP}
+
+    async def node_dependencies(self, ctx: StepContext) -> dict[str, Any]:
+        spec = spec_from(ctx.params["spec"])
+        facts = await facts_of(self.app, spec.name)
+        return await cluster_deps.reconcile(ctx, self.cloud, spec.name, "nodes",
+                                            bucket=facts.get("bucket"))
 
     async def storage(self, ctx: StepContext) -> dict[str, Any]:
         spec = spec_from(ctx.params["spec"])

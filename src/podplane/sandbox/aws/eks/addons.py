@@ -96,6 +96,7 @@ class AddonsMixin(AddonIdentityMixin):
             addon["podIdentityAssociations"] = self._associate_for_addon(
                 c["name"], addon["addonArn"], p["podIdentityAssociations"])
         self._addons(c["name"])[name] = addon
+        self._admission_facts(addon)
         self.w.record("eks", "CreateAddon", f"{c['name']}/{name}", p.get("clientRequestToken"),
                       version=version)
         return {"addon": addon}
@@ -129,6 +130,7 @@ class AddonsMixin(AddonIdentityMixin):
                                     cluster=addon["clusterName"])
         addon.update(status="UPDATING", modifiedAt=now, _done_at=now + ADDON_SECONDS,
                      _fail=bool(failed), _faulted=False)
+        self._admission_facts(addon)
         update = {"id": str(uuid.UUID(int=self.w.rng.getrandbits(128))), "status": "InProgress",
                   "type": "AddonUpdate", "params": params, "createdAt": now, "errors": []}
         key = f"{addon['clusterName']}/{addon['addonName']}"
@@ -175,21 +177,27 @@ class AddonsMixin(AddonIdentityMixin):
             addon["_faulted"] = True
             self._set(addon, "CREATE_FAILED" if status == "CREATING" else "DEGRADED",
                       replicas_issue(f"{name}-controller"))
-        elif (failure := prerequisite_failure(name, facts)) is not None:
+        elif (failure := addon.pop("_prereq", None)) is not None:
             self._set(addon, "CREATE_FAILED" if status == "CREATING" else "DEGRADED", failure)
         elif (nodes := nodes_issue(name, facts)) is not None:
             if status == "CREATING" and now < addon["createdAt"] + NO_NODES_DEGRADE_SECONDS:
                 return  # EKS keeps waiting for the replicas; re-checked on every tick
             self._set(addon, "DEGRADED", nodes)
         else:
-            # Pods admitted before the association exists never get credentials (Pod Identity
-            # env is injected at admission), so the add-on stays DEGRADED until updated.
-            addon["_no_identity"] = permission_issue(name, facts) is not None
             self._recheck(addon, facts)
         addon.pop("_done_at", None)
         for update in self.table("addon_updates").get(f"{cluster}/{name}", {}).values():
             if update["status"] == "InProgress":
                 update["status"] = "Successful" if addon["status"] == "ACTIVE" else "Failed"
+
+    def _admission_facts(self, addon: dict[str, Any]) -> None:
+        """What holds when EKS applies the add-on's manifests (right after Create/UpdateAddon):
+        cert-manager's CRDs must exist for the operator's Certificate, and its pods are admitted
+        now, so only an association that exists now gives them credentials (Pod Identity env is
+        injected at admission); a later association leaves the add-on DEGRADED until updated."""
+        facts = cluster_facts(self.w.state, self.s, addon["clusterName"])
+        addon["_prereq"] = prerequisite_failure(addon["addonName"], facts)
+        addon["_no_identity"] = permission_issue(addon["addonName"], facts) is not None
 
     def _recheck(self, addon: dict[str, Any], facts: ClusterFacts) -> None:
         """ACTIVE and DEGRADED follow the cluster: replicas come and go with Ready nodes."""
