@@ -72,15 +72,16 @@ def prerequisite_failure(name: str, facts: ClusterFacts) -> Issue | None:
     """A missing prerequisite that makes creation fail (CREATE_FAILED)."""
     if name != TRAINING_OPERATOR:
         return None
-    if facts.addon_status.get("cert-manager") != "ACTIVE":
-        return issue("K8sResourceNotFound",
-                     "certificates.cert-manager.io and issuers.cert-manager.io were not found: "
-                     "install the cert-manager add-on and wait until it is ACTIVE first.",
-                     "cert-manager")
     if facts.hyperpod_clusters == 0:
         return issue("ConfigurationConflict",
                      "No SageMaker HyperPod cluster is orchestrated by this EKS cluster; the "
                      "training operator runs only on HyperPod clusters.")
+    if facts.addon_status.get("cert-manager") != "ACTIVE":
+        return issue("K8sResourceNotFound",
+                     "certificates.cert-manager.io and issuers.cert-manager.io were not found "
+                     "(or cert-manager's webhook is not serving): install the cert-manager "
+                     "add-on and wait until it is ACTIVE first.",
+                     "cert-manager")
     return None
 
 

@@ -158,6 +158,13 @@ class AddonsMixin(AddonIdentityMixin):
 
     def tick(self, now: float) -> None:
         super().tick(now)
+        if not getattr(self, "_addon_ticker", False):
+            # add-on health reads node state: run after every other emulator (HyperPod) has
+            # applied this tick's transitions, so a node that is Running now counts now
+            self._addon_ticker = True
+            self.w.on_tick(self._tick_addons)
+
+    def _tick_addons(self, now: float) -> None:
         for cluster, addons in self.table("addons").items():
             facts = cluster_facts(self.w.state, self.s, cluster)
             for name, addon in list(addons.items()):
