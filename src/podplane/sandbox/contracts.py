@@ -48,3 +48,9 @@ class AddonSource(Protocol):
 
     def pod_identity_role(self, eks_cluster_name: str | None, namespace: str,
                           service_account: str) -> str | None: ...
+
+
+class BucketSource(Protocol):
+    """S3 as the Kubernetes side sees it through a Mountpoint volume."""
+
+    def s3_object(self, bucket: str, key: str) -> bytes | None: ...

@@ -21,7 +21,7 @@ from podplane.domain.preflight import check_capacity, raise_if_blocked
 from podplane.ops import workflows
 from podplane.ops.context import StepContext
 from podplane.ops.mutate import IN_FLIGHT, mutate_once
-from podplane.services import cluster_deps, cluster_hyperpod
+from podplane.services import cluster_deps, cluster_hyperpod, mount_check
 from podplane.services.cloud_access import cloud_of
 from podplane.services.cluster_identity import (
     EKS_POLICIES,
@@ -166,6 +166,8 @@ class CreateSteps:
     async def verify(self, ctx: StepContext) -> dict[str, Any]:
         spec = spec_from(ctx.params["spec"])
         result = await verify_cluster(ctx, self.cloud, spec.name, spec.count)
+        bucket = (await facts_of(self.app, spec.name))["bucket"]
+        result.update(await mount_check.run(ctx, self.cloud, spec.name, bucket))
         await set_state(self.app, spec.name, "active")
         return result
 

@@ -16,7 +16,7 @@ import yaml
 from podplane.cloud.kube.eks_token import eks_token, static_session
 from podplane.sandbox.clock import VirtualClock
 from podplane.sandbox.contracts import NodeSource
-from podplane.sandbox.kube import addon_objects, admission, pod_identity, validation
+from podplane.sandbox.kube import addon_objects, admission, pod_identity, s3_mounts, validation
 from podplane.sandbox.kube.app import build_app
 from podplane.sandbox.kube.controllers.framework import Controller, Ctx, Runner
 from podplane.sandbox.kube.controllers.infra import (
@@ -92,6 +92,7 @@ class KubeApiServer:
         self.ctx = Ctx(self.store, clock, node_source)
         self.controllers = [cls(self.ctx) for cls in CONTROLLERS]
         self.controllers += addon_objects.controllers(self.ctx, node_source, eks_cluster_name)
+        s3_mounts.install(self.ctx, node_source, eks_cluster_name)
         for ctrl in self.controllers:
             if isinstance(ctrl, NodeController):
                 ctrl.eks_cluster_name = eks_cluster_name

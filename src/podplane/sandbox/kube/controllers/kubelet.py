@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from podplane.sandbox.kube.controllers.framework import Controller, Ctx, Key
+from podplane.sandbox.kube.s3_mounts import mount_problem, mounted_at
 from podplane.sandbox.kube.store import Event
 from podplane.sandbox.kube.util import clone, iso, parse_iso
 
@@ -15,6 +16,7 @@ START_SECONDS = 2.0
 DURATION = "sandbox.podplane.io/duration-seconds"
 EXIT_CODE = "sandbox.podplane.io/exit-code"
 JOB_DEFAULT_SECONDS = 30.0
+MOUNT_RETRY_SECONDS = 30.0
 
 
 def _pod_ip(pod: Obj) -> str:
@@ -78,8 +80,14 @@ class Kubelet(Controller):
             if now < scheduled + START_SECONDS:
                 self._creating(pod, node)
                 return scheduled + START_SECONDS - now
-            self._running(pod, node, scheduled + START_SECONDS)
-            return self._until_exit(pod, scheduled + START_SECONDS)
+            problem = mount_problem(self.ctx, pod)  # volumes mount before containers start
+            if problem is not None:
+                self._creating(pod, node)
+                self.ctx.event(pod, "FailedMount", problem, "Warning")
+                return MOUNT_RETRY_SECONDS
+            started = mounted_at(self.ctx, pod, scheduled + START_SECONDS)
+            self._running(pod, node, started)
+            return self._until_exit(pod, started)
         first = (status.get("containerStatuses") or [{}])[0]
         state = first.get("state") or {}
         if "waiting" in state and first.get("lastState", {}).get("terminated"):
