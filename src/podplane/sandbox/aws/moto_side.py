@@ -72,6 +72,10 @@ def reset(seed: int) -> None:
     for backend in list(_instances()):
         backend.clear()
     _instances().clear()
+    # S3's global bucket -> account index outlives clear(); a stale entry makes a fresh
+    # account's get_bucket call itself forever (a second create of the same bucket name)
+    from moto.s3.models import s3_backends
+    s3_backends.bucket_accounts.clear()
     mock_random.seed(seed)
 
 
