@@ -29,6 +29,7 @@ async def run(ctx: StepContext, cloud: Cloud, eks_name: str, bucket: str) -> dic
         read = "".join([line async for line in kube.logs(POD, NAMESPACE)]).strip()
     finally:
         await kube.delete("v1", "Pod", POD, namespace=NAMESPACE)
+        await cloud.aws.caller.call("s3", "delete_object", Bucket=bucket, Key=KEY)
     if phase != "Succeeded" or read != expected:
         raise CloudError(f"The mount test pod could not read s3://{bucket}/{KEY} through "
                          f"{CLAIM} (pod {phase}; read {read[:120]!r}).", code="mount_failed",
