@@ -13,7 +13,7 @@ from typing import Any
 POD = "podplane-mount-check"
 MOUNT_PATH = "/data"
 KEY = "podplane/verify/mount-check.txt"
-IMAGE = "public.ecr.aws/amazonlinux/amazonlinux:2023"
+IMAGE = "docker.io/library/busybox:1.36"  # small, has cat; pulled through the NAT
 
 
 def check_content(token: str) -> str:

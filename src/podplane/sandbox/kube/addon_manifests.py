@@ -43,9 +43,9 @@ def _pod_spec(name: str, image: str, account: str, host_network: bool = False) -
 
 
 def _workload(kind: str, name: str, ns: str, image: str, account: str, ctx: tuple[str, str],
-              replicas: int = 1) -> Obj:
-    selector = {"matchLabels": {"app.kubernetes.io/name": name}}
-    template = {"metadata": {"labels": {"app.kubernetes.io/name": name}},
+              replicas: int = 1, app: str | None = None) -> Obj:
+    selector = {"matchLabels": {"app.kubernetes.io/name": app or name}}
+    template = {"metadata": {"labels": {"app.kubernetes.io/name": app or name}},
                 "spec": _pod_spec(name, image, account, host_network=kind == "DaemonSet")}
     spec: Obj = {"selector": selector, "template": template}
     if kind == "Deployment":
@@ -126,7 +126,7 @@ def _cert_manager(ver: str, ecr: str, ctx: tuple[str, str]) -> list[Obj]:
 
 def _mountpoint(ver: str, ecr: str, ctx: tuple[str, str]) -> list[Obj]:
     tag = ver.split("-")[0]
-    image = f"public.ecr.aws/mountpoint-s3-csi-driver/aws-mountpoint-s3-csi-driver:{tag}"
+    image = f"{ecr}/eks/aws-s3-csi-driver:{ver}"  # the EKS add-on's build
     driver = {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",
               "metadata": _meta("s3.csi.aws.com", None, *ctx),
               "spec": {"attachRequired": False, "podInfoOnMount": True}}
@@ -151,7 +151,8 @@ def _training_operator(ver: str, ecr: str, ctx: tuple[str, str]) -> list[Obj]:
     return [_namespace(TRAINING_OPERATOR_NS, ctx), crd,
             _account(TRAINING_OPERATOR_SA, TRAINING_OPERATOR_NS, ctx),
             _workload("Deployment", TRAINING_OPERATOR_SA, TRAINING_OPERATOR_NS,
-                      f"{ecr}/hyperpod-training-operator:{ver}", TRAINING_OPERATOR_SA, ctx)]
+                      f"{ecr}/eks/hyperpod-training-operator:{ver}", TRAINING_OPERATOR_SA, ctx,
+                      app="hp-training-operator")]
 
 
 BUILDERS = {

@@ -35,14 +35,6 @@ def mount_problem(ctx: Any, pod: Obj) -> str | None:
     return mounts.problem(pod) if mounts is not None else None
 
 
-def mounted_at(ctx: Any, pod: Obj, default: float) -> float:
-    """When the containers start: after a failed mount, at the retry that succeeded."""
-    mounts = getattr(ctx, "s3_mounts", None)
-    if mounts is None or pod["metadata"].get("uid") not in mounts.blocked:
-        return default
-    return float(ctx.now())
-
-
 def command_output(pod: Obj, container: str) -> str | None:
     return _OUTPUTS.get((pod["metadata"].get("uid", ""), container))
 
@@ -50,7 +42,6 @@ def command_output(pod: Obj, container: str) -> str | None:
 class S3Mounts:
     def __init__(self, store: Any, source: Any, eks_cluster_name: str | None) -> None:
         self.store, self.source, self.cluster = store, source, eks_cluster_name
-        self.blocked: set[str] = set()  # pods whose mount failed at least once
 
     def problem(self, pod: Obj) -> str | None:
         volumes = self._s3_volumes(pod)
@@ -60,7 +51,6 @@ class S3Mounts:
         for volume, bucket in volumes.items():
             reason = self._mount_error(node, bucket)
             if reason is not None:
-                self.blocked.add(pod["metadata"].get("uid", ""))
                 return (f'MountVolume.SetUp failed for volume "{volume}" : rpc error: '
                         f"code = Internal desc = {reason}")
         self._record_reads(pod, volumes)

@@ -22,7 +22,7 @@ ADDONS: dict[str, tuple[str, list[str], str]] = {
                                         ["v4.1.0-eksbuild.1", "v3.7.0-eksbuild.1"],
                                         "amazon-cloudwatch"),
     "metrics-server": ("observability", ["v0.7.2-eksbuild.3"], "kube-system"),
-    "cert-manager": ("security", ["v1.17.2-eksbuild.1"], "cert-manager"),
+    "cert-manager": ("security", ["v1.18.2-eksbuild.1", "v1.17.2-eksbuild.1"], "cert-manager"),
     "amazon-sagemaker-hyperpod-taskgovernance": ("machine-learning", ["v1.2.0-eksbuild.1"],
                                                  "kube-system"),
     "amazon-sagemaker-hyperpod-observability": ("observability", ["v1.0.3-eksbuild.1"],
