@@ -60,6 +60,12 @@ async def test_create_installs_node_addons_after_hyperpod_and_mount_reads_back(
     assert done["result"]["read_back"].endswith(KEY)
     assert stack.kubectl("get", "crd", "hyperpodpytorchjobs.sagemaker.amazonaws.com", "-o",
                          "name").strip()
+    operator = json.loads(stack.kubectl("get", "pods", "-n", "aws-hyperpod", "-l",
+                                        "app.kubernetes.io/name=hp-training-operator", "-o",
+                                        "json"))["items"]
+    assert [p["status"]["phase"] for p in operator] == ["Running"]
+    env = {e["name"] for e in operator[0]["spec"]["containers"][0].get("env", [])}
+    assert "AWS_CONTAINER_CREDENTIALS_FULL_URI" in env  # its association came with CreateAddon
 
 
 async def _wait_step_running(api: Any, op_id: str, name: str) -> None:

@@ -100,6 +100,7 @@ def _pod(name: str) -> dict[str, Any]:
 async def test_pod_identity_reaches_only_pods_admitted_after_the_association(
         stack: Stack) -> None:
     eks = eks_cluster(stack)
+    stack.kubectl("create", "serviceaccount", "s3-csi-driver-sa", "-n", "kube-system")
     path = stack.sandbox.box.folder / "pod.json"
     path.write_text(json.dumps(_pod("before")))
     stack.kubectl("create", "-f", str(path))
