@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from tests.sandbox_aws.conftest import Box, ensure_eks, group, hyperpod_cluster
+from tests.sandbox_aws.conftest import Box, ensure_eks, group, hyperpod_cluster, network
 
-SUBNET, SG = "subnet-0123456789abcdef0", "sg-0123456789abcdef0"
 OPERATOR = "amazon-sagemaker-hyperpod-training-operator"
 OPERATOR_SA = "hp-training-operator-controller-manager"
 ROLE = "arn:aws:iam::123456789012:role/podplane-test"
@@ -25,15 +24,22 @@ def issue_codes(box: Box, name: str) -> list[str]:
     return [i["code"] for i in addon(box, name)["health"]["issues"]]
 
 
-def with_nodes(box: Box) -> None:
+def eks1(box: Box) -> tuple[str, str]:
+    """An ACTIVE EKS cluster `eks1` in a new VPC -> (subnet, security group) of that VPC."""
+    subnet, sg = network(box)
+    ensure_eks(box, subnet)
+    return subnet, sg
+
+
+def with_nodes(box: Box, net: tuple[str, str]) -> None:
     """A HyperPod cluster on eks1 whose one node is Running."""
-    hyperpod_cluster(box, "hp1", [group("workers", "ml.g5.8xlarge", 1)], SUBNET, SG)
+    hyperpod_cluster(box, "hp1", [group("workers", "ml.g5.8xlarge", 1)], *net)
     box.advance(700)
 
 
 def test_daemonset_addons_go_active_without_nodes_deployment_ones_stay_creating_then_degrade(
         box: Box) -> None:
-    ensure_eks(box)
+    net = eks1(box)
     eks = box.client("eks")
     for name in ("vpc-cni", "kube-proxy", "eks-pod-identity-agent", "coredns", "cert-manager"):
         eks.create_addon(clusterName="eks1", addonName=name)
@@ -47,14 +53,14 @@ def test_daemonset_addons_go_active_without_nodes_deployment_ones_stay_creating_
     assert degraded["status"] == "DEGRADED"
     assert issue_codes(box, "coredns") == ["InsufficientNumberOfReplicas"]
     assert addon(box, "cert-manager")["status"] == "DEGRADED"
-    with_nodes(box)  # replicas find a node: EKS reports the add-on healthy again
+    with_nodes(box, net)  # replicas find a node: EKS reports the add-on healthy again
     assert addon(box, "coredns")["status"] == "ACTIVE"
     assert addon(box, "coredns")["health"]["issues"] == []
 
 
 def test_addon_created_after_nodes_goes_active_and_degrades_when_nodes_go(box: Box) -> None:
-    ensure_eks(box)
-    with_nodes(box)
+    net = eks1(box)
+    with_nodes(box, net)
     eks = box.client("eks")
     eks.create_addon(clusterName="eks1", addonName="coredns")
     box.advance(180)
@@ -73,8 +79,8 @@ def _operator_with(box: Box, *, assoc: bool = True) -> None:
 
 
 def test_training_operator_fails_without_cert_manager_active(box: Box) -> None:
-    ensure_eks(box)
-    with_nodes(box)
+    net = eks1(box)
+    with_nodes(box, net)
     eks = box.client("eks")
     eks.create_addon(clusterName="eks1", addonName="cert-manager")
     _operator_with(box)  # created while cert-manager is still CREATING
@@ -84,7 +90,7 @@ def test_training_operator_fails_without_cert_manager_active(box: Box) -> None:
 
 
 def test_training_operator_fails_without_a_hyperpod_cluster(box: Box) -> None:
-    ensure_eks(box)
+    eks1(box)
     box.client("eks").create_addon(clusterName="eks1", addonName="cert-manager")
     box.advance(20 * 60 + 200)
     _operator_with(box)
@@ -94,8 +100,8 @@ def test_training_operator_fails_without_a_hyperpod_cluster(box: Box) -> None:
 
 def test_training_operator_degraded_without_its_association_even_if_added_later(
         box: Box) -> None:
-    ensure_eks(box)
-    with_nodes(box)
+    net = eks1(box)
+    with_nodes(box, net)
     eks = box.client("eks")
     eks.create_addon(clusterName="eks1", addonName="cert-manager")
     box.advance(180)
@@ -109,8 +115,8 @@ def test_training_operator_degraded_without_its_association_even_if_added_later(
 
 
 def test_training_operator_active_with_prerequisites_and_owns_its_association(box: Box) -> None:
-    ensure_eks(box)
-    with_nodes(box)
+    net = eks1(box)
+    with_nodes(box, net)
     eks = box.client("eks")
     eks.create_addon(clusterName="eks1", addonName="cert-manager")
     box.advance(180)
@@ -130,7 +136,7 @@ def test_training_operator_active_with_prerequisites_and_owns_its_association(bo
 
 
 def test_pod_identity_in_create_addon_only_for_its_service_account(box: Box) -> None:
-    ensure_eks(box)
+    eks1(box)
     eks = box.client("eks")
     with pytest.raises(ClientError) as unsupported:
         eks.create_addon(clusterName="eks1", addonName="coredns", podIdentityAssociations=[
