@@ -20,7 +20,8 @@ from tests.browser.cloud import CloudServer, sandbox_and_server
 from tests.browser.conftest import Watch, shot, sign_in
 from tests.browser.test_layout import SIZES, _asset_bytes
 
-STEPS = ["preflight", "network", "eks", "access", "dependencies", "hyperpod", "storage", "verify"]
+STEPS = ["preflight", "network", "eks", "access", "dependencies", "hyperpod", "node_dependencies",
+         "storage", "verify"]
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ from typing import Any
 
 from podplane.domain.clusters import CREATE_STEPS
 from podplane.domain.dependencies import CORE_UNITS, plan_units
+from podplane.domain.manifests.health import AGENT
 from podplane.services import cluster_deps
 from podplane.services.cloud_access import cloud_of
 from tests.clusters.helpers import BODY, step, wait_done
@@ -80,6 +81,7 @@ async def test_create_through_rest_then_idempotent_and_unchanged(stack: Stack) -
         assert node["status"]["allocatable"]["nvidia.com/gpu"] == "1"
         assert "/sagemaker/cluster/hyperpod-" in node["spec"]["providerID"]
     agents = json.loads(stack.kubectl("get", "pods", "-n", "aws-hyperpod", "-o", "json"))
+    agents["items"] = [p for p in agents["items"] if p["metadata"]["name"].startswith(AGENT)]
     assert len([p for p in agents["items"] if p["status"].get("phase") == "Running"]) == 2
     assert {p["spec"]["containers"][0]["image"] for p in agents["items"]} == {
         "905418368575.dkr.ecr.us-west-2.amazonaws.com/hyperpod-health-monitoring-agent:"

@@ -20,8 +20,9 @@ from podplane.domain.network import VpcLayout, plan_vpc
 KUBERNETES_VERSION = "1.33"
 FIRST_GROUP = "accelerated-1"
 DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
+# What runs without nodes comes before HyperPod; add-ons whose replicas need nodes after it.
 CREATE_STEPS = ("preflight", "network", "eks", "access", "dependencies", "hyperpod",
-                "storage", "verify")
+                "node_dependencies", "storage", "verify")
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,22 @@ from dataclasses import dataclass
 from typing import Literal
 
 Kind = Literal["eks-addon", "manifest"]
+# When a unit can be installed: "cluster" runs on an EKS cluster without nodes (DaemonSets that
+# start on not-ready nodes, RBAC); "nodes" needs Ready nodes for its Deployment's replicas
+# (EKS add-on health InsufficientNumberOfReplicas otherwise; pulumi-eks#1819, eksctl#5458).
+Stage = Literal["cluster", "nodes"]
+TRAINING_OPERATOR_POLICY = \
+    "arn:aws:iam::aws:policy/AmazonSageMakerHyperPodTrainingOperatorAccess"
+
+
+@dataclass(frozen=True)
+class PodIdentity:
+    """The Pod Identity association an add-on's controller needs, passed at CreateAddon."""
+
+    namespace: str
+    service_account: str
+    role: str                           # key of the role (services.addon_identity)
+    managed_policies: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -17,19 +33,25 @@ class Unit:
     name: str
     kind: Kind
     version: str | None          # None: the EKS default version for the cluster's Kubernetes
-    after: tuple[str, ...] = ()  # units that must be ready first
+    after: tuple[str, ...] = ()  # units that must be ready (add-ons: ACTIVE) first
     namespace: str = "kube-system"
+    stage: Stage = "cluster"
+    identity: PodIdentity | None = None
 
+
+CSI_IDENTITY = PodIdentity("kube-system", "s3-csi-driver-sa", "s3csi")
+# SageMaker docs "Installing the training operator": its controller's service account and the
+# AWS managed policy it needs.
+TRAINING_OPERATOR_IDENTITY = PodIdentity("aws-hyperpod", "hp-training-operator-controller-manager",
+                                         "training", (TRAINING_OPERATOR_POLICY,))
 
 CORE_UNITS: tuple[Unit, ...] = (
     Unit("vpc-cni", "eks-addon", None),
-    Unit("coredns", "eks-addon", None, after=("vpc-cni",)),
     Unit("kube-proxy", "eks-addon", None),
     Unit("eks-pod-identity-agent", "eks-addon", None),
-    Unit("aws-mountpoint-s3-csi-driver", "eks-addon", None, after=("eks-pod-identity-agent",)),
-    Unit("cert-manager", "eks-addon", None, after=("coredns",)),
     # The HyperPod dependencies chart's parts (aws/sagemaker-hyperpod-cli @ 011ca927, chart
-    # 0.1.0), rendered by domain.manifests; versions are the chart's pins.
+    # 0.1.0), rendered by domain.manifests; versions are the chart's pins. DaemonSets and RBAC:
+    # applied before HyperPod, as the chart is (SageMaker docs, "Installing packages ... Helm").
     Unit("nvidia-device-plugin", "manifest", "0.16.1"),
     Unit("aws-efa-k8s-device-plugin", "manifest", "0.5.20"),
     Unit("neuron-device-plugin", "manifest", "2.19.16.0"),
@@ -38,9 +60,19 @@ CORE_UNITS: tuple[Unit, ...] = (
     Unit("hyperpod-deep-health-check", "manifest", "0.1.0", namespace="aws-hyperpod"),
     Unit("hyperpod-job-auto-restart", "manifest", "0.1.0", namespace="aws-hyperpod"),
     Unit("hyperpod-patching", "manifest", "0.1.0"),
+    Unit("coredns", "eks-addon", None, after=("vpc-cni",), stage="nodes"),
+    Unit("cert-manager", "eks-addon", None, after=("coredns",), namespace="cert-manager",
+         stage="nodes"),
+    Unit("aws-mountpoint-s3-csi-driver", "eks-addon", None, after=("eks-pod-identity-agent",),
+         stage="nodes", identity=CSI_IDENTITY),
     Unit("amazon-sagemaker-hyperpod-training-operator", "eks-addon", None,
-         after=("cert-manager", "eks-pod-identity-agent")),
+         after=("cert-manager", "eks-pod-identity-agent"), namespace="aws-hyperpod",
+         stage="nodes", identity=TRAINING_OPERATOR_IDENTITY),
 )
+
+
+def units_for(stage: Stage) -> tuple[Unit, ...]:
+    return tuple(u for u in CORE_UNITS if u.stage == stage)
 
 
 @dataclass(frozen=True)

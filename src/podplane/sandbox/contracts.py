@@ -65,3 +65,28 @@ class AccessSource(Protocol):
     def signer(self, access_key: str) -> Signer | None: ...
 
     def grant(self, eks_cluster_name: str, principal_arn: str) -> AccessGrant | None: ...
+
+
+@dataclass(frozen=True)
+class SandboxAddon:
+    eks_cluster_name: str      # the EKS cluster the add-on belongs to
+    name: str                  # EKS add-on name: coredns, cert-manager, ...
+    version: str               # v1.12.1-eksbuild.2
+    status: str                # CREATING | ACTIVE | DEGRADED | ...
+
+
+class AddonSource(Protocol):
+    """Implemented by the EKS emulator; read by the Kubernetes side, keyed by EKS cluster name
+    (None: every cluster, for a single shared API server). What an add-on installs becomes
+    objects in that cluster's store; Pod Identity associations drive pod admission."""
+
+    def sandbox_addons(self, eks_cluster_name: str | None = None) -> list[SandboxAddon]: ...
+
+    def pod_identity_role(self, eks_cluster_name: str | None, namespace: str,
+                          service_account: str) -> str | None: ...
+
+
+class BucketSource(Protocol):
+    """S3 as the Kubernetes side sees it through a Mountpoint volume."""
+
+    def s3_object(self, bucket: str, key: str) -> bytes | None: ...

@@ -22,6 +22,7 @@ from podplane.sandbox.aws import moto_side
 from podplane.sandbox.aws.eks import EksEmulator
 from podplane.sandbox.aws.eks.access import KubeAccess
 from podplane.sandbox.aws.hyperpod import HyperPodEmulator
+from podplane.sandbox.aws.kube_view import KubeView
 from podplane.sandbox.aws.quotas import QuotasEmulator
 from podplane.sandbox.aws.router import AwsRouter
 from podplane.sandbox.aws.world import KubeTarget, World
@@ -55,11 +56,12 @@ class Sandbox:
         self.eks = EksEmulator(self.world)
         self.hyperpod = HyperPodEmulator(self.world)
         self.quotas = QuotasEmulator(self.world)
+        self.kube_view = KubeView(self.hyperpod, self.eks)  # nodes, add-ons, pod identity
         self.store = StateStore(self.folder, self.world)
         self.kube_factory = kube_factory
         self.kube: KubeFleet | None = None  # one Kubernetes API server per ACTIVE EKS cluster
         if kube_factory is not None:
-            self.kube = KubeFleet(self.folder, self.clock, self.hyperpod,
+            self.kube = KubeFleet(self.folder, self.clock, self.kube_view,
                                   KubeAccess(self.world), host, kube_port, kube_factory)
             self.world.kube.servers = self.kube
         self._server: Any = None
@@ -67,7 +69,7 @@ class Sandbox:
 
     @property
     def node_source(self) -> NodeSource:
-        return self.hyperpod
+        return self.kube_view
 
     @property
     def aws_url(self) -> str:

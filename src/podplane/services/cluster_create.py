@@ -1,5 +1,6 @@
-"""The cluster.create workflow: preflight -> network -> eks -> access -> dependencies ->
-hyperpod -> storage -> verify. Every step finds what exists before it creates anything, so
+"""The cluster.create workflow: preflight -> network -> eks -> access -> dependencies (what runs
+without nodes) -> hyperpod -> node_dependencies (add-ons whose replicas need nodes) -> storage
+-> verify. Every step finds what exists before it creates anything, so
 each one can be re-run on its own; cloud mutations without a natural name go through
 `mutate_once` with a client token."""
 
@@ -25,7 +26,7 @@ from podplane.domain.preflight import check_capacity, raise_if_blocked
 from podplane.ops import workflows
 from podplane.ops.context import StepContext
 from podplane.ops.mutate import IN_FLIGHT, mutate_once
-from podplane.services import cluster_deps, cluster_hyperpod
+from podplane.services import cluster_deps, cluster_hyperpod, mount_check
 from podplane.services.cloud_access import cloud_of
 from podplane.services.cluster_identity import (
     LIFECYCLE_PREFIX,
@@ -143,7 +144,7 @@ class CreateSteps:
 
     async def dependencies(self, ctx: StepContext) -> dict[str, Any]:
         spec = spec_from(ctx.params["spec"])
-        return await cluster_deps.reconcile(ctx, self.cloud, spec.name)
+        return await cluster_deps.reconcile(ctx, self.cloud, spec.name, "cluster")
 
     async def hyperpod(self, ctx: StepContext) -> dict[str, Any]:
         spec = spec_from(ctx.params["spec"])
@@ -152,6 +153,12 @@ class CreateSteps:
         await set_hyperpod_name(self.app, spec.name, spec.name)
         return {"hyperpod_arn": cluster["ClusterArn"], "status": cluster["ClusterStatus"],
                 "node_recovery": cluster.get("NodeRecovery"), "instance_group": FIRST_GROUP}
+
+    async def node_dependencies(self, ctx: StepContext) -> dict[str, Any]:
+        spec = spec_from(ctx.params["spec"])
+        facts = await facts_of(self.app, spec.name)
+        return await cluster_deps.reconcile(ctx, self.cloud, spec.name, "nodes",
+                                            bucket=facts.get("bucket"))
 
     async def storage(self, ctx: StepContext) -> dict[str, Any]:
         spec = spec_from(ctx.params["spec"])
@@ -162,6 +169,8 @@ class CreateSteps:
     async def verify(self, ctx: StepContext) -> dict[str, Any]:
         spec = spec_from(ctx.params["spec"])
         result = await verify_cluster(ctx, self.cloud, spec.name, spec.count)
+        bucket = (await facts_of(self.app, spec.name))["bucket"]
+        result.update(await mount_check.run(ctx, self.cloud, spec.name, bucket))
         await set_state(self.app, spec.name, "active")
         return result
 

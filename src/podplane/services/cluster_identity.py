@@ -12,7 +12,7 @@ from podplane.domain import iam_policies
 from podplane.domain.names import derived_name
 from podplane.services.cluster_network import CLUSTER_TAG, MANAGED_TAG
 
-ROLE_KINDS = ("eks", "hyperpod", "s3csi")
+ROLE_KINDS = ("eks", "hyperpod", "s3csi", "training")
 LIFECYCLE_PREFIX = "podplane/lifecycle/"
 ON_CREATE = "on_create.sh"
 

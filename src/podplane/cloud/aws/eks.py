@@ -23,6 +23,18 @@ class EksAdapter:
     async def _call(self, operation: str, **params: Any) -> Shape:
         return await self.aws.call("eks", operation, **params)
 
+    async def _all(self, operation: str, key: str, **params: Any) -> list[Any]:
+        """Every page of a list call (EKS pages with nextToken; the add-on catalogue alone is
+        more than one page)."""
+        items: list[Any] = []
+        token: str | None = None
+        while True:
+            page = await self._call(operation, **params, **({"nextToken": token} if token else {}))
+            items += page.get(key, [])
+            token = page.get("nextToken")
+            if not token:
+                return items
+
     async def create_cluster(self, name: str, role_arn: str, subnet_ids: list[str],
                              security_group_ids: list[str], version: str | None = None,
                              client_token: str | None = None, **extra: Any) -> Shape:
@@ -57,7 +69,7 @@ class EksAdapter:
                                       kubernetes_version: str | None = None) -> list[Shape]:
         params = {k: v for k, v in (("addonName", addon_name),
                                     ("kubernetesVersion", kubernetes_version)) if v}
-        return list((await self._call("describe_addon_versions", **params))["addons"])
+        return await self._all("describe_addon_versions", "addons", **params)
 
     async def create_addon(self, cluster: str, addon: str, version: str | None = None,
                            client_token: str | None = None, **extra: Any) -> Shape:
@@ -71,7 +83,7 @@ class EksAdapter:
         return dict(found["addon"]) if found else None
 
     async def list_addons(self, cluster: str) -> list[str]:
-        return list((await self._call("list_addons", clusterName=cluster))["addons"])
+        return await self._all("list_addons", "addons", clusterName=cluster)
 
     async def update_addon(self, cluster: str, addon: str, client_token: str | None = None,
                            **changes: Any) -> Shape:
@@ -104,8 +116,8 @@ class EksAdapter:
                                  roleArn=role_arn, **_token(client_token)), "association")
 
     async def list_pod_identity_associations(self, cluster: str) -> list[Shape]:
-        return list((await self._call("list_pod_identity_associations",
-                                      clusterName=cluster))["associations"])
+        return await self._all("list_pod_identity_associations", "associations",
+                               clusterName=cluster)
 
     async def delete_pod_identity_association(self, cluster: str, association_id: str) -> Shape:
         return _one(await self._call("delete_pod_identity_association", clusterName=cluster,

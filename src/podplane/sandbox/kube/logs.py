@@ -8,6 +8,7 @@ import hashlib
 import math
 from typing import Any
 
+from podplane.sandbox.kube import s3_mounts
 from podplane.sandbox.kube.util import iso, parse_iso
 
 Obj = dict[str, Any]
@@ -54,6 +55,9 @@ def lines_between(
         started = container_start(pod, container["name"])
     if started is None or end <= started:
         return []
+    printed = s3_mounts.command_output(pod, container["name"])  # `cat` of a mounted object
+    if printed is not None:
+        return [(started, line) for line in printed.splitlines() if start <= started < end]
     kind = kind_of(pod, container)
     if kind == "training":
         out = _training(pod, container, started, start, end)

@@ -18,7 +18,7 @@ import yaml
 from podplane.cloud.kube.eks_token import eks_token, static_session
 from podplane.sandbox.clock import VirtualClock
 from podplane.sandbox.contracts import SANDBOX_KEY, SANDBOX_SECRET, AccessSource, NodeSource
-from podplane.sandbox.kube import admission, validation
+from podplane.sandbox.kube import addon_objects, admission, pod_identity, s3_mounts, validation
 from podplane.sandbox.kube.app import build_app
 from podplane.sandbox.kube.controllers.framework import Controller, Ctx, Runner
 from podplane.sandbox.kube.controllers.infra import (
@@ -95,10 +95,13 @@ class KubeApiServer:
         self.store = Store(self.registry, clock)
         self.crds = CrdManager(self.registry, self.store)
         admission.install(self.store)
+        pod_identity.install(self.store, node_source, eks_cluster_name)
         self.store.validators.append(validation.validate)
         self.store.load(self.state_dir / STORE_FILE, self.crds.register)
         self.ctx = Ctx(self.store, clock, node_source)
         self.controllers = [cls(self.ctx) for cls in CONTROLLERS]
+        self.controllers += addon_objects.controllers(self.ctx, node_source, eks_cluster_name)
+        s3_mounts.install(self.ctx, node_source, eks_cluster_name)
         for ctrl in self.controllers:
             if isinstance(ctrl, NodeController):
                 ctrl.eks_cluster_name = eks_cluster_name

@@ -1,4 +1,5 @@
-"""EKS add-ons: CREATING -> ACTIVE (CREATE_FAILED / DEGRADED under the addon_failure fault)."""
+"""EKS add-ons: CREATING -> ACTIVE when the cluster can run them (addon_health.py), else
+CREATING -> DEGRADED or CREATE_FAILED with EKS's health issue; the addon_failure fault too."""
 
 from __future__ import annotations
 
@@ -7,9 +8,20 @@ import uuid
 from typing import Any, cast
 
 from podplane.sandbox.aws.base import paginate
-from podplane.sandbox.aws.eks.base import EksBase
+from podplane.sandbox.aws.eks.addon_health import (
+    NO_FACTS,
+    NO_NODES_DEGRADE_SECONDS,
+    ClusterFacts,
+    cluster_facts,
+    nodes_issue,
+    permission_issue,
+    prerequisite_failure,
+    replicas_issue,
+)
+from podplane.sandbox.aws.eks.addon_identity import AddonIdentityMixin
 from podplane.sandbox.aws.eks.catalog import ADDONS, addon_info, default_version
 from podplane.sandbox.aws.errors import eks_in_use, eks_invalid_param, eks_not_found
+from podplane.sandbox.contracts import SandboxAddon
 
 ADDON_SECONDS = 120.0
 POD_IDENTITY_POLICIES = {
@@ -19,7 +31,7 @@ POD_IDENTITY_POLICIES = {
 }
 
 
-class AddonsMixin(EksBase):
+class AddonsMixin(AddonIdentityMixin):
     def describe_addon_versions(self, p: dict[str, Any]) -> dict[str, Any]:
         names = [p["addonName"]] if p.get("addonName") else sorted(ADDONS)
         infos = [addon_info(n, p.get("kubernetesVersion")) for n in names if n in ADDONS]
@@ -68,6 +80,7 @@ class AddonsMixin(EksBase):
             if p.get("clientRequestToken") and existing.get("_token") == p["clientRequestToken"]:
                 return {"addon": existing}  # an idempotent retry
             raise eks_in_use(f"Addon already exists: {name}")
+        self._check_identity_request(name, p.get("podIdentityAssociations") or [], c["name"])
         now = self.w.now()
         failed = self.w.faults.fire("addon_failure", addon_name=name, cluster=c["name"])
         addon = {"addonName": name, "clusterName": c["name"], "status": "CREATING",
@@ -80,10 +93,10 @@ class AddonsMixin(EksBase):
             if key in p:
                 addon[key] = p[key]
         if p.get("podIdentityAssociations"):
-            addon["podIdentityAssociations"] = [
-                self.w.arn("eks", f"podidentityassociation/{c['name']}/a-{self.w.hex_id(17)}")
-                for _ in p["podIdentityAssociations"]]
+            addon["podIdentityAssociations"] = self._associate_for_addon(
+                c["name"], addon["addonArn"], p["podIdentityAssociations"])
         self._addons(c["name"])[name] = addon
+        self._admission_facts(addon)
         self.w.record("eks", "CreateAddon", f"{c['name']}/{name}", p.get("clientRequestToken"),
                       version=version)
         return {"addon": addon}
@@ -116,7 +129,8 @@ class AddonsMixin(EksBase):
         failed = self.w.faults.fire("addon_failure", addon_name=addon["addonName"],
                                     cluster=addon["clusterName"])
         addon.update(status="UPDATING", modifiedAt=now, _done_at=now + ADDON_SECONDS,
-                     _fail=bool(failed))
+                     _fail=bool(failed), _faulted=False)
+        self._admission_facts(addon)
         update = {"id": str(uuid.UUID(int=self.w.rng.getrandbits(128))), "status": "InProgress",
                   "type": "AddonUpdate", "params": params, "createdAt": now, "errors": []}
         key = f"{addon['clusterName']}/{addon['addonName']}"
@@ -131,30 +145,79 @@ class AddonsMixin(EksBase):
             self.w.record("eks", "DeleteAddon", f"{addon['clusterName']}/{addon['addonName']}")
         return {"addon": addon}
 
+    def sandbox_addons(self, eks_cluster_name: str | None = None) -> list[SandboxAddon]:
+        """The add-ons EKS has applied to a cluster's Kubernetes (every state but DELETING)."""
+        self.w.tick()
+        out = []
+        with self.w.lock:
+            for cluster, addons in self.table("addons").items():
+                if eks_cluster_name in (None, cluster):
+                    out += [SandboxAddon(cluster, a["addonName"], a["addonVersion"], a["status"])
+                            for a in addons.values()]
+        return out
+
     def tick(self, now: float) -> None:
         super().tick(now)
+        if not getattr(self, "_addon_ticker", False):
+            # add-on health reads node state: run after every other emulator (HyperPod) has
+            # applied this tick's transitions, so a node that is Running now counts now
+            self._addon_ticker = True
+            self.w.on_tick(self._tick_addons)
+
+    def _tick_addons(self, now: float) -> None:
         for cluster, addons in self.table("addons").items():
+            facts = cluster_facts(self.w.state, self.s, cluster)
             for name, addon in list(addons.items()):
-                if now < addon.get("_done_at", now + 1):
-                    continue
-                self._settle_addon(cluster, addons, name, addon)
+                if addon["status"] in ("ACTIVE", "DEGRADED") and not addon.get("_faulted"):
+                    self._recheck(addon, facts)
+                elif now >= addon.get("_done_at", now + 1):
+                    self._settle_addon(cluster, addons, name, addon, facts, now)
 
     def _settle_addon(self, cluster: str, addons: dict[str, Any], name: str,
-                      addon: dict[str, Any]) -> None:
+                      addon: dict[str, Any], facts: ClusterFacts, now: float) -> None:
         status = addon["status"]
-        addon.pop("_done_at", None)
         if status == "DELETING":
             del addons[name]
+            self._drop_owned_associations(cluster, addon["addonArn"])
             return
         if addon.pop("_fail", False):
-            addon["status"] = "CREATE_FAILED" if status == "CREATING" else "DEGRADED"
-            addon["health"] = {"issues": [{"code": "InsufficientNumberOfReplicas",
-                                           "message": f"The add-on {name} is unhealthy because "
-                                           "it doesn't have the desired number of replicas.",
-                                           "resourceIds": [f"{name}-controller"]}]}
+            addon["_faulted"] = True
+            self._set(addon, "CREATE_FAILED" if status == "CREATING" else "DEGRADED",
+                      replicas_issue(f"{name}-controller"))
+        elif (failure := addon.pop("_prereq", None)) is not None:
+            self._set(addon, "CREATE_FAILED" if status == "CREATING" else "DEGRADED", failure)
+        elif (nodes := nodes_issue(name, facts)) is not None:
+            if status == "CREATING" and now < addon["createdAt"] + NO_NODES_DEGRADE_SECONDS:
+                return  # EKS keeps waiting for the replicas; re-checked on every tick
+            self._set(addon, "DEGRADED", nodes)
         else:
-            addon["status"] = "ACTIVE"
-            addon["health"] = {"issues": []}
+            self._recheck(addon, facts)
+        addon.pop("_done_at", None)
         for update in self.table("addon_updates").get(f"{cluster}/{name}", {}).values():
             if update["status"] == "InProgress":
-                update["status"] = "Failed" if addon["status"] == "DEGRADED" else "Successful"
+                update["status"] = "Successful" if addon["status"] == "ACTIVE" else "Failed"
+
+    def _admission_facts(self, addon: dict[str, Any]) -> None:
+        """What holds when EKS applies the add-on's manifests (right after Create/UpdateAddon):
+        cert-manager's CRDs must exist for the operator's Certificate, and its pods are admitted
+        now, so only an association that exists now gives them credentials (Pod Identity env is
+        injected at admission); a later association leaves the add-on DEGRADED until updated."""
+        facts = cluster_facts(self.w.state, self.s, addon["clusterName"])
+        addon["_prereq"] = prerequisite_failure(addon["addonName"], facts)
+        addon["_no_identity"] = permission_issue(addon["addonName"], facts) is not None
+
+    def _recheck(self, addon: dict[str, Any], facts: ClusterFacts) -> None:
+        """ACTIVE and DEGRADED follow the cluster: replicas come and go with Ready nodes."""
+        name = addon["addonName"]
+        problem = nodes_issue(name, facts)
+        if problem is None and addon.get("_no_identity"):
+            problem = permission_issue(name, NO_FACTS)  # sticky: see _settle_addon
+        if problem is None:
+            self._set(addon, "ACTIVE", None)
+        else:
+            self._set(addon, "DEGRADED", problem)
+
+    @staticmethod
+    def _set(addon: dict[str, Any], status: str, problem: dict[str, Any] | None) -> None:
+        addon["status"] = status
+        addon["health"] = {"issues": [problem] if problem else []}

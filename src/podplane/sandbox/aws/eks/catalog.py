@@ -15,13 +15,14 @@ ADDONS: dict[str, tuple[str, list[str], str]] = {
                                "kube-system"),
     "aws-ebs-csi-driver": ("storage", ["v1.45.0-eksbuild.2", "v1.44.0-eksbuild.1"],
                            "kube-system"),
-    "aws-mountpoint-s3-csi-driver": ("storage", ["v1.15.0-eksbuild.1"], "kube-system"),
+    "aws-mountpoint-s3-csi-driver": ("storage", ["v2.1.0-eksbuild.1", "v1.15.0-eksbuild.1"],
+                                     "kube-system"),
     "aws-fsx-csi-driver": ("storage", ["v1.5.0-eksbuild.1"], "kube-system"),
     "amazon-cloudwatch-observability": ("observability",
                                         ["v4.1.0-eksbuild.1", "v3.7.0-eksbuild.1"],
                                         "amazon-cloudwatch"),
     "metrics-server": ("observability", ["v0.7.2-eksbuild.3"], "kube-system"),
-    "cert-manager": ("security", ["v1.17.2-eksbuild.1"], "cert-manager"),
+    "cert-manager": ("security", ["v1.18.2-eksbuild.1", "v1.17.2-eksbuild.1"], "cert-manager"),
     "amazon-sagemaker-hyperpod-taskgovernance": ("machine-learning", ["v1.2.0-eksbuild.1"],
                                                  "kube-system"),
     "amazon-sagemaker-hyperpod-observability": ("observability", ["v1.0.3-eksbuild.1"],
@@ -29,6 +30,28 @@ ADDONS: dict[str, tuple[str, list[str], str]] = {
     "amazon-sagemaker-hyperpod-training-operator": ("machine-learning", ["v1.1.0-eksbuild.1"],
                                                     "aws-hyperpod"),
 }
+
+
+# What each add-on runs. Only DaemonSets whose pods tolerate not-ready nodes and use host
+# networking run on an empty cluster; an add-on with a Deployment needs a Ready node to place
+# its replicas (EKS health issue InsufficientNumberOfReplicas until then). Sources: EKS docs
+# "Amazon EKS add-ons" (CoreDNS, cert-manager, Mountpoint v2 controller), pulumi-eks#1819,
+# terraform-aws-eks#3001, eksctl#5458 (coredns does not settle without nodegroups).
+DAEMONSET_ONLY = frozenset({"vpc-cni", "kube-proxy", "eks-pod-identity-agent"})
+
+# Add-ons that accept `podIdentityAssociations`, and for which service account (EKS docs
+# "IAM roles for Amazon EKS add-ons"; SageMaker docs "Installing the training operator").
+POD_IDENTITY_ACCOUNTS: dict[str, tuple[str, str]] = {
+    "vpc-cni": ("kube-system", "aws-node"),
+    "aws-ebs-csi-driver": ("kube-system", "ebs-csi-controller-sa"),
+    "aws-mountpoint-s3-csi-driver": ("kube-system", "s3-csi-driver-sa"),
+    "amazon-sagemaker-hyperpod-training-operator": ("aws-hyperpod",
+                                                    "hp-training-operator-controller-manager"),
+}
+
+
+def needs_nodes(name: str) -> bool:
+    return name not in DAEMONSET_ONLY
 
 
 def addon_info(name: str, k8s_version: str | None) -> dict[str, Any]:

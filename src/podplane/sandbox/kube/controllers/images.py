@@ -59,6 +59,7 @@ EKS_REPOSITORIES = frozenset({
     "amazon-k8s-cni", "amazon-k8s-cni-init", "amazon/aws-network-policy-agent",
     "eks/coredns", "eks/kube-proxy", "eks/eks-pod-identity-agent", "eks/aws-efa-k8s-device-plugin",
     "eks/aws-s3-csi-driver", "eks/csi-node-driver-registrar", "eks/livenessprobe", "eks/pause",
+    "eks/hyperpod-training-operator",  # add-on image; AWS does not publish its repository name
 })
 # Other rules a pull must pass, given the node and the image (e.g. whether the node's subnet
 # can reach the registry): each returns kubelet's error text, or None. Checked at every attempt.

@@ -8,6 +8,7 @@ from typing import Any
 
 from podplane.sandbox.kube.controllers import pod_start
 from podplane.sandbox.kube.controllers.framework import Controller, Ctx, Key
+from podplane.sandbox.kube.s3_mounts import mount_problem  # Mountpoint for S3 volumes
 from podplane.sandbox.kube.store import Event
 from podplane.sandbox.kube.util import clone, iso, parse_iso
 
@@ -117,7 +118,7 @@ class Kubelet(Controller):
         return wait
 
     def _check(self, key: Key, pod: Obj, node: Obj) -> float | None:
-        mount = pod_start.missing_volume(pod, self.ctx.store)
+        mount = pod_start.missing_volume(pod, self.ctx.store) or mount_problem(self.ctx, pod)
         if mount:
             self._wait_all(key, pod, node, "ContainerCreating", None, ("FailedMount", mount))
             return RETRY_SECONDS
