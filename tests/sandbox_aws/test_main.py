@@ -45,7 +45,8 @@ async def test_serve_starts_and_stops_the_kubernetes_side(tmp_path: Path) -> Non
     assert (state_dir, host, port) == (tmp_path / "sandbox", "127.0.0.1", 16443)
     assert clock is box.clock and nodes.sandbox_nodes() == []
     async with httpx.AsyncClient() as client:
-        assert (await client.get(f"{box.aws_url}/_sandbox/clock")).json()["speed"] == 0
+        assert (await client.get(f"{box.aws_url}/_sandbox/clock",
+                                  headers=box.control_headers)).json()["speed"] == 0
     stop.set()
     await task
     assert calls[-1] == ("stop",)

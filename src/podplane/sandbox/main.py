@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from werkzeug.serving import make_server
 
+from podplane.cloud.sandbox_secret import SECRET_ENV, control_headers, sandbox_secret
 from podplane.sandbox.aws import moto_side
 from podplane.sandbox.aws.eks import EksEmulator
 from podplane.sandbox.aws.hyperpod import HyperPodEmulator
@@ -26,12 +27,19 @@ from podplane.sandbox.aws.world import KubeTarget, World
 from podplane.sandbox.clock import VirtualClock
 from podplane.sandbox.contracts import NodeSource
 from podplane.sandbox.control import ControlApi
+from podplane.sandbox.guard import Guard, new_secret, write_private
 from podplane.sandbox.state import StateStore
 
 log = logging.getLogger("podplane.sandbox")
 DEFAULT_SPEED = 60.0  # EKS + HyperPod (with deep health checks) in about 1.5 real minutes
 TEST_KEY = "test"
 REGION = "us-west-2"
+
+
+def _secret(folder: Path) -> str:
+    """The control secret: PODPLANE_SANDBOX_SECRET when given, else the one the env file kept
+    from an earlier run (clients holding it keep working), else a new random one."""
+    return sandbox_secret(folder) or new_secret()
 
 
 class KubeServer(Protocol):
@@ -62,6 +70,7 @@ class Sandbox:
         self.kube: KubeServer | None = None
         self._server: Any = None
         self._thread: threading.Thread | None = None
+        self.secret = _secret(self.folder)
 
     @property
     def node_source(self) -> NodeSource:
@@ -77,11 +86,12 @@ class Sandbox:
         if not restored:  # a fresh account: moto is process-global, so clear what it holds
             moto_side.reset(self.world.seed)
         control = ControlApi(self.world, self.hyperpod, self.store.save, self.reset)
+        guard = Guard(self.secret)
         app = AwsRouter(self.world, self.eks, self.hyperpod, self.quotas, moto_side.make_app(),
-                        control, self.store.save)
+                        control, self.store.save, guard)
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no per-request lines
         self._server = make_server(self.host, self.aws_port, app, threaded=True)
-        self.aws_port = self._server.server_port
+        self.aws_port = guard.port = self._server.server_port
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
                                         daemon=True,
                                         name="sandbox-aws")
@@ -111,11 +121,18 @@ class Sandbox:
                 f"export AWS_SECRET_ACCESS_KEY={TEST_KEY}",
                 f"export AWS_DEFAULT_REGION={REGION}",
                 f"export AWS_REGION={REGION}",
-                f"export KUBECONFIG={self.folder / 'kubeconfig'}"]
+                f"export KUBECONFIG={self.folder / 'kubeconfig'}",
+                f"export {SECRET_ENV}={self.secret}"]
+
+    @property
+    def control_headers(self) -> dict[str, str]:
+        """What a client of `/_sandbox` (and `/moto-api`) must send."""
+        return control_headers(self.secret)
 
     def write_env(self) -> Path:
         path = self.folder / "env"
-        path.write_text("\n".join(self.env_lines()) + "\n")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_private(path, "\n".join(self.env_lines()) + "\n")  # it holds the secret: 0600
         return path
 
     async def serve(self, stop_event: asyncio.Event | None = None) -> None:

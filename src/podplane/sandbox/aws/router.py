@@ -16,6 +16,7 @@ from podplane.sandbox.aws.base import Emulator
 from podplane.sandbox.aws.errors import AwsError
 from podplane.sandbox.aws.moto_faults import injected_error
 from podplane.sandbox.aws.world import World
+from podplane.sandbox.guard import Guard
 
 log = logging.getLogger("podplane.sandbox")
 SCOPE = re.compile(r"Credential=[^/]+/\d+/[^/]+/([^/]+)/aws4_request")
@@ -28,13 +29,19 @@ _RESOURCE_ID = re.compile(r"^(arn:|[a-z]+(-[a-z]+)?-[0-9a-f]{8,}$)")
 
 class AwsRouter:
     def __init__(self, world: World, eks: Emulator, sagemaker: Emulator, quotas: Emulator,
-                 moto_app: Any, control: Any, on_mutation: Callable[[bool], None]) -> None:
+                 moto_app: Any, control: Any, on_mutation: Callable[[bool], None],
+                 guard: Guard | None = None) -> None:
         self.w, self.eks, self.sm, self.quotas = world, eks, sagemaker, quotas
         self.moto_app, self.control, self.on_mutation = moto_app, control, on_mutation
+        self.guard = guard
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
         body = _read_body(environ)
         path = environ.get("PATH_INFO", "/")
+        refused = self.guard.refuse(environ, path) if self.guard else None
+        if refused is not None:  # foreign Host or Origin, or a control call without the secret
+            start_response(_status_line(refused[0]), list(refused[1].items()))
+            return [refused[2]]
         try:
             if path.startswith("/_sandbox"):
                 status, headers, out = self.control.handle(
@@ -231,6 +238,7 @@ def _client_token(environ: dict[str, Any], body: bytes) -> str | None:
 
 def _status_line(status: int) -> str:
     reasons = {200: "OK", 201: "Created", 204: "No Content", 400: "Bad Request",
-               403: "Forbidden", 404: "Not Found", 409: "Conflict", 429: "Too Many Requests",
+               401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 409: "Conflict",
+               429: "Too Many Requests",
                500: "Internal Server Error", 501: "Not Implemented"}
     return f"{status} {reasons.get(status, 'Status')}"
