@@ -57,7 +57,7 @@ def product_files() -> list[Path]:
 
 def calls_in(path: Path) -> set[tuple[str, str]]:
     """(service, snake_case operation) pairs one module can send."""
-    rel = path.relative_to(SRC).as_posix()
+    rel = path.relative_to(SRC).as_posix() if path.is_relative_to(SRC) else path.name
     tree = ast.parse(path.read_text())
     literals = {n.value for n in ast.walk(tree)
                 if isinstance(n, ast.Constant) and isinstance(n.value, str)}

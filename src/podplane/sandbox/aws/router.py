@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, cast
 from urllib.parse import parse_qs
 
-from podplane.sandbox.aws import protocol
+from podplane.sandbox.aws import iam_simulate, protocol
 from podplane.sandbox.aws.base import Emulator
 from podplane.sandbox.aws.errors import AwsError
 from podplane.sandbox.aws.moto_faults import injected_error
@@ -76,6 +76,9 @@ class AwsRouter:
                     mine = emu.accepts(action, _json_or_empty(body))
                 return self._json11(service, emu, action, body) if mine else None
         scope_service = _scope_service(environ)
+        if scope_service == "iam" and iam_simulate.handles(_form(body)):  # moto has none
+            with self.w.lock:
+                return iam_simulate.simulate(body)
         if scope_service == "eks" or (scope_service is None and path.startswith(EKS_PATHS)):
             return self._rest_eks(environ, path, body)
         return None
@@ -150,6 +153,10 @@ def _json_or_empty(body: bytes) -> dict[str, Any]:
     except json.JSONDecodeError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def _form(body: bytes) -> dict[str, list[str]]:
+    return parse_qs(body.decode("utf-8", "replace")) if body else {}
 
 
 def _read_body(environ: dict[str, Any]) -> bytes:
