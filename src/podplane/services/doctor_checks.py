@@ -81,10 +81,13 @@ async def permissions(ports: DoctorPorts, who: Identity) -> tuple[Finding, set[s
             note = "".join(f" ({k}={v})" for k, v in probe.context)
             denied += [f"{a}{note}" for a in probe.actions if a not in allowed]
     except CloudError as err:
+        fix = ("Run podplane as an IAM user or role of this account that has the policy of "
+               "docs/aws-permissions.md." if err.code == "cloud_not_found" else
+               "Allow iam:SimulatePrincipalPolicy on podplane's own identity "
+               "(SimulateOwnPolicy in docs/aws-permissions.md).")
         return Finding("permissions", Status.WARN,
                        f"Cannot simulate the policies of {who.principal_arn}: {err.message}",
-                       "Allow iam:SimulatePrincipalPolicy on podplane's own identity "
-                       "(SimulateOwnPolicy in docs/aws-permissions.md)."), set()
+                       fix), set()
     names = sorted(dict.fromkeys(denied))
     return permission_finding(who.principal_arn, names), {d.split(" ")[0] for d in names}
 

@@ -109,7 +109,7 @@ def _applies(stmt: dict[str, Any], action: str, resource: str) -> bool:
 def _conditions(stmt: dict[str, Any], context: dict[str, list[str]], missing: set[str]) -> bool:
     for operator, tests in (stmt.get("Condition") or {}).items():
         for key, wanted in tests.items():
-            if not _condition(operator, key.lower(), _as_list(wanted), context, missing):
+            if not _condition(operator, key, _as_list(wanted), context, missing):
                 return False
     return True
 
@@ -122,7 +122,7 @@ def _condition(operator: str, key: str, wanted: list[Any], context: dict[str, li
     test = _STRING_OPS.get(_NEGATED.get(base, base))
     if test is None:
         return False  # an operator the sandbox does not evaluate never grants
-    values = context.get(key)
+    values = context.get(key.lower())  # condition keys are case-insensitive
     if values is None:
         if not (if_exists or negated):
             missing.add(key)
