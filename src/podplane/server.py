@@ -73,12 +73,13 @@ def _start_sandbox(settings: Settings, kube_port: int = 6443) -> subprocess.Pope
 
 def _sandbox_ready(url: str, sandbox_dir: Path) -> bool:
     """A sandbox answers and takes our secret (PODPLANE_SANDBOX_SECRET or its env file)."""
-    headers = control_headers(sandbox_secret(sandbox_dir))
+    secret = sandbox_secret(sandbox_dir)  # None until a sandbox starting now writes it
     try:
-        status = httpx.get(f"{url}/_sandbox/clock", timeout=1.0, headers=headers).status_code
+        status = httpx.get(f"{url}/_sandbox/clock", timeout=1.0,
+                           headers=control_headers(secret)).status_code
     except httpx.HTTPError:
         return False
-    if status == 401 and sandbox_dir.joinpath("env").exists():
+    if status == 401 and secret is not None:
         raise RuntimeError(f"a sandbox answers on {url} but refuses the secret of "
                            f"{sandbox_dir / 'env'}: stop it, or export its "
                            "PODPLANE_SANDBOX_SECRET")

@@ -15,12 +15,12 @@ from tests.sandbox_aws.conftest import Box
 STS_CALL = {"Action": "GetCallerIdentity", "Version": "2011-06-15"}
 
 
-@pytest.mark.parametrize("path", ["/_sandbox/clock", "/moto-api/data.json"])
+@pytest.mark.parametrize("path", ["/_sandbox/clock", "/moto-api/config"])
 def test_control_routes_need_the_secret(box: Box, path: str) -> None:
     assert httpx.get(f"{box.url}{path}").status_code == 401
     wrong = {"X-Podplane-Sandbox-Secret": "guess"}
     assert httpx.get(f"{box.url}{path}", headers=wrong).status_code == 401
-    assert httpx.get(f"{box.url}{path}", headers=box.sandbox.control_headers).status_code == 200
+    assert httpx.get(f"{box.url}{path}", headers=box.sandbox.control_headers).is_success
 
 
 def test_a_reset_without_the_secret_changes_nothing(box: Box) -> None:
