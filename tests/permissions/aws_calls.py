@@ -4,8 +4,8 @@ What counts as a call (the adapters' shapes, cloud/aws/caller.py and its users):
 - `<x>.call("service", "operation", ...)` and `<x>.maybe("service", "operation", ...)`;
 - `<x>.call("operation", ...)` on an EC2 port (the receiver's name mentions ec2);
 - `self._call("operation", ...)` in an adapter module bound to one service (eks.py, hyperpod.py);
-- an operation passed as a variable to an EC2 `call` (cluster_network.py's finders): every
-  string literal of that module that names an EC2 operation counts.
+- an operation passed as a variable (cluster_network.py's finders, a loop over quota calls):
+  every string literal of that module that names an operation of the service counts.
 Operation names are boto3's snake_case; botocore's service model gives the API name, the
 signing name gives the IAM prefix, and S3's few renamed actions come from AWS's S3 action table.
 """
@@ -76,6 +76,8 @@ def _one_call(node: ast.Call, rel: str, literals: set[str]) -> set[tuple[str, st
     args = [a.value if isinstance(a, ast.Constant) else None for a in node.args[:2]]
     if len(args) == 2 and args[0] in SERVICES and isinstance(args[1], str):
         return {(args[0], args[1])}
+    if args[0] in SERVICES and len(node.args) > 1:  # the operation is a variable
+        return {(args[0], lit) for lit in literals if lit in operations(args[0])}
     receiver = ast.unparse(node.func.value)
     service = ADAPTER_SERVICE.get(rel) if node.func.attr == "_call" else (
         "ec2" if "ec2" in receiver.lower() else None)
