@@ -72,3 +72,17 @@ def test_env_file_is_private_exports_the_secret_and_keeps_it(
     assert f"export PODPLANE_SANDBOX_SECRET={secret}\n" in env.read_text()
     assert Sandbox(tmp_path).secret == secret  # a restart keeps it: clients keep working
     assert Sandbox(tmp_path / "other").secret != secret  # a new home: a new random one
+
+
+def test_print_env_shows_the_secret_the_next_start_uses(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from podplane.cli import app
+
+    monkeypatch.delenv("PODPLANE_SANDBOX_SECRET", raising=False)
+    done = CliRunner().invoke(app, ["sandbox", "--print-env", "--home", str(tmp_path)])
+    assert done.exit_code == 0, done.output
+    printed = next(line.split("=", 1)[1] for line in done.output.splitlines()
+                   if line.startswith("export PODPLANE_SANDBOX_SECRET="))
+    assert Sandbox(tmp_path).secret == printed
