@@ -69,7 +69,9 @@ def seed_pods(api: KubeApiServer, count: int, nodes: int) -> None:
                 },
                 "spec": {
                     "nodeName": f"hyperpod-i-0{i % nodes:016x}",
-                    "containers": [{"name": "main", "image": "pytorch/pytorch:2.5"}],
+                    "containers": [
+                        {"name": "main", "image": "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"}
+                    ],
                 },
             },
         )

@@ -50,7 +50,7 @@ async def test_create_through_rest_then_idempotent_and_unchanged(stack: Stack) -
     assert set(status["addons"].values()) == {"ACTIVE"}
     deps = status["dependencies"]
     assert deps["nvidia-device-plugin"] == {"kind": "manifest", "installed": True,
-                                            "version": "0.17.1", "healthy": True}
+                                            "version": "0.16.1", "healthy": True}
     assert all(d["installed"] and d["healthy"] for d in deps.values())
 
     hp = stack.aws("sagemaker").describe_cluster(ClusterName="alpha")
@@ -76,8 +76,14 @@ async def test_create_through_rest_then_idempotent_and_unchanged(stack: Stack) -
     labels = nodes["items"][0]["metadata"]["labels"]
     assert labels["sagemaker.amazonaws.com/compute-type"] == "hyperpod"
     assert labels["topology.kubernetes.io/zone"] == "us-west-2a"
+    for node in nodes["items"]:  # GPUs only because the rendered NVIDIA plugin registered
+        assert node["status"]["allocatable"]["nvidia.com/gpu"] == "1"
+        assert "/sagemaker/cluster/hyperpod-" in node["spec"]["providerID"]
     agents = json.loads(stack.kubectl("get", "pods", "-n", "aws-hyperpod", "-o", "json"))
     assert len([p for p in agents["items"] if p["status"].get("phase") == "Running"]) == 2
+    assert {p["spec"]["containers"][0]["image"] for p in agents["items"]} == {
+        "905418368575.dkr.ecr.us-west-2.amazonaws.com/hyperpod-health-monitoring-agent:"
+        "1.0.1892.0_1.0.424.0"}
     assert "s3-claim" in stack.kubectl("get", "pvc", "-n", "default")
     assert step(done, "verify")["status"] == "succeeded"
 

@@ -36,7 +36,7 @@ def test_matching_state_plans_nothing() -> None:
 def test_only_the_difference_is_planned() -> None:
     observed = {u.name: Observed(u.version or DEFAULTS[u.name], True) for u in CORE_UNITS}
     observed["coredns"] = Observed("v0.9", True)
-    observed["nvidia-device-plugin"] = Observed("0.17.1", False)
+    observed["nvidia-device-plugin"] = Observed("0.16.1", False)
     actions = plan_units(CORE_UNITS, observed, DEFAULTS)
     assert [(a.unit.name, a.verb) for a in actions] == [
         ("coredns", "upgrade"), ("nvidia-device-plugin", "repair")]

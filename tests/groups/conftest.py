@@ -12,7 +12,10 @@ from typing import Any
 import httpx
 import pytest
 
+from podplane.domain import manifests
+from podplane.domain.dependencies import CORE_UNITS
 from podplane.domain.network import COMPUTE_TAG
+from podplane.services.cloud_access import cloud_of
 from podplane.store import clusters as cluster_rows
 from tests.stack import Stack
 
@@ -95,7 +98,21 @@ async def cluster(stack: Stack) -> AsyncIterator[Cluster]:
             hyperpod_cluster_name=CLUSTER, origin="imported", state="active", spec={},
             facts={"network": {"vpc_id": vpc, "vpc_cidr": "10.0.0.0/16",
                                "compute_subnets": [compute], "security_group_id": sg}})
+    await _device_plugins(stack)
     yield Cluster(stack, CLUSTER, vpc, compute, sg)
+
+
+async def _device_plugins(stack: Stack) -> None:
+    """The cluster's device plugins and health agent, as podplane renders them: without them a
+    GPU node advertises no `nvidia.com/gpu` and reports no fault labels (the sandbox's kubelet
+    and node controller, like real ones)."""
+    kube = await cloud_of(stack.app.state.podplane).kube_for(CLUSTER)
+    for unit in ("nvidia-device-plugin", "aws-efa-k8s-device-plugin",
+                 "hyperpod-health-monitoring-agent"):
+        version = next(u.version for u in CORE_UNITS if u.name == unit)
+        for obj in manifests.for_unit(unit, version or "", "us-west-2"):
+            await kube.apply(obj, force=True)
+    stack.advance(5)
 
 
 async def finish(client: httpx.AsyncClient, op: dict[str, Any]) -> dict[str, Any]:

@@ -120,8 +120,24 @@ class Sandbox:
 @pytest.fixture(scope="module")
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
     box = Sandbox(tmp_path_factory.mktemp("kube"), FakeNodeSource())
+    with_device_plugins(box)
     yield box
     box.stop()
+
+
+def with_device_plugins(box: Sandbox) -> None:
+    """GPU/EFA resources exist only while device plugins run on the nodes (as on a real node)."""
+    import ssl
+
+    import httpx
+
+    from tests.sandbox_kube.agents import install_device_plugins
+
+    ca = ssl.create_default_context(cafile=str(box.state_dir / "kube-ca.crt"))
+    headers = {"Authorization": "Bearer " + box.api.token()}
+    with httpx.Client(base_url=box.api.endpoint, verify=ca, headers=headers) as client:
+        install_device_plugins(client)
+    box.advance(3)
 
 
 @pytest.fixture(scope="module")

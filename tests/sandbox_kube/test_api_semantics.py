@@ -137,7 +137,7 @@ def test_status_subresource_is_separate(sandbox: Sandbox, http: httpx.Client) ->
             "selector": {"matchLabels": {"a": "b"}},
             "template": {
                 "metadata": {"labels": {"a": "b"}},
-                "spec": {"containers": [{"name": "c", "image": "x"}]},
+                "spec": {"containers": [{"name": "c", "image": "busybox:1.36"}]},
             },
         },
     }
@@ -170,11 +170,11 @@ def test_strategic_merge_and_json_patch(http: httpx.Client) -> None:
             "containers": [
                 {
                     "name": "a",
-                    "image": "a:1",
+                    "image": "busybox:1.36",
                     "env": [{"name": "X", "value": "1"}],
                     "volumeMounts": [{"name": "v", "mountPath": "/data"}],
                 },
-                {"name": "b", "image": "b:1"},
+                {"name": "b", "image": "nginx:1.27"},
             ],
             "tolerations": [{"key": "k1", "operator": "Exists"}],
         },
@@ -240,8 +240,8 @@ def test_pod_log_options(sandbox: Sandbox, http: httpx.Client) -> None:
         "metadata": {"name": "two"},
         "spec": {
             "containers": [
-                {"name": "trainer", "image": "nemo:24.05"},
-                {"name": "sidecar", "image": "fluent-bit:3"},
+                {"name": "trainer", "image": "nvcr.io/nvidia/nemo:24.05"},
+                {"name": "sidecar", "image": "fluent/fluent-bit:3.2"},
             ]
         },
     }
@@ -262,7 +262,7 @@ def test_pod_log_options(sandbox: Sandbox, http: httpx.Client) -> None:
     recent = http.get(base, params={"container": "trainer", "sinceSeconds": 6}).text
     assert [line.split()[3] for line in recent.splitlines()] == ["110", "120"]
     stamped = http.get(base, params={"container": "sidecar", "timestamps": "true"}).text
-    assert stamped.split()[0].endswith("Z") and "starting fluent-bit:3" in stamped
+    assert stamped.split()[0].endswith("Z") and "starting fluent/fluent-bit:3.2" in stamped
     previous = http.get(base, params={"container": "trainer", "previous": "true"})
     assert previous.status_code == 400 and "previous terminated container" in previous.text
 

@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.sandbox_kube.agents import install_device_plugins, install_health_agent
 from tests.sandbox_kube.conftest import FakeNodeSource, Sandbox
 
 HEALTH = "sagemaker.amazonaws.com/node-health-status"
@@ -33,6 +34,9 @@ def client(box: Sandbox) -> Iterator[httpx.Client]:
         timeout=30,
         headers={"Authorization": "Bearer " + box.api.token()},
     ) as c:
+        install_device_plugins(c)  # GPUs and EFA exist only once their plugins run
+        install_health_agent(c)
+        box.advance(3)
         yield c
 
 
@@ -43,7 +47,7 @@ def _pod(name: str, gpus: int = 0, **spec: Any) -> dict[str, Any]:
         "kind": "Pod",
         "metadata": {"name": name},
         "spec": {
-            "containers": [{"name": "c", "image": "img", "resources": {"limits": limits}}],
+            "containers": [{"name": "c", "image": "busybox:1.36", "resources": {"limits": limits}}],
             **spec,
         },
     }
@@ -150,7 +154,7 @@ def test_daemonset_runs_on_matching_nodes(box: Sandbox, client: httpx.Client) ->
                 "metadata": {"labels": {"app": "hma"}},
                 "spec": {
                     "nodeSelector": {"node.kubernetes.io/instance-type": "ml.p5.48xlarge"},
-                    "containers": [{"name": "agent", "image": "hma:1"}],
+                    "containers": [{"name": "agent", "image": "busybox:1.36"}],
                 },
             },
         },
@@ -337,7 +341,7 @@ def test_cordon_and_drain_move_pods(box: Sandbox, client: httpx.Client) -> None:
                     "containers": [
                         {
                             "name": "c",
-                            "image": "x",
+                            "image": "busybox:1.36",
                             "resources": {"limits": {"nvidia.com/gpu": "8"}},
                         }
                     ]

@@ -44,7 +44,9 @@ spec:
     spec:
       restartPolicy: Never
       containers:
-      - {name: trainer, image: pytorch/pytorch:2.5, resources: {limits: {nvidia.com/gpu: 8}}}
+      - name: trainer
+        image: pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime
+        resources: {limits: {nvidia.com/gpu: 8}}
 """
 
 POD = """
@@ -193,7 +195,7 @@ def test_get_pods_watch_sees_new_pod(sandbox: Sandbox) -> None:
         sandbox.kubectl("apply", "-n", "watchme", "-f", "-", input=POD)
         sandbox.advance(3)
         seen = ""
-        while "Running" not in seen:
+        while "Running" not in seen or not seen.startswith("watchme"):  # skip node agents
             seen = watch.stdout.readline()
             assert seen, "watch ended early"
         assert seen.split()[:2] == ["watchme", "probe"]
@@ -284,7 +286,7 @@ def test_create_generators_send_protobuf(sandbox: Sandbox) -> None:
         "once",
         "-n",
         "gen",
-        "--image=pytorch/pytorch:2.5",
+        "--image=pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime",
         "--",
         "python",
         "train.py",

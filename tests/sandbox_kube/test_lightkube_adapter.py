@@ -23,7 +23,7 @@ DEPLOY = {
         "selector": {"matchLabels": {"app": "lk"}},
         "template": {
             "metadata": {"labels": {"app": "lk"}},
-            "spec": {"containers": [{"name": "srv", "image": "vllm/vllm-openai:v0.9"}]},
+            "spec": {"containers": [{"name": "srv", "image": "vllm/vllm-openai:v0.9.0"}]},
         },
     },
 }

@@ -52,7 +52,11 @@ def test_core_v1_crud_labels_patch_logs(sandbox: Sandbox, api: client.ApiClient)
         metadata=client.V1ObjectMeta(generate_name="trainer-"),
         spec=client.V1PodSpec(
             restart_policy="Never",
-            containers=[client.V1Container(name="main", image="pytorch/pytorch:2.5")],
+            containers=[
+                client.V1Container(
+                    name="main", image="pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
+                )
+            ],
         ),
     )
     created = core.create_namespaced_pod("py", pod)
@@ -79,7 +83,7 @@ def test_apps_v1_deployment_and_scale(sandbox: Sandbox, api: client.ApiClient) -
                     "containers": [
                         {
                             "name": "vllm",
-                            "image": "vllm/vllm-openai:v0.9",
+                            "image": "vllm/vllm-openai:v0.9.0",
                             "resources": {"limits": {"nvidia.com/gpu": "4"}},
                         }
                     ]

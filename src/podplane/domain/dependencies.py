@@ -28,10 +28,16 @@ CORE_UNITS: tuple[Unit, ...] = (
     Unit("eks-pod-identity-agent", "eks-addon", None),
     Unit("aws-mountpoint-s3-csi-driver", "eks-addon", None, after=("eks-pod-identity-agent",)),
     Unit("cert-manager", "eks-addon", None, after=("coredns",)),
-    Unit("nvidia-device-plugin", "manifest", "0.17.1"),
-    Unit("aws-efa-k8s-device-plugin", "manifest", "0.5.13"),
-    Unit("hyperpod-health-monitoring-agent", "manifest", "1.0.0", namespace="aws-hyperpod"),
-    Unit("hyperpod-deep-health-check", "manifest", "1.0.0", namespace="aws-hyperpod"),
+    # The HyperPod dependencies chart's parts (aws/sagemaker-hyperpod-cli @ 011ca927, chart
+    # 0.1.0), rendered by domain.manifests; versions are the chart's pins.
+    Unit("nvidia-device-plugin", "manifest", "0.16.1"),
+    Unit("aws-efa-k8s-device-plugin", "manifest", "0.5.20"),
+    Unit("neuron-device-plugin", "manifest", "2.19.16.0"),
+    Unit("hyperpod-health-monitoring-agent", "manifest", "1.0.1892.0_1.0.424.0",
+         namespace="aws-hyperpod"),
+    Unit("hyperpod-deep-health-check", "manifest", "0.1.0", namespace="aws-hyperpod"),
+    Unit("hyperpod-job-auto-restart", "manifest", "0.1.0", namespace="aws-hyperpod"),
+    Unit("hyperpod-patching", "manifest", "0.1.0"),
     Unit("amazon-sagemaker-hyperpod-training-operator", "eks-addon", None,
          after=("cert-manager", "eks-pod-identity-agent")),
 )

@@ -23,6 +23,8 @@ class SandboxNode:
     health: str = "Schedulable"       # HyperPod node-health-status label value
     fault_reason: str | None = None
     labels: dict[str, str] = field(default_factory=dict)
+    cluster_id: str = ""               # HyperPod cluster id (last part of the cluster ARN)
+    availability_zone_id: str = ""     # usw2-az2: real providerIDs carry the AZ id
 
 
 class NodeSource(Protocol):

@@ -48,14 +48,19 @@ async def observe(cloud: Cloud, eks_name: str,
                                                                     "UPDATING"))
             continue
         kube = kube or await cloud.kube_for(eks_name)
-        version = await _manifest_version(kube, unit)
+        version = await _manifest_version(cloud, kube, unit)
         if version is not None:
             seen[unit.name] = Observed(version, True)
     return seen
 
 
-async def _manifest_version(kube: KubePort, unit: Unit) -> str | None:
-    rendered = manifests.for_unit(unit.name, unit.version or "0")
+def region_of(cloud: Cloud) -> str:
+    """The cluster's region: regional images (health agent, EFA plugin) are pulled from it."""
+    return str(cloud.aws.caller.region)
+
+
+async def _manifest_version(cloud: Cloud, kube: KubePort, unit: Unit) -> str | None:
+    rendered = manifests.for_unit(unit.name, unit.version or "0", region_of(cloud))
     last = rendered[-1]
     found = await kube.get(last["apiVersion"], last["kind"], last["metadata"]["name"],
                            last["metadata"].get("namespace"))
@@ -80,7 +85,7 @@ async def _apply(ctx: StepContext, cloud: Cloud, kube: KubePort, eks_name: str,
                  action: Action) -> None:
     unit = action.unit
     if unit.kind == "manifest":
-        for obj in manifests.for_unit(unit.name, unit.version or "0"):
+        for obj in manifests.for_unit(unit.name, unit.version or "0", region_of(cloud)):
             await kube.apply(obj, force=True)
         await ctx.note(f"{action.verb} {unit.name} {unit.version}")
         return

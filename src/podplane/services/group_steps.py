@@ -9,6 +9,7 @@ from typing import Any
 from podplane.cloud.aws.errors import classify
 from podplane.domain.errors import CloudError
 from podplane.domain.instance_groups import for_update
+from podplane.domain.node_identity import instance_id_of
 from podplane.ops import control
 from podplane.ops.context import StepContext
 from podplane.ops.mutate import mutate_once
@@ -143,10 +144,9 @@ async def wait_kube_nodes(ctx: StepContext, cloud: Cloud, ref: gc.ClusterRef,
 
 
 def instance_id(node: Shape) -> str:
+    """The Node's EC2 instance id ("" when neither providerID nor name carries one)."""
     provider = str(node.get("spec", {}).get("providerID", ""))
-    if provider.startswith("aws://"):
-        return provider.rsplit("/", 1)[-1]
-    return str(node["metadata"]["name"]).removeprefix("hyperpod-")
+    return instance_id_of(provider, str(node["metadata"].get("name", ""))) or ""
 
 
 def node_ready(node: Shape) -> bool:

@@ -1,4 +1,4 @@
-"""Shared pieces of rendered manifests: labels, the version annotation, a DaemonSet skeleton."""
+"""Shared pieces of rendered manifests: labels, the version annotation, RBAC and DaemonSets."""
 
 from __future__ import annotations
 
@@ -8,16 +8,20 @@ Manifest = dict[str, Any]
 UNIT_LABEL = "podplane.io/unit"
 MANAGED_LABEL = "app.kubernetes.io/managed-by"
 VERSION_ANNOTATION = "podplane.io/version"
-HYPERPOD_NODES = {"sagemaker.amazonaws.com/compute-type": "hyperpod"}
-TOLERATE_ALL = [{"operator": "Exists"}]
+RBAC = "rbac.authorization.k8s.io"
+# Tolerated by the chart's system DaemonSets so a node HyperPod marked unhealthy keeps them.
+UNHEALTHY_TOLERATION = {"key": "sagemaker.amazonaws.com/node-health-status", "operator": "Equal",
+                        "value": "Unschedulable", "effect": "NoSchedule"}
+DEVICE_PLUGINS_DIR = "/var/lib/kubelet/device-plugins"
 
 
 def unit_labels(unit: str) -> dict[str, str]:
     return {UNIT_LABEL: unit, MANAGED_LABEL: "podplane"}
 
 
-def meta(name: str, unit: str, version: str, namespace: str | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": name, "labels": unit_labels(unit),
+def meta(name: str, unit: str, version: str, namespace: str | None = None,
+         labels: dict[str, str] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": name, "labels": {**(labels or {}), **unit_labels(unit)},
                            "annotations": {VERSION_ANNOTATION: version}}
     if namespace:
         out["namespace"] = namespace
@@ -32,27 +36,59 @@ def service_account(name: str, ns: str, unit: str, version: str) -> Manifest:
     return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(name, unit, version, ns)}
 
 
-def daemonset(name: str, ns: str, unit: str, version: str, *, image: str,
-              node_selector: dict[str, str], resources: dict[str, Any] | None = None,
-              privileged: bool = False, service_account_name: str | None = None,
-              args: list[str] | None = None) -> Manifest:
+def rule(groups: list[str], resources: list[str], verbs: list[str]) -> dict[str, list[str]]:
+    return {"apiGroups": groups, "resources": resources, "verbs": verbs}
+
+
+def cluster_role(name: str, unit: str, version: str, rules: list[dict[str, list[str]]]
+                 ) -> Manifest:
+    return {"apiVersion": f"{RBAC}/v1", "kind": "ClusterRole",
+            "metadata": meta(name, unit, version), "rules": rules}
+
+
+def sa_subject(name: str, ns: str) -> dict[str, str]:
+    return {"kind": "ServiceAccount", "name": name, "namespace": ns}
+
+
+def user_subject(name: str) -> dict[str, str]:
+    return {"kind": "User", "name": name, "apiGroup": RBAC}
+
+
+def cluster_role_binding(name: str, unit: str, version: str, role: str,
+                         subjects: list[dict[str, str]]) -> Manifest:
+    return {"apiVersion": f"{RBAC}/v1", "kind": "ClusterRoleBinding",
+            "metadata": meta(name, unit, version),
+            "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": role},
+            "subjects": subjects}
+
+
+def host_paths(paths: dict[str, tuple[str, str, bool]]
+               ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(volumes, volumeMounts) for {volume: (host path, mount path, read-only)}."""
+    volumes = [{"name": name, "hostPath": {"path": host}}
+               for name, (host, _, _) in paths.items()]
+    mounts: list[dict[str, Any]] = []
+    for name, (_, mount, read_only) in paths.items():
+        mounts.append({"name": name, "mountPath": mount, **({"readOnly": True}
+                                                              if read_only else {})})
+    return volumes, mounts
+
+
+def env_from_field(name: str, path: str) -> dict[str, Any]:
+    return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}}
+
+
+def daemonset(name: str, ns: str, unit: str, version: str, *, pod: dict[str, Any],
+              labels: dict[str, str] | None = None) -> Manifest:
+    """A rolling-update DaemonSet. Its selector stays `app.kubernetes.io/name: <name>` (what
+    earlier podplane versions installed): a DaemonSet's selector is immutable, so changing it
+    would make the apply fail on clusters that have it; the chart's labels go on top."""
     selector = {"app.kubernetes.io/name": name}
-    container: dict[str, Any] = {"name": name, "image": image}
-    if args:
-        container["args"] = args
-    if resources:
-        container["resources"] = resources
-    if privileged:
-        container["securityContext"] = {"privileged": True}
-    pod: dict[str, Any] = {"nodeSelector": node_selector, "tolerations": TOLERATE_ALL,
-                           "priorityClassName": "system-node-critical",
-                           "containers": [container]}
-    if service_account_name:
-        pod["serviceAccountName"] = service_account_name
+    pod_labels = {**(labels or {}), **selector, **unit_labels(unit)}
     return {
-        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": meta(name, unit, version, ns),
+        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": meta(name, unit, version, ns, labels=labels),
         "spec": {"selector": {"matchLabels": selector},
                  "updateStrategy": {"type": "RollingUpdate"},
-                 "template": {"metadata": {"labels": {**selector, **unit_labels(unit)}},
-                              "spec": pod}},
+                 "template": {"metadata": {"labels": pod_labels}, "spec": pod}},
     }

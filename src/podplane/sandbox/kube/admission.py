@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from podplane.sandbox.kube.errors import KubeError
 from podplane.sandbox.kube.resources import ResourceType
 from podplane.sandbox.kube.store import Store
 
@@ -12,6 +13,7 @@ Obj = dict[str, Any]
 
 def install(store: Store) -> None:
     store.admit.setdefault("pods", []).append(_pod)
+    store.admit.setdefault("pods", []).append(_service_account_factory(store))
     store.admit.setdefault("services", []).append(_service_factory(store))
     store.admit.setdefault("namespaces", []).append(_namespace)
     store.admit.setdefault("batch/jobs", []).append(_job)
@@ -39,6 +41,26 @@ def _pod(rt: ResourceType, obj: Obj, old: Obj | None) -> None:
         c.setdefault("terminationMessagePolicy", "File")
         c.setdefault("resources", {})
     obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+
+
+def _service_account_factory(store: Store) -> Any:
+    """The ServiceAccount admission plugin: a pod naming a ServiceAccount that does not exist is
+    refused on create (Kubernetes docs "Service Accounts": admission "rejects the Pod if the
+    ServiceAccount does not exist"). `default` is made in every namespace by the ServiceAccount
+    controller within moments, so it is taken as present."""
+
+    def admit(rt: ResourceType, obj: Obj, old: Obj | None) -> None:
+        if old is not None:
+            return
+        spec = obj.get("spec") or {}
+        name = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
+        ns = obj["metadata"].get("namespace", "default")
+        if name != "default" and store.find("serviceaccounts", ns, name) is None:
+            pod = obj["metadata"].get("name", "")
+            raise KubeError(403, f'pods "{pod}" is forbidden: error looking up service account '
+                            f'{ns}/{name}: serviceaccount "{name}" not found', "Forbidden")
+
+    return admit
 
 
 def _service_factory(store: Store) -> Any:

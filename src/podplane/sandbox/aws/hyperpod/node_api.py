@@ -122,7 +122,9 @@ def _sandbox_node(cluster: dict[str, Any], eks_name: str, n: dict[str, Any]) -> 
         group_name=n["InstanceGroupName"], instance_id=n["InstanceId"],
         instance_type=n["InstanceType"], availability_zone=n["_az"], status=n["Status"],
         capacity_type=n["_capacity"], health=n["_health"], fault_reason=n.get("_reason"),
-        labels={"sagemaker.amazonaws.com/compute-type": "hyperpod"})
+        labels={"sagemaker.amazonaws.com/compute-type": "hyperpod"},
+        cluster_id=cluster["ClusterArn"].rsplit("/", 1)[-1],
+        availability_zone_id=AZ_IDS.get(n["_az"], ""))
 
 
 def _summary(n: dict[str, Any], region: str) -> dict[str, Any]:

@@ -47,6 +47,16 @@ class Ctx:
     def create(self, rt_key: str, obj: Obj) -> Obj:
         return self.store.create(self.rt(rt_key), obj, obj["metadata"].get("namespace", ""))
 
+    def create_pod(self, owner: Obj, pod: Obj) -> Obj:
+        """A controller's pod; a refusal (e.g. missing ServiceAccount) becomes the owner's
+        `FailedCreate` event, as kube-controller-manager reports it, and is retried later."""
+        try:
+            return self.create("pods", pod)
+        except KubeError as exc:
+            if exc.code == 403:
+                self.event(owner, "FailedCreate", f"Error creating: {exc.message}", "Warning")
+            raise
+
     def update(self, rt_key: str, obj: Obj) -> Obj:
         return self.store.update(self.rt(rt_key), obj, check_rv=False)
 

@@ -14,7 +14,7 @@ CAPACITY: dict[str, tuple[int, int, int, int, int]] = {
     "ml.g5.2xlarge": (8, 32, 1, 0, 0),
     "ml.g5.4xlarge": (16, 64, 1, 0, 0),
     "ml.g5.8xlarge": (32, 128, 1, 1, 0),
-    "ml.g5.12xlarge": (48, 192, 4, 0, 0),
+    "ml.g5.12xlarge": (48, 192, 4, 1, 0),
     "ml.g5.24xlarge": (96, 384, 4, 0, 0),
     "ml.g5.48xlarge": (192, 768, 8, 1, 0),
     "ml.g6.12xlarge": (48, 192, 4, 0, 0),
@@ -43,8 +43,14 @@ def capacity(instance_type: str) -> tuple[int, int, int, int, int]:
     return (cpus, cpus * 4, 0, 0, 0)
 
 
-def resources(instance_type: str) -> tuple[dict[str, str], dict[str, str]]:
-    """(capacity, allocatable) as node status maps."""
+# NeuronCores per Neuron device (trn1/inf2: 2; trn2: 4 logical cores at the default LNC=2).
+CORES_PER_DEVICE = {"trn1": 2, "trn1n": 2, "inf2": 2, "trn2": 4}
+
+
+def resources(instance_type: str, plugins: frozenset[str] | set[str] = frozenset()
+              ) -> tuple[dict[str, str], dict[str, str]]:
+    """(capacity, allocatable) as node status maps. Extended resources appear only for the
+    device plugins registered on the node (`plugins`: nvidia, efa, neuron)."""
     cpu, mem, gpu, efa, neuron = capacity(instance_type)
     cap = {
         "cpu": str(cpu),
@@ -62,11 +68,14 @@ def resources(instance_type: str) -> tuple[dict[str, str], dict[str, str]]:
         "hugepages-1Gi": "0",
         "hugepages-2Mi": "0",
     }
-    for name, count in (
-        ("nvidia.com/gpu", gpu),
-        ("vpc.amazonaws.com/efa", efa),
-        ("aws.amazon.com/neuron", neuron),
+    family = instance_type.removeprefix("ml.").split(".")[0]
+    for name, count, plugin in (
+        ("nvidia.com/gpu", gpu, "nvidia"),
+        ("vpc.amazonaws.com/efa", efa, "efa"),
+        ("aws.amazon.com/neuron", neuron, "neuron"),
+        ("aws.amazon.com/neurondevice", neuron, "neuron"),
+        ("aws.amazon.com/neuroncore", neuron * CORES_PER_DEVICE.get(family, 2), "neuron"),
     ):
-        if count:
+        if count and plugin in plugins:
             cap[name] = alloc[name] = str(count)
     return cap, alloc

@@ -86,8 +86,8 @@ class JobController(Controller):
             if indexed and n < len(free):
                 extra["batch.kubernetes.io/job-completion-index"] = free[n]
                 name += f"{free[n]}-"
-            self.ctx.create(
-                "pods", pod_from_template(job, job["spec"].get("template") or {}, name, extra)
+            self.ctx.create_pod(
+                job, pod_from_template(job, job["spec"].get("template") or {}, name, extra)
             )
 
 

@@ -6,6 +6,7 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
+from podplane.sandbox.kube.controllers import pod_start
 from podplane.sandbox.kube.controllers.framework import Controller, Ctx, Key
 from podplane.sandbox.kube.store import Event
 from podplane.sandbox.kube.util import clone, iso, parse_iso
@@ -15,6 +16,7 @@ START_SECONDS = 2.0
 DURATION = "sandbox.podplane.io/duration-seconds"
 EXIT_CODE = "sandbox.podplane.io/exit-code"
 JOB_DEFAULT_SECONDS = 30.0
+RETRY_SECONDS = 10.0  # kubelet re-syncs a pod that cannot start yet
 
 
 def _pod_ip(pod: Obj) -> str:
@@ -39,6 +41,10 @@ class Kubelet(Controller):
     def __init__(self, ctx: Ctx) -> None:
         super().__init__(ctx)
         self.orphaned: set[Key] = set()  # pods whose node was deleted (pod GC removes them)
+        self.blocked: dict[Key, str] = {}  # pods that cannot start yet -> last reason shown
+        self.pulls: dict[Key, int] = {}  # failed image pulls per pod (back-off)
+        self.start_at: dict[Key, float] = {}  # when a once-blocked pod's containers start
+        self.retry_at: dict[Key, float] = {}  # next check of a blocked pod
 
     def keys_for(self, event: Event) -> Iterable[Key]:
         if (
@@ -58,6 +64,8 @@ class Kubelet(Controller):
     def reconcile(self, key: Key) -> float | None:
         pod = self.primary_obj(key)
         if pod is None or not pod.get("spec", {}).get("nodeName"):
+            for pending in (self.blocked, self.pulls, self.start_at, self.retry_at):
+                pending.pop(key, None)
             return None
         node = self.ctx.store.find("nodes", "", pod["spec"]["nodeName"])
         gone = key in self.orphaned and node is None
@@ -75,11 +83,16 @@ class Kubelet(Controller):
         now = self.ctx.now()
         scheduled = _cond_time(status, "PodScheduled") or now
         if phase == "Pending":
-            if now < scheduled + START_SECONDS:
+            wait = self._blocked(key, pod, node)
+            if wait is not None:
+                return wait
+            start = max(scheduled + START_SECONDS, self.start_at.get(key, 0.0))
+            if now < start:
                 self._creating(pod, node)
-                return scheduled + START_SECONDS - now
-            self._running(pod, node, scheduled + START_SECONDS)
-            return self._until_exit(pod, scheduled + START_SECONDS)
+                return start - now
+            self.start_at.pop(key, None)
+            self._running(pod, node, start)
+            return self._until_exit(pod, start)
         first = (status.get("containerStatuses") or [{}])[0]
         state = first.get("state") or {}
         if "waiting" in state and first.get("lastState", {}).get("terminated"):
@@ -90,6 +103,71 @@ class Kubelet(Controller):
             return self._until_exit(pod, restart_at)
         started = parse_iso((state.get("running") or {}).get("startedAt"))
         return self._until_exit(pod, started or parse_iso(status.get("startTime")) or now)
+
+    def _blocked(self, key: Key, pod: Obj, node: Obj) -> float | None:
+        """Seconds until the next try when the pod cannot start yet (mounts, config, image)."""
+        now = self.ctx.now()
+        if self.retry_at.get(key, 0.0) > now:  # woken by our own status write: not yet
+            return self.retry_at[key] - now
+        wait = self._check(key, pod, node)
+        if wait is None:
+            self.retry_at.pop(key, None)
+        else:
+            self.retry_at[key] = now + wait
+        return wait
+
+    def _check(self, key: Key, pod: Obj, node: Obj) -> float | None:
+        mount = pod_start.missing_volume(pod, self.ctx.store)
+        if mount:
+            self._wait_all(key, pod, node, "ContainerCreating", None, ("FailedMount", mount))
+            return RETRY_SECONDS
+        config = pod_start.first_config_error(pod, self.ctx.store)
+        if config:
+            name, message = config
+            self._wait_all(key, pod, node, "CreateContainerConfigError", message,
+                           ("Failed", f"Error: {message}"), only=name)
+            return RETRY_SECONDS
+        pull = pod_start.first_pull_error(pod, node)
+        if pull:
+            return self._pull_failed(key, pod, node, *pull)
+        if key in self.blocked:  # cleared: the containers start from now
+            del self.blocked[key]
+            self.pulls.pop(key, None)
+            self.start_at[key] = self.ctx.now() + START_SECONDS
+        return None
+
+    def _pull_failed(self, key: Key, pod: Obj, node: Obj, name: str, image: str,
+                     error: str) -> float:
+        """ErrImagePull on the failed attempt, ImagePullBackOff while backing off (kubelet)."""
+        attempts = self.pulls.get(key, 0)
+        if self.blocked.get(key) == "ErrImagePull":
+            self._wait_all(key, pod, node, "ImagePullBackOff", f'Back-off pulling image "{image}"',
+                           ("BackOff", f'Back-off pulling image "{image}"'), only=name)
+            return backoff(attempts)
+        self.pulls[key] = attempts + 1
+        self.ctx.event(pod, "Pulling", f'Pulling image "{image}"')
+        self.ctx.event(pod, "Failed", f'Failed to pull image "{image}": {error}', "Warning")
+        self._wait_all(key, pod, node, "ErrImagePull", error,
+                       ("Failed", "Error: ErrImagePull"), only=name)
+        return 1.0
+
+    def _wait_all(self, key: Key, pod: Obj, node: Obj, reason: str, message: str | None,
+                  event: tuple[str, str], only: str | None = None) -> None:
+        """Containers waiting (`only` with `reason`, the rest ContainerCreating); one event per
+        change of reason."""
+        status = self._base_status(pod, node)
+        status["phase"] = "Pending"
+        waiting = {"reason": reason, **({"message": message} if message else {})}
+        statuses = self._container_statuses(pod, {"waiting": {"reason": "ContainerCreating"}},
+                                            False)
+        for cs in statuses:
+            if only is None or cs["name"] == only:
+                cs["state"] = {"waiting": waiting}
+        status["containerStatuses"] = statuses
+        self.ctx.update_status("pods", pod, status)
+        if self.blocked.get(key) != reason:
+            self.ctx.event(pod, event[0], event[1], "Warning")
+        self.blocked[key] = reason
 
     def _until_exit(self, pod: Obj, started: float) -> float | None:
         seconds = run_seconds(pod)

@@ -1,5 +1,11 @@
 """HyperPod instances (from the AWS side's NodeSource) become Node objects with the HyperPod
-labels, the health taint, GPU/EFA capacity and a Ready condition."""
+labels, the health taint, capacity and a Ready condition.
+
+Like real HyperPod nodes: named `hyperpod-<instance id>`, providerID
+`aws:///<az-id>/sagemaker/cluster/hyperpod-<cluster id>-<instance id>` (aws/amazon-vpc-cni-k8s
+HyperPod tests), no `nvidia.com/gpu.present` label (only GPU Feature Discovery sets it).
+GPU/EFA/Neuron resources appear only while their device plugin runs on the node, and fault
+labels/conditions only while the health-monitoring agent runs there (node_agents.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from podplane.sandbox.contracts import SandboxNode
-from podplane.sandbox.kube.controllers import instance_types
+from podplane.sandbox.kube.controllers import instance_types, node_agents
 from podplane.sandbox.kube.controllers.framework import Controller, Key
 from podplane.sandbox.kube.store import Event
 from podplane.sandbox.kube.util import clone
@@ -30,7 +36,14 @@ def _ip(n: SandboxNode) -> str:
     return f"10.1.{h[0]}.{max(h[1], 1)}"
 
 
-def desired_labels(n: SandboxNode) -> dict[str, str]:
+def provider_id(n: SandboxNode) -> str:
+    cluster_id = n.cluster_id or hashlib.sha256(n.cluster_name.encode()).hexdigest()[:12]
+    zone = n.availability_zone_id or n.availability_zone
+    return f"aws:///{zone}/sagemaker/cluster/hyperpod-{cluster_id}-{n.instance_id}"
+
+
+def desired_labels(n: SandboxNode, agent: str | None = None) -> dict[str, str]:
+    """The node's labels; fault labels only when a health agent reports them (`agent`)."""
     region = n.availability_zone[:-1] if n.availability_zone else "us-west-2"
     labels = {
         "kubernetes.io/hostname": node_name(n),
@@ -49,9 +62,7 @@ def desired_labels(n: SandboxNode) -> dict[str, str]:
             "InProgress" if n.status == "DeepHealthCheckInProgress" else "Passed"
         ),
     }
-    if instance_types.capacity(n.instance_type)[2]:
-        labels["nvidia.com/gpu.present"] = "true"
-    if n.fault_reason:
+    if n.fault_reason and agent:
         for key in ("fault-type", "fault-types"):
             labels[f"sagemaker.amazonaws.com/{key}"] = n.fault_reason.split(":")[0]
         for key in ("fault-reason", "fault-reasons"):
@@ -82,7 +93,8 @@ class NodeController(Controller):
     eks_cluster_name: str | None = None  # only this EKS cluster's instances, if set
 
     def keys_for(self, event: Event) -> Iterable[Key]:
-        return ()
+        if event.rt_key == "pods" and node_agents.is_node_agent(event.obj):
+            yield self.POLL
 
     def initial_keys(self) -> Iterable[Key]:
         yield self.POLL
@@ -93,25 +105,28 @@ class NodeController(Controller):
             for n in self.ctx.node_source.sandbox_nodes(self.eks_cluster_name)
             if n.status in AS_NODE
         }
+        agents = node_agents.agent_pods_by_node(self.ctx.store.items("pods"))
         for name, n in wanted.items():
-            self._ensure(name, n)
+            self._ensure(name, n, agents.get(name, []))
         for node in self.ctx.store.items("nodes"):
             labels = node["metadata"].get("labels") or {}
             if labels.get(MANAGED) == "true" and node["metadata"]["name"] not in wanted:
                 self.ctx.delete("nodes", node)
         return POLL_SECONDS
 
-    def _ensure(self, name: str, n: SandboxNode) -> None:
+    def _ensure(self, name: str, n: SandboxNode, pods: list[Obj]) -> None:
         current = self.ctx.store.find("nodes", "", name)
-        labels = {**desired_labels(n), MANAGED: "true"}
-        capacity, allocatable = instance_types.resources(n.instance_type)
+        agent = node_agents.health_agent(pods, name)
+        labels = {**desired_labels(n, agent), MANAGED: "true"}
+        capacity, allocatable = instance_types.resources(
+            n.instance_type, node_agents.registered_plugins(pods, name))
         if current is None:
             node: Obj = {
                 "apiVersion": "v1",
                 "kind": "Node",
                 "metadata": {"name": name, "labels": labels},
                 "spec": {
-                    "providerID": f"aws:///{n.availability_zone}/{n.instance_id}",
+                    "providerID": provider_id(n),
                     "taints": desired_taints(n),
                 },
             }
@@ -120,7 +135,7 @@ class NodeController(Controller):
         else:
             node = clone(current)
             node["metadata"]["labels"] = {**(node["metadata"].get("labels") or {}), **labels}
-            if n.fault_reason is None:
+            if n.fault_reason is None or agent is None:
                 for key in ("fault-type", "fault-types", "fault-reason", "fault-reasons"):
                     node["metadata"]["labels"].pop(f"sagemaker.amazonaws.com/{key}", None)
             ours = {"node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready", HEALTH}
@@ -128,10 +143,12 @@ class NodeController(Controller):
             node["spec"]["taints"] = others + desired_taints(n)
             if node != current:
                 current = self.ctx.update("nodes", node)
-        self.ctx.update_status("nodes", current, self._status(n, current, capacity, allocatable))
+        status = self._status(n, current, capacity, allocatable, agent == "conditions")
+        self.ctx.update_status("nodes", current, status)
 
     def _status(
-        self, n: SandboxNode, node: Obj, capacity: dict[str, str], allocatable: dict[str, str]
+        self, n: SandboxNode, node: Obj, capacity: dict[str, str], allocatable: dict[str, str],
+        agent_conditions: bool = False,
     ) -> Obj:
         ready = n.status == "Running"
         old = {c["type"]: c for c in (node.get("status") or {}).get("conditions") or []}
@@ -171,7 +188,7 @@ class NodeController(Controller):
                 "kubelet is posting ready status" if ready else f"instance is {n.status}",
             ),
         ]
-        if n.fault_reason:
+        if n.fault_reason and agent_conditions:
             fault = n.fault_reason.split(":")[0]
             conditions.append(
                 cond(

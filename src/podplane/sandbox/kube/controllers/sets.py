@@ -43,7 +43,7 @@ class DaemonSetController(Controller):
             pod = pod_from_template(ds, template, ds["metadata"]["name"] + "-")
             pod["spec"]["nodeName"] = name
             pod["spec"]["tolerations"] = probe["spec"]["tolerations"]
-            self.ctx.create("pods", pod)
+            self.ctx.create_pod(ds, pod)
         for name, pod in by_node.items():
             if name not in nodes:
                 self.ctx.delete("pods", pod)
@@ -106,7 +106,7 @@ class StatefulSetController(Controller):
                     }
                     for t in sts["spec"].get("volumeClaimTemplates") or []
                 ]
-                pods[pod_name] = self.ctx.create("pods", pod)
+                pods[pod_name] = self.ctx.create_pod(sts, pod)
         for pod_name, pod in pods.items():
             if int(pod_name.rsplit("-", 1)[-1]) >= want:
                 self.ctx.delete("pods", pod)

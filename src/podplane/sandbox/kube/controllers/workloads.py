@@ -58,8 +58,8 @@ class ReplicaSetController(Controller):
         want = int(rs["spec"].get("replicas", 1))
         template = rs["spec"].get("template") or {}
         for _ in range(want - len(pods)):
-            pod = self.ctx.create(
-                "pods", pod_from_template(rs, template, rs["metadata"]["name"] + "-")
+            pod = self.ctx.create_pod(
+                rs, pod_from_template(rs, template, rs["metadata"]["name"] + "-")
             )
             pods.append(pod)
             self.ctx.event(rs, "SuccessfulCreate", f"Created pod: {pod['metadata']['name']}")

@@ -1,0 +1,110 @@
+"""Which container images a sandbox node can pull.
+
+Real kubelets pull from registries; the sandbox knows a fixed catalogue instead and fails every
+other image as kubelet does (`ErrImagePull`, then `ImagePullBackOff`). Add images here, one line
+each, with the exact tags that exist upstream.
+
+- Public images: exact repository and tag (Docker Hub short names are normalised the way
+  containerd does: `busybox` is `docker.io/library/busybox:latest`).
+- Private regional ECR: the HyperPod health-monitoring agent per region and account
+  (hyperpod-cli chart `charts/health-monitoring-agent/templates/_helpers.tpl`), and EKS-built
+  images in the EKS registry of each region (AWS docs "View Amazon container image registries
+  for Amazon EKS add-ons"; EKS replicates every add-on version there, so any tag of a listed
+  repository pulls). An account/region pair that does not match is `403 Forbidden` on AWS.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+PUBLIC: dict[str, frozenset[str]] = {
+    "nvcr.io/nvidia/k8s-device-plugin": frozenset({"v0.16.1", "v0.16.2", "v0.17.0", "v0.17.1"}),
+    "public.ecr.aws/neuron/neuron-device-plugin": frozenset({"2.19.16.0"}),
+    "public.ecr.aws/eks/aws-efa-k8s-device-plugin": frozenset({"v0.5.7", "v0.5.20"}),
+    "public.ecr.aws/eks/eks-pod-identity-agent": frozenset({"0.1.29", "v0.1.37"}),
+    "quay.io/jetstack/cert-manager-controller": frozenset({"v1.18.2", "v1.20.2"}),
+    "quay.io/jetstack/cert-manager-cainjector": frozenset({"v1.18.2", "v1.20.2"}),
+    "quay.io/jetstack/cert-manager-webhook": frozenset({"v1.18.2", "v1.20.2"}),
+    "docker.io/kubeflow/training-operator": frozenset({"v1-855e096"}),
+    "docker.io/mpioperator/mpi-operator": frozenset({"0.5"}),
+    "registry.k8s.io/pause": frozenset({"3.9", "3.10"}),
+    "registry.k8s.io/coredns/coredns": frozenset({"v1.11.3", "v1.12.0"}),
+    "docker.io/library/busybox": frozenset({"1.36", "1.37", "latest"}),
+    "docker.io/library/nginx": frozenset({"1.27", "latest"}),
+    "docker.io/library/python": frozenset({"3.12-slim"}),
+    "docker.io/pytorch/pytorch": frozenset({"2.5.1-cuda12.4-cudnn9-runtime",
+                                            "2.5.1-cuda12.4-cudnn9-devel"}),
+    "docker.io/vllm/vllm-openai": frozenset({"v0.9.0", "latest"}),
+    "docker.io/rayproject/ray": frozenset({"2.40.0", "latest"}),
+    "nvcr.io/nvidia/nemo": frozenset({"24.05", "24.07"}),
+    "nvcr.io/nvidia/pytorch": frozenset({"24.12-py3", "25.01-py3"}),
+    "docker.io/fluent/fluent-bit": frozenset({"3.2", "3.2.4"}),
+}
+
+HMA_REPOSITORY = "hyperpod-health-monitoring-agent"
+HMA_TAGS = frozenset({"1.0.1892.0_1.0.424.0"})
+HMA_REGISTRY: dict[str, str] = {  # region -> account (the chart's map)
+    "us-east-1": "767398015722", "us-east-2": "851725546812", "us-west-1": "011528288828",
+    "us-west-2": "905418368575", "ca-central-1": "843976229209", "sa-east-1": "025066253954",
+    "eu-central-1": "211125453373", "eu-north-1": "654654141839", "eu-west-1": "533267293120",
+    "eu-west-2": "011528288831", "eu-south-2": "626887787726", "ap-south-1": "011528288864",
+    "ap-northeast-1": "533267052152", "ap-southeast-1": "905418428165",
+    "ap-southeast-2": "851725636348", "ap-southeast-3": "971422672635",
+    "ap-southeast-4": "084375568333",
+}
+EKS_REGISTRY_ACCOUNT = "602401143452"  # the EKS registry of the commercial regions the sandbox runs
+EKS_REPOSITORIES = frozenset({
+    "amazon-k8s-cni", "amazon-k8s-cni-init", "amazon/aws-network-policy-agent",
+    "eks/coredns", "eks/kube-proxy", "eks/eks-pod-identity-agent", "eks/aws-efa-k8s-device-plugin",
+    "eks/aws-s3-csi-driver", "eks/csi-node-driver-registrar", "eks/livenessprobe", "eks/pause",
+})
+# Other rules a pull must pass, given the node and the image (e.g. whether the node's subnet
+# can reach the registry): each returns kubelet's error text, or None. Checked at every attempt.
+PULL_GATES: list[Callable[[dict[str, Any], str], str | None]] = []
+ECR = re.compile(r"^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com$")
+
+
+def normalise(image: str) -> tuple[str, str]:
+    """(registry/repository, tag) the way containerd resolves a reference."""
+    name = image.partition("@")[0]
+    tag = "latest"
+    last = name.rsplit("/", 1)[-1]
+    if ":" in last:
+        name, tag = name.rsplit(":", 1)
+    first = name.split("/", 1)[0]
+    if "/" not in name or not ("." in first or ":" in first or first == "localhost"):
+        name = "docker.io/" + (name if "/" in name else "library/" + name)
+    return name, tag
+
+
+def pull_error(image: str, node: dict[str, Any] | None = None) -> str | None:
+    """None when the node can pull `image`, else the registry's error as kubelet reports it."""
+    if node is not None:
+        for gate in PULL_GATES:
+            error = gate(node, image)
+            if error:
+                return error
+    repo, tag = normalise(image)
+    host, _, path = repo.partition("/")
+    ecr = ECR.match(host)
+    if ecr:
+        return _ecr_error(repo, tag, ecr.group(1), ecr.group(2), path)
+    if tag in PUBLIC.get(repo, frozenset()):
+        return None
+    ref = f"{repo}:{tag}"
+    return (f'failed to pull and unpack image "{ref}": failed to resolve reference "{ref}": '
+            f"{ref}: not found")
+
+
+def _ecr_error(repo: str, tag: str, account: str, ecr_region: str, path: str) -> str | None:
+    ref = f"{repo}:{tag}"
+    known = ((path == HMA_REPOSITORY and HMA_REGISTRY.get(ecr_region) == account
+              and tag in HMA_TAGS)
+             or (path in EKS_REPOSITORIES and account == EKS_REGISTRY_ACCOUNT))
+    if known:
+        return None
+    return (f'failed to pull and unpack image "{ref}": failed to resolve reference "{ref}": '
+            f"unexpected status from HEAD request to https://{repo.split('/', 1)[0]}/v2/"
+            f"{path}/manifests/{tag}: 403 Forbidden")
