@@ -18,6 +18,8 @@ def make_outside_cluster(stack: Stack) -> None:
     subnets = [ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.9.{i}.0/24",
                                  AvailabilityZone=az)["Subnet"]["SubnetId"]
                for i, az in enumerate(["us-west-2a", "us-west-2b"])]
+    sg = ec2.create_security_group(GroupName="legacy", Description="nodes",
+                                   VpcId=vpc)["GroupId"]
     eks = stack.aws("eks")
     eks.create_cluster(name="legacy", roleArn="arn:aws:iam::123456789012:role/r",
                        resourcesVpcConfig={"subnetIds": subnets},
@@ -28,7 +30,7 @@ def make_outside_cluster(stack: Stack) -> None:
     arn = eks.describe_cluster(name="legacy")["cluster"]["arn"]
     stack.aws("sagemaker").create_cluster(
         ClusterName="legacy-hp", Orchestrator={"Eks": {"ClusterArn": arn}},
-        VpcConfig={"SecurityGroupIds": ["sg-12345678"], "Subnets": subnets[:1]},
+        VpcConfig={"SecurityGroupIds": [sg], "Subnets": subnets[:1]},
         InstanceGroups=[{"InstanceGroupName": "workers", "InstanceType": "ml.g5.xlarge",
                          "InstanceCount": 1, "ExecutionRole": "arn:aws:iam::123456789012:role/x",
                          "LifeCycleConfig": {"SourceS3Uri": "s3://b/lc/",

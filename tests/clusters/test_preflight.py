@@ -26,7 +26,11 @@ async def test_inspect_plan_and_preflight_refusals(stack: Stack) -> None:
                                   params={"instance_type": "ml.p5.48xlarge"})).json()
         assert quota == {"instance_type": "ml.p5.48xlarge",
                          "quota_name": "ml.p5.48xlarge for cluster usage", "limit": 16,
-                         "in_use": 0, "available": 16}
+                         "in_use": 0, "available": 16, "source": "applied"}
+        # never increased: ListServiceQuotas omits it, AWS's default (0 for GPUs) applies
+        default = (await viewer.get("/api/v1/quotas",
+                                    params={"instance_type": "ml.p4d.24xlarge"})).json()
+        assert (default["limit"], default["source"]) == (0, "default")
         assert (await viewer.get("/api/v1/training-plans")).json() == []
 
         plan = await api.post("/api/v1/clusters", params={"dry_run": "true"}, json=BODY)
@@ -49,6 +53,11 @@ async def test_inspect_plan_and_preflight_refusals(stack: Stack) -> None:
         assert problem["code"] == "quota_exceeded"
         assert "ml.p5.48xlarge for cluster usage" in problem["detail"]
         assert "Service Quotas" in problem["hint"]
+        no_increase = await api.post("/api/v1/clusters", json={
+            **BODY, "instance_type": "ml.p4d.24xlarge", "count": 1})
+        assert no_increase.status_code == 422
+        assert no_increase.json()["code"] == "quota_exceeded"
+        assert "AWS's default applies" in no_increase.json()["hint"]
 
         not_here = await api.post("/api/v1/clusters", json={
             **BODY, "instance_type": "ml.g5.xlarge", "availability_zone": "us-west-2d"})

@@ -29,6 +29,18 @@ def test_plan_defaults_are_resilient() -> None:
     assert plan["notes"] == []
 
 
+@pytest.mark.parametrize(("instance_type", "checks"), [
+    ("ml.m5.xlarge", []),                     # CPU: HyperPod has no deep health checks
+    ("ml.g5.xlarge", ["InstanceStress"]),     # GPU without EFA: no connectivity check
+    ("ml.trn1.32xlarge", ["InstanceStress", "InstanceConnectivity"]),
+])
+def test_the_first_group_gets_only_the_checks_its_type_supports(
+    instance_type: str, checks: list[str],
+) -> None:
+    plan = plan_cluster(spec(instance_type=instance_type), AZS, "123456789012").describe()
+    assert plan["instance_group"]["deep_health_checks"] == checks
+
+
 def test_turning_deep_health_checks_off_is_explained() -> None:
     plan = plan_cluster(spec(deep_health_checks=False), AZS, "123456789012").describe()
     assert plan["instance_group"]["deep_health_checks"] == []

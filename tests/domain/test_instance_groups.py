@@ -11,6 +11,7 @@ from podplane.domain.instance_groups import (
     GroupShape,
     check_efa_only,
     check_immutable,
+    deep_health_checks_for,
     for_update,
     shape_of,
     threads_per_core,
@@ -56,14 +57,37 @@ def test_update_keeps_only_allowlisted_fields() -> None:
     group = for_update(described, InstanceCount=4)
     assert set(group) <= set(UPDATE_ALLOWLIST)
     assert group["InstanceCount"] == 4
-    assert group["ImageId"] == "img-1"
+    assert "ImageId" not in group  # resubmitting it would pin today's AMI
     assert "Status" not in group and "CurrentCount" not in group
+    assert for_update(described, ImageId="ami-0123456789abcdef0")["ImageId"] == \
+        "ami-0123456789abcdef0"  # only when the caller chose one
+
+
+def test_update_keeps_labels_taints_and_min_count_under_their_request_names() -> None:
+    taint = {"Key": "gpu", "Value": "yes", "Effect": "NoSchedule"}
+    described = {"InstanceGroupName": "w", "InstanceType": "ml.g5.8xlarge", "TargetCount": 2,
+                 "MinCount": 1, "KubernetesConfig": {
+                     "CurrentLabels": {"team": "a"}, "DesiredLabels": {"team": "b"},
+                     "CurrentTaints": [taint], "DesiredTaints": [taint]}}
+    group = for_update(described)
+    assert group["MinInstanceCount"] == 1
+    assert group["KubernetesConfig"] == {"Labels": {"team": "b"}, "Taints": [taint]}
+    assert set(group) <= set(UPDATE_ALLOWLIST)
+
+
+def test_deep_health_checks_only_where_hyperpod_defines_them() -> None:
+    assert deep_health_checks_for("ml.m5.xlarge") == ()
+    assert deep_health_checks_for("ml.g5.xlarge") == ("InstanceStress",)  # no EFA
+    assert deep_health_checks_for("ml.g5.12xlarge") == ("InstanceStress", "InstanceConnectivity")
+    assert deep_health_checks_for("ml.p5.48xlarge") == ("InstanceStress", "InstanceConnectivity")
 
 
 def test_threads_per_core() -> None:
     assert threads_per_core("ml.p5.48xlarge", CapacityType.ON_DEMAND) == 2
     assert threads_per_core("ml.g5.8xlarge", CapacityType.ON_DEMAND) == 1
     assert threads_per_core("ml.g5.8xlarge", CapacityType.TRAINING_PLAN) == 2
+    assert threads_per_core("ml.p6e-gb200.36xlarge", CapacityType.ON_DEMAND) == 1  # Grace: no SMT
+    assert threads_per_core("ml.p6e-gb200.36xlarge", CapacityType.TRAINING_PLAN) == 1
 
 
 @pytest.mark.parametrize("name", ["a", "gpu-1", "x" * 63])

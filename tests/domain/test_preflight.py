@@ -25,10 +25,22 @@ def test_quota_shortfall_blocks_and_names_the_quota() -> None:
     assert "2 more" in report.blocking[0].message
 
 
-def test_type_not_offered_names_the_azs_that_offer_it() -> None:
+def test_type_not_offered_is_a_warning_naming_the_azs_that_offer_it() -> None:
+    """EC2 offerings are only a proxy for HyperPod's ml.* capacity: warn, do not block."""
     report = check_capacity(CapacityFacts(**{**BASE, "availability_zone": "us-west-2c"}))  # type: ignore[arg-type]
-    assert report.blocking[0].code == "type_not_offered"
-    assert "us-west-2a, us-west-2b" in (report.blocking[0].hint or "")
+    assert report.blocking == []
+    warning = report.warnings_not_overridden(set())[0]
+    assert warning.code == "type_not_offered"
+    assert "us-west-2a, us-west-2b" in (warning.hint or "")
+    assert report.warnings_not_overridden({"type_not_offered"}) == []
+
+
+def test_a_default_quota_blocks_with_a_hint_to_request_an_increase() -> None:
+    facts = CapacityFacts(**{**BASE, "quota_limit": 0, "quota_is_default": True})  # type: ignore[arg-type]
+    finding = check_capacity(facts).blocking[0]
+    assert finding.code == "quota_exceeded"
+    assert "AWS's default applies" in (finding.hint or "")
+    assert "Request an increase" in (finding.hint or "")
 
 
 def test_training_plan_az_is_adopted_and_told() -> None:

@@ -44,7 +44,9 @@ def test_invalid_requests_name_the_field(group: NewGroup, field: str) -> None:
     assert refused.value.extra["field"] == field
 
 
-async def test_deep_health_checks_follow_the_first_group(cluster: Cluster) -> None:
+async def test_deep_health_checks_follow_the_cluster_and_the_type(cluster: Cluster) -> None:
+    """On when the cluster uses them, and only those HyperPod defines for the new type: none
+    for a CPU group, no connectivity check without EFA."""
     checks = ["InstanceStress", "InstanceConnectivity"]
     cluster.stack.aws("sagemaker").update_cluster(ClusterName=cluster.name, InstanceGroups=[{
         "InstanceGroupName": FIRST_GROUP, "InstanceType": FIRST_TYPE, "InstanceCount": 1,
@@ -56,9 +58,14 @@ async def test_deep_health_checks_follow_the_first_group(cluster: Cluster) -> No
         r = await client.post("/api/v1/clusters/gpu/instance-groups", params={"dry_run": "true"},
                               json={"name": "more", "instance_type": "ml.m5.xlarge",
                                     "count": 2})
+        gpu = await client.post("/api/v1/clusters/gpu/instance-groups",
+                                params={"dry_run": "true"},
+                                json={"name": "small", "instance_type": "ml.g5.xlarge",
+                                      "count": 1})
     assert r.status_code == 200, r.text
     plan = r.json()["plan"]
-    assert plan["instance_group"]["OnStartDeepHealthChecks"] == checks
-    assert any("InstanceStress, InstanceConnectivity" in n for n in plan["notes"])
+    assert "OnStartDeepHealthChecks" not in plan["instance_group"]
+    assert any("deep health checks: none" in n for n in plan["notes"])
+    assert gpu.json()["plan"]["instance_group"]["OnStartDeepHealthChecks"] == ["InstanceStress"]
     assert plan["availability_zone"] == "us-west-2a"  # the first group's AZ by default
     assert plan["instance_group"]["LifeCycleConfig"] == LIFECYCLE

@@ -12,7 +12,7 @@ BASE = "/api/v1/clusters/gpu/instance-groups"
 def _plan_outside_2a(cluster: Cluster, count: int) -> tuple[str, str]:
     sm = cluster.stack.aws("sagemaker")
     offers = sm.search_training_plan_offerings(
-        InstanceType="ml.g5.8xlarge", InstanceCount=count, DurationHours=48,
+        InstanceType="ml.p5.48xlarge", InstanceCount=count, DurationHours=48,
         TargetResources=["hyperpod-cluster"])["TrainingPlanOfferings"]
     offer = next(o for o in offers
                  if o["ReservedCapacityOfferings"][0]["AvailabilityZone"] != "us-west-2a")
@@ -25,7 +25,8 @@ async def test_training_plan_az_is_adopted_and_gets_its_own_compute_subnet(
     cluster: Cluster,
 ) -> None:
     arn, plan_az = _plan_outside_2a(cluster, 2)
-    body = {"name": "reserved", "instance_type": "ml.g5.8xlarge", "count": 2,
+    # training plans exist only for the large accelerated types (botocore's enum)
+    body = {"name": "reserved", "instance_type": "ml.p5.48xlarge", "count": 2,
             "availability_zone": "us-west-2a", "capacity_type": "training-plan",
             "training_plan_arn": arn}
     subnets_before = len(cluster.stack.ledger(service="ec2", action="CreateSubnet"))
@@ -68,9 +69,9 @@ async def test_training_plan_az_is_adopted_and_gets_its_own_compute_subnet(
 async def test_capacity_shortage_fails_the_operation_with_a_classified_error(
     cluster: Cluster,
 ) -> None:
-    cluster.stack.fault(kind="insufficient_capacity", instance_type="ml.g6e.xlarge")
+    cluster.stack.fault(kind="insufficient_capacity", instance_type="ml.g5.xlarge")
     async with cluster.stack.client("operator") as client:
-        r = await client.post(BASE, json={"name": "short", "instance_type": "ml.g6e.xlarge",
+        r = await client.post(BASE, json={"name": "short", "instance_type": "ml.g5.xlarge",
                                           "count": 2, "availability_zone": "us-west-2a"})
         assert r.status_code == 202, r.text
         done = await finish(client, r.json())

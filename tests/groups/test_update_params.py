@@ -10,6 +10,8 @@ REF = ClusterRef("gpu", "gpu-hp", "gpu")
 DESCRIBED = {"ClusterName": "gpu-hp", "ClusterStatus": "InService", "InstanceGroups": [
     {"InstanceGroupName": "a", "InstanceType": "ml.g5.8xlarge", "TargetCount": 2,
      "CurrentCount": 2, "Status": "InService", "ThreadsPerCore": 1, "MinCount": 0,
+     "KubernetesConfig": {"CurrentLabels": {"team": "a"}, "DesiredLabels": {"team": "a"},
+                          "CurrentTaints": [], "DesiredTaints": []},
      "LifeCycleConfig": {"SourceS3Uri": "s3://b/", "OnCreate": "on_create.sh"},
      "ExecutionRole": "arn:aws:iam::1:role/r", "CurrentImageId": "ami-1",
      "InstanceTypeDetails": [{"InstanceType": "ml.g5.8xlarge", "CurrentCount": 2}],
@@ -27,7 +29,8 @@ def test_scale_resubmits_the_others_unchanged_with_allowlisted_fields_only() -> 
     a, b = params["InstanceGroups"]  # the group being deleted is not resubmitted
     assert set(a) <= set(UPDATE_ALLOWLIST) and set(b) <= set(UPDATE_ALLOWLIST)
     assert a == {"InstanceGroupName": "a", "InstanceType": "ml.g5.8xlarge", "InstanceCount": 2,
-                 "ThreadsPerCore": 1, "ImageId": "ami-1",
+                 "ThreadsPerCore": 1, "MinInstanceCount": 0,
+                 "KubernetesConfig": {"Labels": {"team": "a"}},
                  "LifeCycleConfig": {"SourceS3Uri": "s3://b/", "OnCreate": "on_create.sh"},
                  "ExecutionRole": "arn:aws:iam::1:role/r", "CapacityRequirements": {"Spot": {}},
                  "NetworkInterface": {"InterfaceType": "efa-only"}}
@@ -45,10 +48,11 @@ def test_add_and_delete() -> None:
 
 def test_a_degraded_group_is_a_classified_failure() -> None:
     capacity = failure_of({"FailureMessage": "We currently do not have sufficient capacity for "
-                           "the requested instance type(s). (... available in: us-west-2b.)"},
+                           "the requested instance type(s). Please try again."},
                           {"Status": "Degraded"})
     other = failure_of({"FailureMessage": "Lifecycle scripts failed"}, {"Status": "Failed"})
     assert capacity is not None and capacity.code == "insufficient_capacity"
-    assert capacity.extra["available_azs"] == ["us-west-2b"]
+    assert capacity.extra["available_azs"] == []  # HyperPod names no AZ: a neutral hint
+    assert capacity.hint is not None and "retry later" in capacity.hint.lower()
     assert other is not None and other.code == "instance_group_failed"
     assert failure_of({}, {"Status": "InService"}) is None

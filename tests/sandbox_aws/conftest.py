@@ -91,25 +91,43 @@ def group(name: str, itype: str, count: int, **extra: Any) -> dict[str, Any]:
             "ExecutionRole": ROLE, "ThreadsPerCore": 1, **extra}
 
 
-def ensure_eks(box: Box, name: str = "eks1") -> str:
-    """An ACTIVE EKS cluster (HyperPod refuses anything else); returns its ARN."""
-    eks = box.client("eks")
-    if name not in eks.list_clusters()["clusters"]:
+def vpc_of(box: Box, subnet: str) -> str:
+    return str(box.client("ec2").describe_subnets(SubnetIds=[subnet])["Subnets"][0]["VpcId"])
+
+
+def ensure_eks(box: Box, subnet: str) -> str:
+    """An ACTIVE EKS cluster in the VPC of `subnet` (HyperPod refuses anything else: an EKS
+    cluster not ACTIVE, or subnets outside its VPC); the first is `eks1`. Returns its ARN."""
+    eks, ec2 = box.client("eks"), box.client("ec2")
+    vpc = vpc_of(box, subnet)
+    names = eks.list_clusters()["clusters"]
+    for name in names:
+        own = eks.describe_cluster(name=name)["cluster"]["resourcesVpcConfig"]["subnetIds"]
+        known = ec2.describe_subnets(Filters=[{"Name": "subnet-id", "Values": own}])["Subnets"]
+        if any(s["VpcId"] == vpc for s in known):
+            break
+    else:
+        name = f"eks{len(names) + 1}"
+        own = [ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.0.{240 + i}.0/24",
+                                 AvailabilityZone=az)["Subnet"]["SubnetId"]
+               for i, az in enumerate(("us-west-2a", "us-west-2b"))]
         eks.create_cluster(name=name, roleArn=ROLE,
                            accessConfig={"authenticationMode": "API_AND_CONFIG_MAP"},
-                           resourcesVpcConfig={"subnetIds": ["subnet-0123456789abcdef0"]})
+                           resourcesVpcConfig={"subnetIds": own})
     if eks.describe_cluster(name=name)["cluster"]["status"] != "ACTIVE":
         box.advance(700)
     return str(eks.describe_cluster(name=name)["cluster"]["arn"])
 
 
 def hyperpod_cluster(box: Box, name: str, groups: list[dict[str, Any]],
-                     subnet: str, sg: str, **extra: Any) -> str:
-    ensure_eks(box)
+                     subnet: str | None = None, sg: str | None = None, **extra: Any) -> str:
+    """A HyperPod cluster on EKS; without `subnet`/`sg`, in a new VPC with one subnet in
+    us-west-2a."""
+    if subnet is None or sg is None:
+        subnet, sg = network(box)
+    eks_arn = ensure_eks(box, subnet)
     sm = box.client("sagemaker")
     return str(sm.create_cluster(
         ClusterName=name, InstanceGroups=groups, NodeRecovery="Automatic",
         VpcConfig={"Subnets": [subnet], "SecurityGroupIds": [sg]},
-        Orchestrator={"Eks": {"ClusterArn":
-                              "arn:aws:eks:us-west-2:123456789012:cluster/eks1"}},
-        **extra)["ClusterArn"])
+        Orchestrator={"Eks": {"ClusterArn": eks_arn}}, **extra)["ClusterArn"])

@@ -8,7 +8,7 @@ import pytest
 from podplane.cloud.aws import AwsCaller, EksAdapter, HyperPodAdapter, QuotasAdapter
 from podplane.cloud.aws.errors import classify
 from podplane.domain.errors import CloudError
-from tests.sandbox_aws.conftest import ROLE, Box, group
+from tests.sandbox_aws.conftest import ROLE, Box, group, network
 
 
 def caller(box: Box, **kw: object) -> tuple[AwsCaller, list[float], list[tuple[str, int]]]:
@@ -50,13 +50,28 @@ async def test_throttling_gives_up_after_max_attempts(box: Box) -> None:
 async def test_quota_error_maps_with_a_hint_naming_the_quota(box: Box) -> None:
     aws, _, _ = caller(box)
     box.control("PUT", "/quotas", json={"instance_type": "ml.p5.48xlarge", "value": 1})
+    subnet, sg = network(box)
     spec = {"ClusterName": "hp1", "InstanceGroups": [group("gpu", "ml.p5.48xlarge", 2)],
-            "VpcConfig": {"Subnets": ["subnet-1"], "SecurityGroupIds": ["sg-1"]}}
+            "VpcConfig": {"Subnets": [subnet], "SecurityGroupIds": [sg]}}
     with pytest.raises(CloudError) as err:
         await HyperPodAdapter(aws).create_cluster(spec)
     assert err.value.code == "quota_exceeded" and not err.value.retryable
     assert err.value.hint and "'ml.p5.48xlarge for cluster usage' is 1" in err.value.hint
     assert await QuotasAdapter(aws).sagemaker_cluster_quota("ml.p5.48xlarge") == 1.0
+
+
+async def test_cluster_quota_falls_back_to_the_aws_default(box: Box) -> None:
+    """No applied value (never increased): ListServiceQuotas omits the quota, so the adapter
+    reads AWS's default (0 for GPU types in a fresh account)."""
+    aws, _, _ = caller(box)
+    quotas = QuotasAdapter(aws)
+    default = await quotas.cluster_quota("ml.p4d.24xlarge")
+    assert default is not None and (default["value"], default["source"]) == (0.0, "default")
+    assert await quotas.sagemaker_cluster_quota("ml.p4d.24xlarge") == 0.0
+    box.control("PUT", "/quotas", json={"instance_type": "ml.p4d.24xlarge", "value": 4})
+    applied = await quotas.cluster_quota("ml.p4d.24xlarge")
+    assert applied is not None and (applied["value"], applied["source"]) == (4.0, "applied")
+    assert await quotas.cluster_quota("ml.nothing.large") is None
 
 
 async def test_not_found_is_none_on_inspect_and_an_error_on_mutation(box: Box) -> None:
@@ -82,6 +97,17 @@ async def test_unreachable_endpoint_is_retryable() -> None:
     with pytest.raises(CloudError) as err:
         await EksAdapter(aws).list_clusters()
     assert err.value.code == "cloud_unreachable" and err.value.retryable
+    assert "podplane sandbox" in (err.value.hint or "")  # a loopback endpoint: the sandbox
+
+
+def test_unreachable_aws_hint_does_not_mention_the_sandbox() -> None:
+    from botocore.exceptions import EndpointConnectionError
+
+    from podplane.cloud.aws.errors import to_cloud_error
+
+    err = to_cloud_error(EndpointConnectionError(
+        endpoint_url="https://eks.us-west-2.amazonaws.com/clusters"), "eks.list_clusters")
+    assert err.code == "cloud_unreachable" and "sandbox" not in (err.hint or "")
 
 
 @pytest.mark.parametrize(("code", "message", "ours", "retryable"), [

@@ -109,8 +109,8 @@ def test_sandbox_process_writes_env_and_keeps_state_across_restart(tmp_path: Pat
         env = (tmp_path / "sandbox" / "env").read_text()
         assert f"export AWS_ENDPOINT_URL={url}" in env
         assert f"export KUBECONFIG={tmp_path / 'sandbox' / 'kubeconfig'}" in env
-        body = {"ClusterName": "hp1", "InstanceGroups": [group("w", "ml.m5.xlarge", 1)],
-                "VpcConfig": {"Subnets": ["subnet-1"], "SecurityGroupIds": ["sg-1"]}}
+        # no VpcConfig: HyperPod refuses subnets and security groups EC2 does not have
+        body = {"ClusterName": "hp1", "InstanceGroups": [group("w", "ml.m5.xlarge", 1)]}
         r = httpx.post(url, json=body, headers={"X-Amz-Target": "SageMaker.CreateCluster",
                                                 "Content-Type": "application/x-amz-json-1.1"})
         assert r.status_code == 200, r.text

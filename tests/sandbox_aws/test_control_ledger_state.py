@@ -16,7 +16,7 @@ from tests.sandbox_aws.conftest import (
 )
 from tests.sandbox_aws.shapes import error_problems, problems
 
-SUBNET, SG = "subnet-0123456789abcdef0", "sg-0123456789abcdef0"
+SUBNET = "subnet-0123456789abcdef0"
 
 
 def test_clock_control(box: Box) -> None:
@@ -32,27 +32,32 @@ def test_clock_control(box: Box) -> None:
 
 def test_ledger_records_each_mutation_exactly_once(box: Box) -> None:
     eks, sm = box.client("eks"), box.client("sagemaker")
+    subnet, sg = network(box)
+    other = second_subnet(box)
     eks.create_cluster(name="eks1", roleArn="arn:aws:iam::123456789012:role/r",
-                       resourcesVpcConfig={"subnetIds": [SUBNET]}, clientRequestToken="tok-1",
-                       accessConfig={"authenticationMode": "API"})
+                       resourcesVpcConfig={"subnetIds": [subnet, other]},
+                       clientRequestToken="tok-1", accessConfig={"authenticationMode": "API"})
     eks.describe_cluster(name="eks1")
     eks.list_clusters()
     box.advance(700)
-    hyperpod_cluster(box, "hp1", [group("cpu", "ml.m5.xlarge", 1)], SUBNET, SG)
+    hyperpod_cluster(box, "hp1", [group("cpu", "ml.m5.xlarge", 1)], subnet, sg)
     sm.describe_cluster(ClusterName="hp1")
     box.advance(700)
     sm.list_cluster_nodes(ClusterName="hp1")
     creates = box.ledger(action="CreateCluster")
     assert [(e["service"], e["target"]) for e in creates] == [("eks", "eks1"), ("sagemaker", "hp1")]
     assert box.ledger(service="eks", action="CreateCluster")[0]["client_token"] == "tok-1"
-    assert {e["action"] for e in box.ledger()} == {"CreateCluster"}  # reads never recorded
+    not_ec2 = [e for e in box.ledger() if e["service"] != "ec2"]
+    assert {e["action"] for e in not_ec2} == {"CreateCluster"}  # reads never recorded
     failed = httpx.post(f"{box.url}/clusters", json={"name": "x"})  # invalid -> no entry
     assert failed.status_code == 400
-    assert len(box.ledger()) == 2
+    assert len([e for e in box.ledger() if e["service"] != "ec2"]) == 2
     ec2 = box.client("ec2")
+    before = len(box.ledger(service="ec2"))
     vpc = ec2.create_vpc(CidrBlock="10.9.0.0/16")["Vpc"]["VpcId"]
     ec2.describe_vpcs()
-    assert [(e["action"], e["target"]) for e in box.ledger(service="ec2")] == [("CreateVpc", vpc)]
+    assert [(e["action"], e["target"]) for e in box.ledger(service="ec2")[before:]] == [
+        ("CreateVpc", vpc)]
 
 
 def test_reset_clears_everything(box: Box) -> None:
@@ -68,7 +73,7 @@ def test_reset_clears_everything(box: Box) -> None:
 def _node_ids(tmp: Path, seed: int) -> list[str]:
     b = start_box(tmp, seed=seed)
     try:
-        hyperpod_cluster(b, "hp1", [group("w", "ml.m5.xlarge", 3)], SUBNET, SG)
+        hyperpod_cluster(b, "hp1", [group("w", "ml.m5.xlarge", 3)])
         b.advance(700)
         return sorted(n["InstanceId"] for n in b.client("sagemaker").list_cluster_nodes(
             ClusterName="hp1")["ClusterNodeSummaries"])
@@ -93,7 +98,8 @@ def test_state_and_clock_survive_a_restart(tmp_path: Path) -> None:
     managed = "arn:aws:iam::aws:policy/AmazonSageMakerClusterInstanceRolePolicy"
     iam.attach_role_policy(RoleName="hp", PolicyArn=managed)
     b.client("eks").create_cluster(name="eks2", roleArn="arn:aws:iam::123456789012:role/r",
-                                   resourcesVpcConfig={"subnetIds": [subnet, second_subnet(b)]})
+                                   resourcesVpcConfig={"subnetIds": [subnet, second_subnet(b)]},
+                                   accessConfig={"authenticationMode": "API_AND_CONFIG_MAP"})
     hyperpod_cluster(b, "hp1", [group("w", "ml.m5.xlarge", 2)], subnet, sg)
     b.advance(300)
     before = b.control("GET", "/clock")["now"]

@@ -13,7 +13,7 @@ SUBNET, SG = "subnet-0123456789abcdef0", "sg-0123456789abcdef0"
 
 def two_groups(box: Box, name: str = "hp1", **extra: object) -> str:
     return hyperpod_cluster(box, name, [group("controller", "ml.m5.xlarge", 1),
-                                        group("workers", "ml.g5.8xlarge", 2)], SUBNET, SG,
+                                        group("workers", "ml.g5.8xlarge", 2)],
                             **extra)
 
 
@@ -54,7 +54,7 @@ def test_cluster_with_two_groups_reaches_in_service_and_lists_nodes(box: Box) ->
 
 def test_deep_health_checks_delay_running(box: Box) -> None:
     hyperpod_cluster(box, "hp1", [group("gpu", "ml.g5.8xlarge", 1,
-                                        OnStartDeepHealthChecks=["InstanceStress"])], SUBNET, SG)
+                                        OnStartDeepHealthChecks=["InstanceStress"])])
     box.advance(700)
     assert [n["InstanceStatus"]["Status"] for n in nodes(box)] == ["DeepHealthCheckInProgress"]
     assert [n.health for n in box.sandbox.node_source.sandbox_nodes()] == ["Unschedulable"]
@@ -157,7 +157,7 @@ def test_duplicate_and_invalid_creates(box: Box) -> None:
     assert dup.value.response["Error"]["Code"] == "ResourceInUse"
     with pytest.raises(ClientError) as bad_uri:
         hyperpod_cluster(box, "hp2", [group("g", "ml.m5.xlarge", 1, LifeCycleConfig={
-            "SourceS3Uri": "not-a-uri", "OnCreate": "x.sh"})], SUBNET, SG)
+            "SourceS3Uri": "not-a-uri", "OnCreate": "x.sh"})])
     assert bad_uri.value.response["Error"]["Code"] == "ValidationException"
 
 
@@ -182,7 +182,7 @@ def test_hyperpod_on_eks_needs_an_active_eks_cluster_with_api_auth(box: Box) -> 
 
 def test_tags_on_emulated_clusters(box: Box) -> None:
     sm = box.client("sagemaker")
-    arn = hyperpod_cluster(box, "hp1", [group("w", "ml.m5.xlarge", 1)], SUBNET, SG,
+    arn = hyperpod_cluster(box, "hp1", [group("w", "ml.m5.xlarge", 1)],
                            Tags=[{"Key": "managed-by", "Value": "podplane"}])
     assert sm.list_tags(ResourceArn=arn)["Tags"] == [{"Key": "managed-by", "Value": "podplane"}]
     sm.add_tags(ResourceArn=arn, Tags=[{"Key": "team", "Value": "a"},
@@ -196,6 +196,6 @@ def test_tags_on_emulated_clusters(box: Box) -> None:
 
 def test_unknown_instance_type_is_a_validation_error(box: Box) -> None:
     with pytest.raises(ClientError) as err:
-        hyperpod_cluster(box, "hp1", [group("w", "ml.p99.48xlarge", 1)], SUBNET, SG)
+        hyperpod_cluster(box, "hp1", [group("w", "ml.p99.48xlarge", 1)])
     assert err.value.response["Error"]["Code"] == "ValidationException"
     assert "ml.p99.48xlarge" in err.value.response["Error"]["Message"]

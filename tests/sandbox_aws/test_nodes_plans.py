@@ -8,12 +8,10 @@ from botocore.exceptions import ClientError
 
 from tests.sandbox_aws.conftest import Box, group, hyperpod_cluster, network
 
-SUBNET, SG = "subnet-0123456789abcdef0", "sg-0123456789abcdef0"
-
 
 def test_node_source_exposes_instances_for_kubernetes(box: Box) -> None:
     hyperpod_cluster(box, "hp1", [group("w", "ml.g5.8xlarge", 2,
-                                        CapacityRequirements={"Spot": {}})], SUBNET, SG)
+                                        CapacityRequirements={"Spot": {}})])
     source = box.sandbox.node_source
     pending = source.sandbox_nodes("eks1")
     assert [n.status for n in pending] == ["Pending", "Pending"]
@@ -29,7 +27,7 @@ def test_node_source_exposes_instances_for_kubernetes(box: Box) -> None:
 
 def test_unhealthy_node_is_labelled_then_auto_replaced(box: Box) -> None:
     sm = box.client("sagemaker")
-    hyperpod_cluster(box, "hp1", [group("w", "ml.g5.8xlarge", 2)], SUBNET, SG)
+    hyperpod_cluster(box, "hp1", [group("w", "ml.g5.8xlarge", 2)])
     box.advance(700)
     fault = box.control("POST", "/faults", json={"kind": "node_unhealthy", "cluster": "hp1",
                                                  "action": "replace"})
@@ -48,7 +46,7 @@ def test_unhealthy_node_is_labelled_then_auto_replaced(box: Box) -> None:
 
 
 def test_unhealthy_node_waits_for_a_human_without_auto_recovery(box: Box) -> None:
-    hyperpod_cluster(box, "hp1", [group("w", "ml.m5.xlarge", 1)], SUBNET, SG)
+    hyperpod_cluster(box, "hp1", [group("w", "ml.m5.xlarge", 1)])
     box.client("sagemaker")  # NodeRecovery below is changed through UpdateCluster
     box.advance(700)
     box.client("sagemaker").update_cluster(ClusterName="hp1", NodeRecovery="None",

@@ -46,7 +46,7 @@ _ALL = [
     _t("ml.g5.xlarge", 4, 16, "NVIDIA A10G", 1, 24, 0, 1.41),
     _t("ml.g5.2xlarge", 8, 32, "NVIDIA A10G", 1, 24, 0, 1.52),
     _t("ml.g5.8xlarge", 32, 128, "NVIDIA A10G", 1, 24, 1, 3.4),
-    _t("ml.g5.12xlarge", 48, 192, "NVIDIA A10G", 4, 24, 0, 7.09),
+    _t("ml.g5.12xlarge", 48, 192, "NVIDIA A10G", 4, 24, 1, 7.09),
     _t("ml.g5.48xlarge", 192, 768, "NVIDIA A10G", 8, 24, 1, 20.36),
     _t("ml.g6.xlarge", 4, 16, "NVIDIA L4", 1, 24, 0, 1.01),
     _t("ml.g6e.xlarge", 4, 32, "NVIDIA L40S", 1, 48, 0, 2.34),

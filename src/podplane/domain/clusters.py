@@ -11,6 +11,7 @@ from podplane.domain.instance_groups import (
     DEFAULT_EBS_GB,
     CapacityType,
     check_count,
+    deep_health_checks_for,
     threads_per_core,
 )
 from podplane.domain.names import check_cluster_name
@@ -102,7 +103,8 @@ def plan_cluster(spec: ClusterSpec, region_azs: list[str], account_id: str) -> C
     group = GroupPlan(
         FIRST_GROUP, spec.instance_type, spec.count, spec.capacity_type,
         threads_per_core(spec.instance_type, spec.capacity_type), DEFAULT_EBS_GB,
-        DEEP_HEALTH_CHECKS if spec.deep_health_checks else (), spec.training_plan_arn,
+        deep_health_checks_for(spec.instance_type) if spec.deep_health_checks else (),
+        spec.training_plan_arn,
     )
     notes = [] if spec.deep_health_checks else [
         "On-start deep health checks are off: faulty GPUs or links are found by jobs instead."]

@@ -33,7 +33,7 @@ UPDATE_ALLOWLIST = (
     "InstanceGroupName", "InstanceType", "InstanceCount", "MinInstanceCount",
     "LifeCycleConfig", "ExecutionRole", "ThreadsPerCore", "InstanceStorageConfigs",
     "OnStartDeepHealthChecks", "TrainingPlanArn", "OverrideVpcConfig", "ScheduledUpdateConfig",
-    "ImageId", "CapacityRequirements", "NetworkInterface",
+    "ImageId", "CapacityRequirements", "NetworkInterface", "KubernetesConfig",
 )
 
 
@@ -86,25 +86,59 @@ def check_count(count: int, *, allow_zero: bool) -> None:
 
 
 def threads_per_core(instance_type: str, capacity: CapacityType) -> int:
-    """Accelerated P-family types and training plans run with SMT on (2 threads per core)."""
+    """Accelerated P-family types and training plans run with SMT on (2 threads per core);
+    Grace CPUs (p6e-gb200) have no SMT, so 1 is all they take."""
     family = instance_type.removeprefix("ml.").split(".")[0]
+    if family.startswith("p6e-gb"):
+        return 1
     if capacity is CapacityType.TRAINING_PLAN or family.startswith(("p4", "p5", "p6")):
         return 2
     return 1
 
 
+def deep_health_checks_for(instance_type: str) -> tuple[str, ...]:
+    """The on-start deep health checks HyperPod defines for a type: GPU and Trainium types get
+    InstanceStress, and InstanceConnectivity (multi-node NCCL/NCCOM) when they have EFA
+    (AWS docs, HyperPod EKS "Deep health checks"). Other types get none."""
+    entry = CATALOG.get(instance_type)
+    if entry is None or not entry.accelerated:
+        return ()
+    return ("InstanceStress", "InstanceConnectivity") if entry.efa_interfaces \
+        else ("InstanceStress",)
+
+
 def for_update(described: dict[str, Any], **changes: Any) -> dict[str, Any]:
-    """A group as UpdateCluster wants it: allowlisted fields only, with `changes` applied."""
-    group = {k: v for k, v in described.items() if k in UPDATE_ALLOWLIST}
+    """A group as UpdateCluster wants it: allowlisted fields only, with `changes` applied.
+
+    UpdateCluster replaces the group's specification, so every field DescribeCluster returns
+    under another name comes back too: TargetCount -> InstanceCount, MinCount ->
+    MinInstanceCount, the desired labels and taints -> KubernetesConfig. ImageId is sent only
+    when a change sets it: resubmitting Current/DesiredImageId would pin the group to today's
+    AMI (AMI changes belong to UpdateClusterSoftware)."""
+    renamed = ("ImageId", "KubernetesConfig")  # described under other names or shapes
+    group = {k: v for k, v in described.items() if k in UPDATE_ALLOWLIST and k not in renamed}
     if "InstanceCount" not in group and "TargetCount" in described:
         group["InstanceCount"] = described["TargetCount"]
-    if "ImageId" not in group:
-        for source in ("DesiredImageId", "CurrentImageId"):
-            if described.get(source):
-                group["ImageId"] = described[source]
-                break
+    if "MinCount" in described:
+        group["MinInstanceCount"] = described["MinCount"]
+    kubernetes = _kubernetes_config(described.get("KubernetesConfig") or {})
+    if kubernetes:
+        group["KubernetesConfig"] = kubernetes
     group.update(changes)
     return group
+
+
+def _kubernetes_config(details: dict[str, Any]) -> dict[str, Any]:
+    """ClusterKubernetesConfigDetails -> ClusterKubernetesConfig: what the group should have
+    (Desired*, else Current*)."""
+    labels = details.get("DesiredLabels", details.get("CurrentLabels"))
+    taints = details.get("DesiredTaints", details.get("CurrentTaints"))
+    out: dict[str, Any] = {}
+    if labels:
+        out["Labels"] = dict(labels)
+    if taints:
+        out["Taints"] = [dict(t) for t in taints]
+    return out
 
 
 # --- adding a group -------------------------------------------------------------------------

@@ -26,6 +26,7 @@ class CapacityFacts:
     quota_used: int = 0
     plan_az: str | None = None          # the training plan's AZ, when one is used
     plan_instance_count: int | None = None
+    quota_is_default: bool = False      # no applied value: AWS's default quota applies
 
 
 @dataclass
@@ -52,12 +53,13 @@ def check_capacity(facts: CapacityFacts) -> PreflightReport:
             "Training-plan capacity exists only in the plan's availability zone.",
         ))
         az = facts.plan_az
-    if az not in facts.offered_azs:
+    if az not in facts.offered_azs:  # EC2's offerings only hint at HyperPod's ml.* capacity
         offered = ", ".join(sorted(facts.offered_azs)) or "none in this region"
         report.findings.append(Finding(
-            "type_not_offered", "blocking",
-            f"{facts.instance_type} is not offered in {az}.",
-            f"AZs that offer it: {offered}.",
+            "type_not_offered", "warning",
+            f"EC2 does not list {facts.instance_type.removeprefix('ml.')} as offered in {az}; "
+            "HyperPod may not have it there either.",
+            f"AZs where EC2 offers it: {offered}. Override this warning to try anyway.",
         ))
     _check_quota(facts, report)
     if facts.plan_instance_count is not None and facts.count > facts.plan_instance_count:
@@ -80,8 +82,17 @@ def _check_quota(facts: CapacityFacts, report: PreflightReport) -> None:
             f"The SageMaker quota '{facts.instance_type} for cluster usage' allows {left} more "
             f"instance(s) (limit {facts.quota_limit}, in use {facts.quota_used}); "
             f"{facts.count} requested.",
-            "Request a quota increase in Service Quotas (SageMaker) or lower the count.",
+            quota_hint(facts.instance_type, facts.quota_is_default),
         ))
+
+
+def quota_hint(instance_type: str, is_default: bool) -> str:
+    ask = (f"Request an increase of '{instance_type} for cluster usage' in Service Quotas "
+           "(service: Amazon SageMaker)")
+    if is_default:
+        return (f"The account has no increase for this quota, so AWS's default applies (0 for "
+                f"most GPU types). {ask}; approval can take days.")
+    return f"{ask}, or lower the count."
 
 
 class PreflightBlocked(PodplaneError):

@@ -74,7 +74,8 @@ class ControlApi:
             self.w.tick()  # clusters waiting for capacity (continuous provisioning) take it now
             return self._changed(data)
         if route == "PUT /_sandbox/quotas":
-            cap.set_quota(data["instance_type"], int(data["value"]))
+            value = data["value"]  # null: no applied value, AWS's default applies
+            cap.set_quota(data["instance_type"], None if value is None else int(value))
             return self._changed(data)
         if route == "GET /_sandbox/nodes":
             return _json(200, [n.__dict__ for n in self.hyperpod.sandbox_nodes()])

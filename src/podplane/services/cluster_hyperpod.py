@@ -3,16 +3,19 @@
 NodeRecovery is Automatic, on-start deep health checks run unless the user turned them off,
 and nodes are provisioned continuously. HyperPod has no client token: the cluster's name is
 deterministic, so the step describes before it creates. A Failed cluster (capacity, scripts)
-is deleted before a retried step creates it again; an InService cluster still short of capacity
-fails the step with the capacity hint, and a retry after capacity returns only waits for it.
+is deleted before a retried step creates it again. With continuous provisioning a group HyperPod
+cannot fill shows up only in the cluster's events (ListClusterEvents): its newest event is an
+ERROR, which fails the step with the capacity hint; a retry after capacity returns only waits.
+Every wait has a deadline (the docs' durations, with room), so no create polls forever.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from podplane.cloud.aws.errors import capacity_error
-from podplane.cloud.aws.hyperpod import failure_of
+from podplane.cloud.aws.hyperpod import failure_of, group_event_failure
+from podplane.cloud.ports_aws import HyperPodPort
 from podplane.domain.clusters import ClusterSpec, plan_cluster
 from podplane.domain.errors import CloudError
 from podplane.domain.instance_groups import CapacityType
@@ -22,7 +25,9 @@ from podplane.services.cloud_access import Cloud
 from podplane.services.cluster_network import CLUSTER_TAG, MANAGED_TAG
 
 POLL = 60.0
-TERMINAL = ("InService", "Failed")
+# HyperPod takes 10-15 minutes; on-start deep health checks add 60-90 (AWS docs, about 2 hours
+# in the resiliency tips): twice that, then the step fails and can be retried.
+WAIT_SECONDS = {False: 45 * 60.0, True: 4 * 3600.0}
 
 
 def create_request(spec: ClusterSpec, facts: dict[str, Any]) -> dict[str, Any]:
@@ -68,20 +73,18 @@ async def ensure(ctx: StepContext, cloud: Cloud, spec: ClusterSpec,
         current = await mutate_once(
             ctx, token=token, poll_every=POLL, submit=lambda: hp.create_cluster(request),
             inspect=lambda: hp.describe_cluster(spec.name),
-            done=lambda c: c["ClusterStatus"] in TERMINAL)
-    while current["ClusterStatus"] not in TERMINAL:
-        if ctx.phase_name != "polling":
-            await ctx.phase("polling")
-        await ctx.sleep(POLL)
-        current = await hp.describe_cluster(spec.name) or current
+            done=lambda _c: True)  # the wait below has the deadline and the event checks
+    if ctx.phase_name != "polling" or "wait_started" not in ctx.checkpoint:
+        await ctx.phase("polling", wait_started=ctx.clock.now().isoformat())
     last = ""
     while True:  # InService is not enough: the step ends when the groups' nodes are up
-        failure = failure_of(current) or shortfall_of(current)
+        failure = failure_of(current) or await shortfall_of(hp, current)
         if failure is not None:
             raise failure
-        if filled(current):
+        if current["ClusterStatus"] == "InService" and filled(current):
             return current
-        if counts(current) != last:
+        check_deadline(ctx, current)
+        if current["ClusterStatus"] == "InService" and counts(current) != last:
             last = counts(current)
             await ctx.note("waiting for nodes: " + last)
         await ctx.sleep(POLL)
@@ -98,16 +101,36 @@ def counts(cluster: dict[str, Any]) -> str:
                      f"{g.get('TargetCount', 0)}" for g in cluster.get("InstanceGroups", []))
 
 
-def shortfall_of(cluster: dict[str, Any]) -> CloudError | None:
-    """Continuous provisioning keeps a cluster InService with what it got; a group still short
-    with a capacity message is a failure the user should see (and retry once capacity is back),
-    not a wait without end."""
-    message = str(cluster.get("FailureMessage") or "")
-    short = [g for g in cluster.get("InstanceGroups", [])
-             if g.get("CurrentCount", 0) < g.get("TargetCount", 0)]
-    if cluster.get("ClusterStatus") != "InService" or not short or "capacity" not in message:
+async def shortfall_of(hp: HyperPodPort, cluster: dict[str, Any]) -> CloudError | None:
+    """Continuous provisioning keeps a cluster going with what it got and reports what it
+    cannot provision only as cluster events (botocore: ListClusterEvents is "only supported
+    when the NodeProvisioningMode is set to Continuous"). A group still short whose newest
+    event is an ERROR is a failure the user should see, not a wait without end."""
+    if cluster.get("NodeProvisioningMode") != "Continuous" or \
+            cluster.get("ClusterStatus") not in ("Creating", "InService", "Updating"):
         return None
-    return capacity_error(f"sagemaker.create_cluster: {message}", message)
+    for group in cluster.get("InstanceGroups", []):
+        if group.get("CurrentCount", 0) >= group.get("TargetCount", 0):
+            continue
+        name = str(group["InstanceGroupName"])
+        failure = group_event_failure(await hp.latest_group_event(cluster["ClusterName"], name))
+        if failure is not None:
+            return failure
+    return None
+
+
+def check_deadline(ctx: StepContext, cluster: dict[str, Any]) -> None:
+    """Fail (retryably) once the wait has lasted longer than HyperPod ever should."""
+    deep = any(g.get("OnStartDeepHealthChecks") for g in cluster.get("InstanceGroups", []))
+    started = datetime.fromisoformat(str(ctx.checkpoint["wait_started"]))
+    waited = (ctx.clock.now() - started).total_seconds()
+    if waited > WAIT_SECONDS[deep]:
+        raise CloudError(
+            f"The HyperPod cluster {cluster['ClusterName']} is still "
+            f"{cluster.get('ClusterStatus')} with {counts(cluster)} after "
+            f"{int(waited // 60)} minutes.", code="hyperpod_timeout", retryable=True,
+            hint="Look at the cluster's events and nodes in the SageMaker console (or `aws "
+            "sagemaker list-cluster-events`); retry the step to keep waiting.")
 
 
 async def _delete_failed(ctx: StepContext, cloud: Cloud, name: str) -> None:

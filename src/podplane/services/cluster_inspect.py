@@ -45,11 +45,13 @@ async def usage_by_type(cloud: Cloud) -> dict[str, int]:
 
 
 async def quota(cloud: Cloud, instance_type: str) -> dict[str, Any]:
-    limit = await cloud.aws.quotas.sagemaker_cluster_quota(instance_type)
+    found = await cloud.aws.quotas.cluster_quota(instance_type)
+    limit = None if found is None else int(found["value"])
     used = (await usage_by_type(cloud)).get(instance_type, 0)
     return {"instance_type": instance_type, "quota_name": f"{instance_type} for cluster usage",
-            "limit": None if limit is None else int(limit), "in_use": used,
-            "available": None if limit is None else max(0, int(limit) - used)}
+            "limit": limit, "in_use": used,
+            "source": None if found is None else found["source"],
+            "available": None if limit is None else max(0, limit - used)}
 
 
 async def training_plans(cloud: Cloud) -> list[dict[str, Any]]:
@@ -83,7 +85,7 @@ async def capacity_facts(cloud: Cloud, instance_type: str, az: str, count: int,
                                "/api/v1/training-plans).", field="training_plan_arn")
         plan_az, plan_count = plan["availability_zone"], plan["available_instances"]
     return CapacityFacts(instance_type, az, count, offered, q["limit"], q["in_use"], plan_az,
-                         plan_count)
+                         plan_count, quota_is_default=q["source"] == "default")
 
 
 @service(Effect.READ, "inspect.availability_zones")

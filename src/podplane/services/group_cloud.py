@@ -12,6 +12,7 @@ from typing import Any
 from podplane.cloud.ports_aws import Ec2Port, HyperPodPort, QuotasPort
 from podplane.domain.errors import Conflict, InvalidInput, NotFound
 from podplane.domain.network import COMPUTE_TAG, SubnetFact
+from podplane.domain.preflight import quota_hint
 from podplane.services.context import Ctx
 from podplane.store import clusters as cluster_rows
 
@@ -162,16 +163,17 @@ async def check_quota(quotas: QuotasPort, described: Shape, instance_type: str,
     room for `delta` more instances (counting this cluster's groups of that type)."""
     if delta <= 0:
         return
-    limit = await quotas.sagemaker_cluster_quota(instance_type)
-    if limit is None:
+    found = await quotas.cluster_quota(instance_type)
+    if found is None:
         return
+    limit = int(found["value"])
     used = sum(int(g.get("TargetCount") or 0) for g in groups_of(described)
                if g.get("InstanceType") == instance_type)
     if used + delta > limit:
         err = InvalidInput(
-            f"The SageMaker quota '{instance_type} for cluster usage' is {int(limit)}; this "
+            f"The SageMaker quota '{instance_type} for cluster usage' is {limit}; this "
             f"cluster uses {used} and {delta} more were requested.",
-            hint="Request a quota increase in Service Quotas (Amazon SageMaker) or lower "
-            "the count.", field="count", quota=int(limit), in_use=used)
+            hint=quota_hint(instance_type, found["source"] == "default"), field="count",
+            quota=limit, in_use=used, quota_source=found["source"])
         err.code = "quota_exceeded"
         raise err

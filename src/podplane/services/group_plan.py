@@ -8,7 +8,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from podplane.domain.errors import Conflict, InvalidInput
-from podplane.domain.instance_groups import IPS_PER_NODE, NewGroup, group_spec
+from podplane.domain.instance_groups import (
+    IPS_PER_NODE,
+    NewGroup,
+    deep_health_checks_for,
+    group_spec,
+)
 from podplane.domain.network import Placement, place_compute_subnet
 from podplane.services import group_cloud as gc
 from podplane.services.cloud_access import Cloud
@@ -56,11 +61,19 @@ async def plan_add(cloud: Cloud, ref: gc.ClusterRef, group: NewGroup,
                                      explicit_subnet_id=group.subnet_id,
                                      force_new=group.new_subnet)
     notes.append(f"Subnet: {placement.reason}.")
-    deep = list(template.get("OnStartDeepHealthChecks") or [])
-    notes.append("On-start deep health checks follow the cluster: "
-                 + (", ".join(deep) if deep else "off") + ".")
+    deep = new_group_checks(template, group.instance_type)
+    notes.append("On-start deep health checks: " + (", ".join(deep) if deep else "none") + " ("
+                 "on when the cluster uses them and HyperPod defines them for the type).")
     sgs = list(gc.vpc_config(described, template).get("SecurityGroupIds") or [])
     return AddPlan(az, placement, sgs, template, deep, notes, adopted)
+
+
+def new_group_checks(template: dict[str, Any], instance_type: str) -> list[str]:
+    """A new group runs on-start deep health checks when the cluster does, limited to the
+    checks HyperPod has for its type (none on CPU types, no connectivity check without EFA)."""
+    if not template.get("OnStartDeepHealthChecks"):
+        return []
+    return list(deep_health_checks_for(instance_type))
 
 
 async def _availability_zone(cloud: Cloud, group: NewGroup, template: dict[str, Any],

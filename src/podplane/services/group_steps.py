@@ -15,6 +15,7 @@ from podplane.ops.context import StepContext
 from podplane.ops.mutate import mutate_once
 from podplane.services import group_cloud as gc
 from podplane.services.cloud_access import Cloud
+from podplane.services.cluster_hyperpod import check_deadline, shortfall_of
 from podplane.services.context import AppState
 
 Shape = dict[str, Any]
@@ -97,15 +98,21 @@ def failure_of(described: Shape, group: Shape | None) -> CloudError | None:
 async def wait_group(ctx: StepContext, cloud: Cloud, ref: gc.ClusterRef, name: str,
                      count: int) -> Shape:
     """Poll until the group's target is reached: CurrentCount == TargetCount == count and
-    every node of the group Running (or the group gone when count is -1)."""
+    every node of the group Running (or the group gone when count is -1). A group HyperPod
+    cannot fill fails the step: Degraded/Failed, or (continuous provisioning) an ERROR as its
+    newest cluster event; so does a wait longer than HyperPod ever takes."""
+    if "wait_started" not in ctx.checkpoint:
+        await ctx.phase("waiting", wait_started=ctx.clock.now().isoformat())
     last = ""
     while True:
         described = await gc.describe(cloud.aws.hyperpod, ref)
         group = gc.find_group(described, name)
         nodes = await gc.group_nodes(cloud.aws.hyperpod, ref, name)
-        err = failure_of(described, group)
+        err = failure_of(described, group) or await shortfall_of(
+            cloud.aws.hyperpod, {**described, "InstanceGroups": [group] if group else []})
         if err is not None:
             raise err
+        check_deadline(ctx, described)
         running = [n for n in nodes if n["InstanceStatus"]["Status"] == "Running"]
         if count < 0:
             done = group is None and not nodes

@@ -18,7 +18,7 @@ from podplane.services import group_cloud as gc
 from podplane.services import group_steps as steps
 from podplane.services.cloud_access import Cloud
 from podplane.services.context import AppState
-from podplane.services.group_plan import plan_add
+from podplane.services.group_plan import new_group_checks, plan_add
 
 ADD, SCALE, DELETE = "instance_group.add", "instance_group.scale", "instance_group.delete"
 Shape = dict[str, Any]
@@ -126,7 +126,7 @@ def _spec_from(described: Shape, group: NewGroup, subnet_id: str) -> Shape:
     template = gc.template_group(described)
     sgs = list(gc.vpc_config(described, template).get("SecurityGroupIds") or [])
     return group_spec(group, template=template, subnet_id=subnet_id, security_group_ids=sgs,
-                      deep_health_checks=list(template.get("OnStartDeepHealthChecks") or []))
+                      deep_health_checks=new_group_checks(template, group.instance_type))
 
 
 async def _create_subnet(ctx: StepContext, cloud: Cloud, ref: gc.ClusterRef, az: str,

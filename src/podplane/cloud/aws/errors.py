@@ -38,8 +38,7 @@ _STATUS = {"cloud_not_found": 404, "cloud_conflict": 409, "cloud_invalid": 422}
 def to_cloud_error(err: Exception, operation: str) -> CloudError:
     if isinstance(err, (EndpointConnectionError, ConnectTimeoutError, ReadTimeoutError)):
         return _error("cloud_unreachable", f"{operation}: cannot reach AWS ({err})", True,
-                      "Check AWS_ENDPOINT_URL / network access; for the sandbox, start "
-                      "`podplane sandbox`.")
+                      unreachable_hint(str(getattr(err, "kwargs", {}).get("endpoint_url", ""))))
     if not isinstance(err, ClientError):
         return _error("cloud_error", f"{operation}: {err}", False, None)
     info: dict[str, Any] = err.response.get("Error", {})
@@ -72,17 +71,28 @@ def classify(code: str, message: str, operation: str) -> CloudError:
     return _error("cloud_error", text, False, None)
 
 
+def unreachable_hint(endpoint: str) -> str:
+    """Name the sandbox only when the endpoint is one (a loopback address)."""
+    if re.search(r"//(127\.|localhost|\[::1\])", endpoint):
+        return ("Nothing answers at the local endpoint; start it with `podplane sandbox` "
+                "(or unset AWS_ENDPOINT_URL to use AWS).")
+    return ("Check network access to AWS from this host (proxy, firewall, VPC endpoints) "
+            "and the region.")
+
+
 def capacity_error(text: str, message: str) -> CloudError:
+    """HyperPod's capacity message names no Availability Zone; EC2's names where capacity
+    is ("... by choosing us-west-2b, us-west-2c."), and only then does the hint."""
     azs = capacity_azs(message)
-    hint = (f"Capacity is currently available in: {', '.join(azs)}. Choose one of these "
-            "Availability Zones, another instance type, or a training plan."
-            if azs else "No Availability Zone has this instance type right now; retry later, "
-            "choose another instance type, or reserve a training plan.")
+    hint = (f"EC2 reports capacity in: {', '.join(azs)}. Choose one of these Availability "
+            "Zones, another instance type, or a training plan."
+            if azs else "AWS has no capacity for this instance type right now. Retry later, "
+            "try another Availability Zone or instance type, or reserve a training plan.")
     return _error("insufficient_capacity", text, True, hint, available_azs=azs)
 
 
 def capacity_azs(message: str) -> list[str]:
-    m = re.search(r"(?:available in|by choosing|choosing)[: ]+(.*)$", message)
+    m = re.search(r"by choosing (.*)$", message)
     if not m:
         return []
     return re.findall(r"\b[a-z]{2}-[a-z]+-\d[a-z]\b", m.group(1))

@@ -81,7 +81,38 @@ class HyperPodAdapter:
                                      TrainingPlanOfferingId=offering_id))["TrainingPlanArn"])
 
     async def list_training_plans(self) -> list[Shape]:
-        return list((await self._call("list_training_plans"))["TrainingPlanSummaries"])
+        out: list[Shape] = []
+        token: str | None = None
+        while True:
+            page = await self._call("list_training_plans",
+                                    **({"NextToken": token} if token else {}))
+            out.extend(page["TrainingPlanSummaries"])
+            token = page.get("NextToken")
+            if not token:
+                return out
+
+    async def latest_group_event(self, name: str, group: str) -> Shape | None:
+        """The newest ListClusterEvents entry about an instance group (continuous
+        provisioning reports its progress and failures only there)."""
+        page = await self._call("list_cluster_events", ClusterName=name,
+                                InstanceGroupName=group, SortBy="EventTime",
+                                SortOrder="Descending", MaxResults=1)
+        events = page.get("Events") or []
+        return dict(events[0]) if events else None
+
+
+def group_event_failure(event: Shape | None) -> CloudError | None:
+    """An ERROR-level cluster event as a classified error (capacity -> retryable)."""
+    if event is None or event.get("EventLevel") != "Error":
+        return None
+    message = str(event.get("Description") or "instance provisioning failed")
+    group = event.get("InstanceGroupName")
+    text = f"sagemaker.list_cluster_events: instance group {group}: {message}"
+    if "sufficient capacity" in message or "InsufficientCapacity" in message:
+        return capacity_error(text, message)
+    return CloudError(text, code="instance_group_failed", retryable=True,
+                      hint="HyperPod keeps retrying; see the cluster's events "
+                      "(aws sagemaker list-cluster-events) for the cause.")
 
 
 def failure_of(cluster: Shape) -> CloudError | None:

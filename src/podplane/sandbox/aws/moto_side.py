@@ -92,3 +92,23 @@ def subnet_az(subnet_id: str, account: str = "123456789012",
         return str(subnet.availability_zone)
     except Exception:  # unknown subnet: placement falls back to any AZ
         return None
+
+
+def subnet_vpc(subnet_id: str, account: str = "123456789012",
+               region: str = "us-west-2") -> tuple[str, str] | None:
+    """(VPC id, AZ) of a moto subnet, or None when EC2 has no such subnet."""
+    try:
+        subnet = get_backend("ec2")[account][region].get_subnet(subnet_id)
+        return str(subnet.vpc_id), str(subnet.availability_zone)
+    except Exception:  # moto raises its own InvalidSubnetIdError
+        return None
+
+
+def security_group_vpc(group_id: str, account: str = "123456789012",
+                       region: str = "us-west-2") -> str | None:
+    """The VPC of a moto security group, or None when EC2 has no such group."""
+    try:
+        group = get_backend("ec2")[account][region].get_security_group_from_id(group_id)
+    except Exception:
+        return None
+    return str(group.vpc_id) if group is not None else None

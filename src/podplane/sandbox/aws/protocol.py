@@ -2,7 +2,7 @@
 
 - REST-JSON (EKS): route by method + requestUri template, read uri/querystring/body members.
 - JSON 1.1 (SageMaker, Service Quotas): action from X-Amz-Target, members from the body.
-Inputs are validated with botocore's own validator, so what boto3 would refuse we refuse too.
+Inputs are checked against every constraint of the model (`validation.py`), as AWS checks them.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from urllib.parse import parse_qs, unquote
 
 import botocore.session
 from botocore.model import OperationModel, Shape
-from botocore.validate import ParamValidator
 
 from podplane.sandbox.aws.errors import AwsError
+from podplane.sandbox.aws.validation import validate_input
 
 
 @lru_cache(maxsize=8)
@@ -81,9 +81,11 @@ def _scalar(shape: Shape, raw: str) -> Any:
 def validate(op: OperationModel, params: dict[str, Any], error_code: str) -> None:
     if op.input_shape is None:
         return
-    report = ParamValidator().validate(params, op.input_shape)
-    if report.has_errors():
-        raise AwsError(error_code, report.generate_report().replace("\n", " "))
+    report = validate_input(op.input_shape, params)
+    if report.serialization:
+        raise AwsError("SerializationException", "; ".join(report.serialization))
+    if report.constraint:
+        raise AwsError(error_code, report.message())
 
 
 def json_error(err: AwsError, rest: bool) -> tuple[int, dict[str, str], bytes]:

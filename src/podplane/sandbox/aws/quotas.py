@@ -1,13 +1,24 @@
-"""Service Quotas for SageMaker (`<type> for cluster usage`); other service codes go to moto."""
+"""Service Quotas for SageMaker (`<type> for cluster usage`); other service codes go to moto.
+
+As AWS answers (botocore's documentation of each operation): ListServiceQuotas and
+GetServiceQuota return applied values only ("if the applied quota value is not available for a
+quota, the quota is not retrieved"); ListAWSDefaultServiceQuotas and GetAWSDefaultServiceQuota
+return the defaults, which do not reflect increases.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from podplane.domain.catalog import CATALOG
 from podplane.sandbox.aws.base import Emulator, paginate
 from podplane.sandbox.aws.errors import AwsError
-from podplane.sandbox.aws.hyperpod.capacity import Capacity, default_quota, quota_code, quota_name
+from podplane.sandbox.aws.hyperpod.capacity import (
+    Capacity,
+    default_quota,
+    quota_code,
+    quota_name,
+    quota_types,
+)
 
 
 class QuotasEmulator(Emulator):
@@ -20,9 +31,8 @@ class QuotasEmulator(Emulator):
     def cap(self) -> Capacity:
         return Capacity(self.w.service_state("capacity"))
 
-    def _quota(self, itype: str, default: bool = False) -> dict[str, Any]:
+    def _quota(self, itype: str, value: int) -> dict[str, Any]:
         code = quota_code(itype)
-        value = default_quota(itype) if default else self.cap.quota(itype)
         return {"ServiceCode": "sagemaker", "ServiceName": "Amazon SageMaker",
                 "QuotaArn": self.w.arn("servicequotas", f"sagemaker/{code}"),
                 "QuotaCode": code, "QuotaName": quota_name(itype), "Value": float(value),
@@ -34,29 +44,39 @@ class QuotasEmulator(Emulator):
                                                      "Class": "None"},
                                 "MetricStatisticRecommendation": "Maximum"}}
 
+    def _applied(self) -> list[dict[str, Any]]:
+        return [self._quota(t, value) for t in quota_types()
+                if (value := self.cap.applied(t)) is not None]
+
+    def _defaults(self) -> list[dict[str, Any]]:
+        return [self._quota(t, default_quota(t)) for t in quota_types()]
+
     def _by_code(self, code: str) -> str:
-        for itype in CATALOG:
+        for itype in quota_types():
             if quota_code(itype) == code:
                 return itype
-        raise AwsError("NoSuchResourceException",
-                       f"The request failed because the specified quota {code} does not exist.")
+        raise _no_such_quota(code)
 
     def get_service_quota(self, p: dict[str, Any]) -> dict[str, Any]:
-        return {"Quota": self._quota(self._by_code(p["QuotaCode"]))}
+        itype = self._by_code(p["QuotaCode"])
+        value = self.cap.applied(itype)
+        if value is None:  # only the default exists: the applied quota is "not retrieved"
+            raise _no_such_quota(p["QuotaCode"])
+        return {"Quota": self._quota(itype, value)}
 
     def get_awsdefault_service_quota(self, p: dict[str, Any]) -> dict[str, Any]:
-        return {"Quota": self._quota(self._by_code(p["QuotaCode"]), default=True)}
+        itype = self._by_code(p["QuotaCode"])
+        return {"Quota": self._quota(itype, default_quota(itype))}
 
     def list_service_quotas(self, p: dict[str, Any]) -> dict[str, Any]:
-        items = [self._quota(t) for t in sorted(CATALOG)]
+        items = self._applied()
         if p.get("QuotaCode"):
             items = [q for q in items if q["QuotaCode"] == p["QuotaCode"]]
         page, nxt = paginate(items, p, "MaxResults", "NextToken")
         return {"Quotas": page, **({"NextToken": nxt} if nxt else {})}
 
     def list_awsdefault_service_quotas(self, p: dict[str, Any]) -> dict[str, Any]:
-        items = [self._quota(t, default=True) for t in sorted(CATALOG)]
-        page, nxt = paginate(items, p, "MaxResults", "NextToken")
+        page, nxt = paginate(self._defaults(), p, "MaxResults", "NextToken")
         return {"Quotas": page, **({"NextToken": nxt} if nxt else {})}
 
     def request_service_quota_increase(self, p: dict[str, Any]) -> dict[str, Any]:
@@ -73,3 +93,8 @@ class QuotasEmulator(Emulator):
             "LastUpdated": now, "Requester": "arn:aws:iam::123456789012:user/moto",
             "QuotaArn": self.w.arn("servicequotas", f"sagemaker/{p['QuotaCode']}"),
             "GlobalQuota": False, "Unit": "None"}}
+
+
+def _no_such_quota(code: str) -> AwsError:
+    return AwsError("NoSuchResourceException",
+                    f"The request failed because the specified quota {code} does not exist.")

@@ -12,9 +12,10 @@ from podplane.sandbox.aws.errors import (
     sm_validation,
 )
 from podplane.sandbox.aws.hyperpod.capacity import quota_name
+from podplane.sandbox.aws.hyperpod.events import EventsMixin
 from podplane.sandbox.aws.hyperpod.groups import apply_update, check_update, new_group
 from podplane.sandbox.aws.hyperpod.nodes import SHUTDOWN_SECONDS, NoCapacity
-from podplane.sandbox.aws.hyperpod.plans import PlansMixin
+from podplane.sandbox.aws.hyperpod.rules import check_vpc_config, eks_vpc
 
 FAIL_SECONDS = 90.0            # capacity failures surface quickly
 SCRIPT_FAIL_SECONDS = 420.0    # lifecycle-script failures surface after the scripts ran
@@ -24,13 +25,14 @@ TOP_LEVEL = ("VpcConfig", "Orchestrator", "NodeRecovery", "NodeProvisioningMode"
              "TieredStorageConfig", "ClusterRole")
 
 
-class ClustersMixin(PlansMixin):
+class ClustersMixin(EventsMixin):
     def create_cluster(self, p: dict[str, Any]) -> dict[str, Any]:
         name = p["ClusterName"]
         if name in self.table("clusters"):
             raise sm_in_use(f"Cluster {name} already exists")
         self.check_orchestrator(p.get("Orchestrator") or {})
         groups = [new_group(spec) for spec in p.get("InstanceGroups", [])]
+        self.check_networks(p, p.get("VpcConfig"), p.get("InstanceGroups", []))
         _unique_names(groups)
         self.check_quotas(groups, {})
         now = self.w.now()
@@ -47,6 +49,7 @@ class ClustersMixin(PlansMixin):
             self.bind_plan(cluster, group)
         self.table("clusters")[name] = cluster
         self.table("tags")[cluster["ClusterArn"]] = list(p.get("Tags", []))
+        self.event(cluster, "Info", "Cluster creation started.")
         self._launch_groups(cluster, groups, fail_cluster=True)
         script = self.w.faults.fire("cluster_creation_failure", cluster=name)
         if script and not cluster.get("_fail_at"):
@@ -64,22 +67,38 @@ class ClustersMixin(PlansMixin):
         continuous provisioning, which keeps what it got and retries as capacity appears."""
         continuous = cluster.get("NodeProvisioningMode") == "Continuous"
         for group in groups:
-            group.pop("_waiting", None)
+            was_waiting = group.pop("_waiting", None)
             existing = sum(1 for n in self.nodes(cluster["ClusterName"]).values()
                            if n["InstanceGroupName"] == group["InstanceGroupName"]
                            and n["Status"] != "ShuttingDown")
             for _ in range(group["TargetCount"] - existing):
                 try:
-                    self.launch(cluster, group, self.place(cluster, group), at=at)
+                    node = self.launch(cluster, group, self.place(cluster, group), at=at)
+                    self.event(cluster, "Info", f"Instance {node['InstanceId']} is being "
+                               "provisioned.", group=group["InstanceGroupName"],
+                               instance=node["InstanceId"], at=at)
                 except NoCapacity as e:
-                    cluster["_fail_msg"] = e.message
-                    if continuous:
+                    if continuous:  # reported as an event; the cluster stays InService
+                        if not was_waiting:
+                            self.event(cluster, "Error", e.message,
+                                       group=group["InstanceGroupName"], at=at)
                         group["_waiting"] = True
                     else:
+                        cluster["_fail_msg"] = e.message
                         group["Status"] = "Degraded"
                         if fail_cluster:
                             cluster["_fail_at"] = self.w.now() + FAIL_SECONDS
                     break
+
+    def check_networks(self, where: dict[str, Any], vpc_config: dict[str, Any] | None,
+                       specs: list[dict[str, Any]]) -> None:
+        """The cluster's and each group's subnets and security groups are the EKS VPC's."""
+        arn = (where.get("Orchestrator") or {}).get("Eks", {}).get("ClusterArn", "")
+        eks = self.w.service_state("eks").get("clusters", {}).get(arn.rsplit("/", 1)[-1])
+        vpc = eks_vpc(eks, self.w.region) if eks else None
+        name = eks["name"] if eks else ""
+        for config in [vpc_config] + [s.get("OverrideVpcConfig") for s in specs]:
+            check_vpc_config(config, vpc, name, self.w.region)
 
     def check_orchestrator(self, orchestrator: dict[str, Any]) -> None:
         """HyperPod on EKS needs an ACTIVE EKS cluster that accepts access entries."""
@@ -102,7 +121,7 @@ class ClustersMixin(PlansMixin):
         for itype, count in wanted.items():
             in_use = self.usage(itype)
             delta = count - current.get(itype, 0)
-            limit = self.cap.quota(itype)
+            limit = self.cap.limit(itype)
             forced = self.w.faults.fire("quota_exceeded", instance_type=itype)
             if delta > 0 and (forced or in_use + delta > limit):
                 raise sm_limit(f"The account-level service limit '{quota_name(itype)}' is "
@@ -155,6 +174,7 @@ class ClustersMixin(PlansMixin):
             else:
                 check_update(group, spec)
                 scaled.append((group, spec))
+        self.check_networks(cluster, None, [g["_spec"] for g in added])
         current = {g["InstanceType"]: 0 for g in added}
         proposed = added + [{"InstanceType": g["InstanceType"],
                              "TargetCount": s["InstanceCount"]} for g, s in scaled]
@@ -171,7 +191,9 @@ class ClustersMixin(PlansMixin):
         self.w.record("sagemaker", "UpdateCluster", cluster["ClusterName"],
                       added=[g["InstanceGroupName"] for g in added],
                       scaled=[g["InstanceGroupName"] for g, _ in scaled],
-                      deleted=sorted(to_delete))
+                      deleted=sorted(to_delete), image_ids={
+                          s["InstanceGroupName"]: s["ImageId"]
+                          for s in p.get("InstanceGroups", []) if "ImageId" in s})
         return {"ClusterArn": cluster["ClusterArn"]}
 
     def _apply_update(self, cluster: dict[str, Any], added: list[dict[str, Any]],
@@ -219,14 +241,18 @@ class ClustersMixin(PlansMixin):
             waiting = [g for g in cluster["InstanceGroups"] if g.get("_waiting")]
             if waiting and cluster["ClusterStatus"] not in ("Deleting", "Failed"):
                 self._launch_groups(cluster, waiting, fail_cluster=False, at=now)
-                if not any(g.get("_waiting") for g in waiting):
-                    cluster.pop("_fail_msg", None)
+                for g in waiting:
+                    if not g.get("_waiting"):
+                        self.event(cluster, "Info", f"Instance group {g['InstanceGroupName']}"
+                                   " reached its target count.", group=g["InstanceGroupName"],
+                                   at=now)
             self.tick_nodes(cluster, now)
             status = cluster["ClusterStatus"]
             if status == "Deleting" and now >= cluster["_delete_at"]:
                 del clusters[name]
                 self.table("nodes").pop(name, None)
                 self.table("tags").pop(cluster["ClusterArn"], None)
+                self.table("events").pop(name, None)
                 continue
             if status == "Creating" and cluster.get("_fail_at") and now >= cluster["_fail_at"]:
                 self._roll_back(cluster, cluster["_fail_at"])

@@ -18,14 +18,11 @@ AUTO_RECOVERY_SECONDS = 300.0
 
 
 class NoCapacity(Exception):
-    def __init__(self, instance_type: str, azs: list[str], room: list[str]) -> None:
-        self.instance_type, self.azs, self.room = instance_type, azs, room
-        where = ", ".join(room) if room else "no Availability Zone right now"
-        # AWS's own words first; the sandbox adds where capacity is (real AWS does not)
+    def __init__(self, instance_type: str, azs: list[str]) -> None:
+        self.instance_type, self.azs = instance_type, azs
+        # AWS's words, and only them: AWS does not say where capacity would be
         self.message = ("We currently do not have sufficient capacity for the requested "
-                        "instance type(s). Please try again. (InsufficientCapacityError: "
-                        f"{instance_type} in {', '.join(azs)}; capacity for {instance_type} "
-                        f"is available in: {where}.)")
+                        "instance type(s). Please try again.")
         Exception.__init__(self, self.message)
 
 
@@ -70,7 +67,9 @@ class NodesMixin(Emulator):
         azs = [self.w.subnet_azs(s) if self.w.subnet_azs else None
                for s in vpc.get("Subnets", [])]
         found = [az for az in azs if az]
-        return sorted(set(found)) or list(AZS)
+        # unknown subnets were refused by CreateCluster / UpdateCluster (rules.py); only a
+        # cluster without any VPC configuration is placed in any AZ
+        return sorted(set(found)) if vpc.get("Subnets") else list(AZS)
 
     def place(self, cluster: dict[str, Any], group: dict[str, Any]) -> str:
         itype = group["InstanceType"]
@@ -84,9 +83,7 @@ class NodesMixin(Emulator):
             if free > 0 and not self.w.faults.fire("insufficient_capacity", instance_type=itype,
                                                    availability_zone=az):
                 return az
-        room = [az for az in self.cap.azs_with_room(itype, used)
-                if not _blocked(self, itype, az)]
-        raise NoCapacity(itype, azs, room)
+        raise NoCapacity(itype, azs)
 
     def launch(self, cluster: dict[str, Any], group: dict[str, Any], az: str,
                logical_id: str | None = None, at: float | None = None) -> dict[str, Any]:
@@ -177,11 +174,3 @@ def _capacity_type(group: dict[str, Any]) -> str:
         return "spot"
     return "on-demand"
 
-
-def _blocked(emu: NodesMixin, itype: str, az: str) -> bool:
-    for fault in emu.w.faults.items:
-        if fault["kind"] == "insufficient_capacity" and \
-                fault.get("instance_type") in (None, itype) and \
-                fault.get("availability_zone") in (None, az):
-            return True
-    return False

@@ -22,7 +22,7 @@ class PlansMixin(NodeApiMixin):
         start = max(self.w.now(), float(p.get("StartTimeAfter") or 0))
         offers = []
         for az in self.w.rng.sample(list(AZS), 2):
-            oid = "tpo-SHA-" + self.w.hex_id(16)
+            oid = "tpo-" + self.w.hex_id(16)  # model pattern: [a-z0-9\-]+
             price = (CATALOG[itype].price_per_hour if itype in CATALOG else 10.0) * 0.55
             offer = {"TrainingPlanOfferingId": oid,
                      "TargetResources": p.get("TargetResources") or ["hyperpod-cluster"],
