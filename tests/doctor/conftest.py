@@ -57,7 +57,27 @@ class Account:
             RoleName=SLR_NAME, Path=f"/aws-service-role/{SLR_SERVICE}/",
             AssumeRolePolicyDocument=json.dumps(trust))
 
-    def set_quota(self, instance_type: str, value: int) -> None:
+    def eks_cluster(self, name: str) -> None:
+        """An ACTIVE EKS cluster with a real role and subnets in two AZs (AWS's minimum)."""
+        iam, ec2 = self.box.client("iam"), self.box.client("ec2")
+        role = iam.create_role(RoleName=f"{name}-eks", AssumeRolePolicyDocument=json.dumps({
+            "Version": "2012-10-17", "Statement": [{
+                "Effect": "Allow", "Action": "sts:AssumeRole",
+                "Principal": {"Service": "eks.amazonaws.com"}}]}))["Role"]["Arn"]
+        iam.attach_role_policy(RoleName=f"{name}-eks",
+                               PolicyArn="arn:aws:iam::aws:policy/AmazonEKSClusterPolicy")
+        vpc = ec2.create_vpc(CidrBlock="10.8.0.0/16")["Vpc"]["VpcId"]
+        subnets = [ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.8.{i}.0/24",
+                                     AvailabilityZone=az)["Subnet"]["SubnetId"]
+                   for i, az in enumerate(("us-west-2a", "us-west-2b"))]
+        self.box.advance(300)  # past IAM propagation (lag mode)
+        self.box.client("eks").create_cluster(
+            name=name, roleArn=role, resourcesVpcConfig={"subnetIds": subnets},
+            accessConfig={"authenticationMode": "API_AND_CONFIG_MAP"})
+        self.box.advance(900)  # EKS takes minutes to become ACTIVE
+
+    def set_quota(self, instance_type: str, value: int | None) -> None:
+        """An applied value; None leaves only AWS's default."""
         self.box.control("PUT", "/quotas", json={"instance_type": instance_type,
                                                   "value": value})
 

@@ -4,14 +4,12 @@ IAM policy simulation, Service Quotas, EKS access entries) turned into findings 
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any
 
 from podplane.domain.aws_policy import POLICY
 from podplane.domain.doctor import Finding, Status
 from podplane.services.doctor import diagnose
 from tests.doctor.conftest import Account, without
-from tests.sandbox_aws.conftest import ROLE, ensure_eks
 
 GPU = "ml.p5.48xlarge"
 
@@ -38,6 +36,14 @@ async def test_a_quota_of_zero_fails_with_the_increase_to_ask_for(account: Accou
     assert quota.status is Status.FAIL
     assert "4 asked, 0 free" in quota.detail
     assert f"'{GPU} for cluster usage' to at least 4" in quota.fix
+
+
+async def test_without_an_applied_value_aws_default_decides(account: Account) -> None:
+    """ListServiceQuotas omits quotas never increased; a fresh account's GPU default is 0."""
+    account.set_quota(GPU, None)
+    quota = by_check(await diagnose(account.identity("podplane-ops"), GPU, 1, None))["quota"]
+    assert quota.status is Status.FAIL
+    assert "is 0 (AWS default)" in quota.detail and "to at least 1" in quota.fix
 
 
 async def test_a_missing_service_linked_role_needs_the_right_to_create_it(
@@ -84,12 +90,7 @@ async def test_an_explicit_deny_wins(account: Account) -> None:
 
 async def test_an_existing_cluster_needs_an_access_entry_for_podplane(
         account: Account) -> None:
-    iam = account.box.client("iam")
-    iam.create_role(RoleName=ROLE.rsplit("/", 1)[1], AssumeRolePolicyDocument=json.dumps({
-        "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
-                                                "Principal": {"Service": "eks.amazonaws.com"}}]}))
-    account.box.advance(300)  # past IAM propagation (lag mode)
-    ensure_eks(account.box)
+    account.eks_cluster("eks1")
     ports = account.identity("operator")
     entry = by_check(await diagnose(ports, None, 1, "eks1"))["access_entry"]
     assert entry.status is Status.FAIL and "401" in entry.detail

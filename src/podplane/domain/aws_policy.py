@@ -70,8 +70,8 @@ POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
         "sagemaker:BatchRebootClusterNodes", "sagemaker:BatchReplaceClusterNodes",
         "sagemaker:CreateCluster", "sagemaker:CreateTrainingPlan", "sagemaker:DeleteCluster",
         "sagemaker:DescribeCluster", "sagemaker:DescribeClusterNode",
-        "sagemaker:ListClusterNodes", "sagemaker:ListTags", "sagemaker:UpdateCluster",
-        "sagemaker:UpdateClusterSoftware"],
+        "sagemaker:ListClusterEvents", "sagemaker:ListClusterNodes", "sagemaker:ListTags",
+        "sagemaker:UpdateCluster", "sagemaker:UpdateClusterSoftware"],
         ["arn:aws:sagemaker:*:*:cluster/*", "arn:aws:sagemaker:*:*:training-plan/*"]),
     _stmt("OwnRoles", [
         "iam:AttachRolePolicy", "iam:CreateRole", "iam:DeleteRole", "iam:DeleteRolePolicy",

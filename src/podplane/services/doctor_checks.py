@@ -103,16 +103,15 @@ async def service_linked_role(ports: DoctorPorts, denied: set[str] | None) -> Fi
 
 
 async def quota(ports: DoctorPorts, instance_type: str, count: int) -> Finding:
-    try:
-        limit, source = await ports.quotas.sagemaker_cluster_quota(instance_type), "applied"
-        if limit is None:  # no applied value: AWS's default decides
-            limit, source = await ports.account.default_cluster_quota(instance_type), "default"
+    try:  # the applied value, else AWS's default (often 0 for GPU types in a new account)
+        found = await ports.quotas.cluster_quota(instance_type)
         in_use = await _in_use(ports.hyperpod, instance_type)
     except CloudError as err:
         return Finding("quota", Status.WARN, f"Cannot read the quota: {err.message}",
                        err.hint or "Allow servicequotas:List* and sagemaker:ListClusters.")
-    return quota_finding(instance_type, count, None if limit is None else int(limit), in_use,
-                         f"AWS {source} value" if source == "default" else "applied")
+    limit = None if found is None else int(found["value"])
+    source = "AWS default" if found and found["source"] == "default" else "applied"
+    return quota_finding(instance_type, count, limit, in_use, source)
 
 
 async def _in_use(hyperpod: HyperPodPort, instance_type: str) -> int:

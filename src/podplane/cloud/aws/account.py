@@ -1,5 +1,4 @@
-"""AccountPort over boto3: STS caller identity, IAM role lookup and policy simulation, and the
-AWS default of a SageMaker quota."""
+"""AccountPort over boto3: STS caller identity, IAM role lookup and policy simulation."""
 
 from __future__ import annotations
 
@@ -40,18 +39,3 @@ class AccountAdapter:
             if not page.get("IsTruncated"):
                 return results
             params["Marker"] = page["Marker"]
-
-    async def default_cluster_quota(self, instance_type: str) -> float | None:
-        """The AWS default of '<type> for cluster usage' (ListServiceQuotas only returns
-        applied values: botocore's ListServiceQuotas documentation)."""
-        wanted = f"{instance_type} for cluster usage"
-        params: dict[str, Any] = {"ServiceCode": "sagemaker"}
-        while True:
-            page = await self.aws.call("service-quotas", "list_aws_default_service_quotas",
-                                       **params)
-            for quota in page.get("Quotas", []):
-                if quota.get("QuotaName") == wanted:
-                    return float(quota["Value"])
-            if not page.get("NextToken"):
-                return None
-            params["NextToken"] = page["NextToken"]
