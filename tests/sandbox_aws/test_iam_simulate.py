@@ -68,6 +68,19 @@ def test_conditions_need_the_context_key(box: Box) -> None:
         "iam:PassRole@*": "implicitDeny"}
 
 
+def test_a_condition_it_cannot_evaluate_never_allows_and_always_denies(box: Box) -> None:
+    odd = {"NumericLessThan": {"aws:MultiFactorAuthAge": "3600"}}
+    arn = user_with(box, "u5",
+                    {"Effect": "Allow", "Action": "eks:*", "Resource": "*"},
+                    {"Effect": "Allow", "Action": "ec2:DescribeVpcs", "Resource": "*",
+                     "Condition": odd},
+                    {"Effect": "Deny", "Action": "eks:DeleteCluster", "Resource": "*",
+                     "Condition": odd})
+    assert decide(box, arn, ["ec2:DescribeVpcs", "eks:DeleteCluster", "eks:ListClusters"]) == {
+        "ec2:DescribeVpcs@*": "implicitDeny", "eks:DeleteCluster@*": "explicitDeny",
+        "eks:ListClusters@*": "allowed"}
+
+
 def test_managed_and_group_policies_count(box: Box) -> None:
     iam = box.client("iam")
     arn = iam.create_user(UserName="u4")["User"]["Arn"]

@@ -6,8 +6,9 @@ groups) or a role, as the IAM policy evaluation logic documents for one account
 an explicit Deny wins, else an Allow, else implicitDeny. The sandbox is the stricter one where
 it simplifies: a requested resource `*` only matches a statement resource `*`; a condition whose
 key the caller did not pass does not match (listed in MissingContextValues, like AWS), except
-for `...IfExists` and negated operators; operators it does not know (ForAnyValue:, numeric,
-date, IP) never match. Permissions boundaries, SCPs and resource policies are not modelled.
+for `...IfExists` and negated operators; a condition it cannot evaluate (ForAnyValue:,
+numeric, date, IP operators) makes an Allow not apply and a Deny apply. Permissions
+boundaries, SCPs and resource policies are not modelled.
 """
 
 from __future__ import annotations
@@ -85,8 +86,13 @@ def _decide(statements: list[dict[str, Any]], action: str, resource: str,
     missing: set[str] = set()
     matched = {"Allow": False, "Deny": False}
     for stmt in statements:
-        if _applies(stmt, action, resource) and _conditions(stmt, context, missing):
-            matched[stmt.get("Effect", "")] = True
+        if not _applies(stmt, action, resource):
+            continue
+        verdict = _conditions(stmt, context, missing)
+        if verdict is None:  # an operator the sandbox cannot evaluate: a Deny, never an Allow
+            verdict = stmt.get("Effect") == "Deny"
+        if verdict and stmt.get("Effect") in matched:
+            matched[stmt["Effect"]] = True
     decision = ("explicitDeny" if matched["Deny"] else
                 "allowed" if matched["Allow"] else "implicitDeny")
     return {"EvalActionName": action, "EvalResourceName": resource, "EvalDecision": decision,
@@ -106,22 +112,26 @@ def _applies(stmt: dict[str, Any], action: str, resource: str) -> bool:
     return acts and res
 
 
-def _conditions(stmt: dict[str, Any], context: dict[str, list[str]], missing: set[str]) -> bool:
+def _conditions(stmt: dict[str, Any], context: dict[str, list[str]],
+                missing: set[str]) -> bool | None:
+    """True when every condition matches, False when one does not, None when one cannot be
+    evaluated here."""
     for operator, tests in (stmt.get("Condition") or {}).items():
         for key, wanted in tests.items():
-            if not _condition(operator, key, _as_list(wanted), context, missing):
-                return False
+            verdict = _condition(operator, key, _as_list(wanted), context, missing)
+            if not verdict:
+                return verdict
     return True
 
 
 def _condition(operator: str, key: str, wanted: list[Any], context: dict[str, list[str]],
-               missing: set[str]) -> bool:
+               missing: set[str]) -> bool | None:
     if_exists = operator.endswith("IfExists")
     base = operator.removesuffix("IfExists")
     negated = base in _NEGATED
     test = _STRING_OPS.get(_NEGATED.get(base, base))
     if test is None:
-        return False  # an operator the sandbox does not evaluate never grants
+        return None
     values = context.get(key.lower())  # condition keys are case-insensitive
     if values is None:
         if not (if_exists or negated):
