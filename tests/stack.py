@@ -76,6 +76,10 @@ class Stack:
     def aws_url(self) -> str:
         return self.sandbox.box.aws_url
 
+    @property
+    def control_headers(self) -> dict[str, str]:
+        return self.sandbox.box.control_headers
+
     def client(self, role: str = "admin", **headers: str) -> httpx.AsyncClient:
         return client_for(self.app, self.tokens[role], **headers)
 
@@ -85,21 +89,24 @@ class Stack:
                             config=Config(retries={"mode": "standard", "total_max_attempts": 1}))
 
     def advance(self, seconds: float) -> None:
-        httpx.post(f"{self.aws_url}/_sandbox/clock/advance",
-                   json={"seconds": seconds}).raise_for_status()
+        httpx.post(f"{self.aws_url}/_sandbox/clock/advance", json={"seconds": seconds},
+                   headers=self.control_headers).raise_for_status()
 
     def ledger(self, **query: str) -> list[dict[str, Any]]:
-        r = httpx.get(f"{self.aws_url}/_sandbox/ledger", params=query)
+        r = httpx.get(f"{self.aws_url}/_sandbox/ledger", params=query,
+                      headers=self.control_headers)
         r.raise_for_status()
         return list(r.json())
 
     def fault(self, **spec: Any) -> dict[str, Any]:
-        r = httpx.post(f"{self.aws_url}/_sandbox/faults", json=spec)
+        r = httpx.post(f"{self.aws_url}/_sandbox/faults", json=spec,
+                       headers=self.control_headers)
         r.raise_for_status()
         return dict(r.json())
 
     def clear_fault(self, fault_id: str) -> None:
-        httpx.delete(f"{self.aws_url}/_sandbox/faults/{fault_id}").raise_for_status()
+        httpx.delete(f"{self.aws_url}/_sandbox/faults/{fault_id}",
+                     headers=self.control_headers).raise_for_status()
 
     def kubectl(self, *args: str) -> str:
         """kubectl with every cluster's context (current: the last cluster that turned
@@ -120,7 +127,8 @@ async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
     settings = Settings(home=tmp_path / "cp", database_url=f"sqlite:///{tmp_path / 'cp.db'}",
                         aws_endpoint_url=sandbox.box.aws_url)
     app = build_app(settings)
-    app.state.podplane.extras["ops_clock"] = SteppingClock(sandbox.box.aws_url)
+    app.state.podplane.extras["ops_clock"] = SteppingClock(sandbox.box.aws_url,
+                                                                 sandbox.box.secret)
     try:
         async with app.router.lifespan_context(app):
             tokens = {r.value: await mint(app, f"stack-{r.value}", r) for r in Role}

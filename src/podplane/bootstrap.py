@@ -46,7 +46,7 @@ def _point_at_sandbox(settings: Settings, extras: dict[str, object]) -> None:
     settings.aws_endpoint_url = (settings.aws_endpoint_url or os.environ.get("AWS_ENDPOINT_URL")
                                  or SANDBOX_AWS_URL)
     # The engine polls on the sandbox's time, so a 60x sandbox is polled 60x as often.
-    extras.setdefault("ops_clock", PacedClock(settings.aws_endpoint_url))
+    extras.setdefault("ops_clock", PacedClock(settings.aws_endpoint_url, settings.sandbox_dir))
     for key, value in (("AWS_ACCESS_KEY_ID", "test"), ("AWS_SECRET_ACCESS_KEY", "test")):
         os.environ.setdefault(key, value)
 

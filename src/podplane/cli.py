@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from podplane.cli_clusters import cluster_app
+from podplane.cli_doctor import doctor as doctor_command
 from podplane.cli_groups import install as install_group_commands
 from podplane.cli_remote import operation_app
 from podplane.domain.effects import Role
@@ -28,6 +29,7 @@ app.add_typer(cluster_app, name="cluster")
 install_group_commands(app)  # podplane group ..., podplane node ...
 app.command("mcp")(mcp_command)
 app.command("sandbox")(sandbox_command)
+app.command("doctor")(doctor_command)
 out = Console()
 err = Console(stderr=True)
 

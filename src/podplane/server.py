@@ -17,6 +17,7 @@ import uvicorn
 from rich.console import Console
 
 from podplane.bootstrap import SANDBOX_AWS_URL, build_app, build_state
+from podplane.cloud.sandbox_secret import control_headers, sandbox_secret
 from podplane.domain.principal import SYSTEM
 from podplane.services import auth
 from podplane.services.context import Ctx
@@ -52,7 +53,7 @@ def _start_sandbox(settings: Settings, kube_port: int = 6443) -> subprocess.Pope
     """Start `podplane sandbox` as a child (unless one already answers) and point AWS at it."""
     url = settings.aws_endpoint_url or SANDBOX_AWS_URL
     settings.aws_endpoint_url = os.environ["AWS_ENDPOINT_URL"] = url
-    if _sandbox_ready(url):
+    if _sandbox_ready(url, settings.sandbox_dir):
         return None
     src = str(Path(__file__).resolve().parent.parent)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
@@ -61,7 +62,7 @@ def _start_sandbox(settings: Settings, kube_port: int = 6443) -> subprocess.Pope
                               str(settings.home), "--aws-port", str(urlsplit(url).port),
                               "--kube-port", str(kube_port)], env=env)
     deadline = time.monotonic() + 60
-    while not _sandbox_ready(url):
+    while not _sandbox_ready(url, settings.sandbox_dir):
         if child.poll() is not None or time.monotonic() > deadline:
             child.kill()
             raise RuntimeError(f"the sandbox did not start on {url}")
@@ -70,11 +71,19 @@ def _start_sandbox(settings: Settings, kube_port: int = 6443) -> subprocess.Pope
     return child
 
 
-def _sandbox_ready(url: str) -> bool:
+def _sandbox_ready(url: str, sandbox_dir: Path) -> bool:
+    """A sandbox answers and takes our secret (PODPLANE_SANDBOX_SECRET or its env file)."""
+    secret = sandbox_secret(sandbox_dir)  # None until a sandbox starting now writes it
     try:
-        return httpx.get(f"{url}/_sandbox/clock", timeout=1.0).status_code == 200
+        status = httpx.get(f"{url}/_sandbox/clock", timeout=1.0,
+                           headers=control_headers(secret)).status_code
     except httpx.HTTPError:
         return False
+    if status == 401 and secret is not None:
+        raise RuntimeError(f"a sandbox answers on {url} but refuses the secret of "
+                           f"{sandbox_dir / 'env'}: stop it, or export its "
+                           "PODPLANE_SANDBOX_SECRET")
+    return status == 200
 
 
 def _serve(settings: Settings) -> None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import secrets
 import subprocess
 import sys
 import time
@@ -14,6 +15,9 @@ import httpx
 
 from tests.browser.conftest import CONSOLE_INDEX, REPO, Server, _free_port
 
+# the sandbox adopts it; the server's paced clock and the tests send it to /_sandbox
+SECRET = secrets.token_urlsafe(16)
+
 
 @dataclass
 class CloudServer(Server):
@@ -22,7 +26,12 @@ class CloudServer(Server):
     @property
     def env(self) -> dict[str, str]:
         return {**super().env, "PODPLANE_AWS_ENDPOINT_URL": self.aws_url,
-                "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"}
+                "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
+                "PODPLANE_SANDBOX_SECRET": SECRET}
+
+    @property
+    def control_headers(self) -> dict[str, str]:
+        return {"X-Podplane-Sandbox-Secret": SECRET}
 
 
 def _wait_up(url: str, proc: subprocess.Popen[bytes], log: Path, seconds: float = 60) -> None:

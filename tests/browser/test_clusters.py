@@ -231,7 +231,8 @@ def test_failed_step_retried_through_a_server_restart(page: Page, cloud: CloudSe
     (Insufficient capacity no longer fails a create: HyperPod's continuous provisioning keeps
     what it got.)"""
     fault = httpx.post(f"{cloud.aws_url}/_sandbox/faults", json={
-        "kind": "cluster_creation_failure", "cluster": "beta"}).json()
+        "kind": "cluster_creation_failure", "cluster": "beta"},
+        headers=cloud.control_headers).json()
     with cloud.api(cloud_token) as api:
         body = {"name": "beta", "region": "us-west-2", "availability_zone": "us-west-2a",
                 "instance_type": "ml.g5.8xlarge", "count": 1, "deep_health_checks": False}
@@ -244,7 +245,8 @@ def test_failed_step_retried_through_a_server_restart(page: Page, cloud: CloudSe
     expect(page.get_by_test_id("progress-status")).to_have_text("failed")
     shot(page, "clusters-failed-step")
 
-    httpx.delete(f"{cloud.aws_url}/_sandbox/faults/{fault['id']}").raise_for_status()
+    httpx.delete(f"{cloud.aws_url}/_sandbox/faults/{fault['id']}",
+                 headers=cloud.control_headers).raise_for_status()
     watch.allow_error("ERR_CONNECTION_REFUSED")
     watch.allow_error("WebSocket connection to")
     page.get_by_role("button", name="Retry step hyperpod").click()
@@ -275,10 +277,12 @@ def test_viewer_sees_a_node_fault_and_why_changes_are_disabled(
     with the reason; at speed again, HyperPod recovers the node and the table follows."""
     with cloud.api(cloud_token) as api:
         viewer = api.post("/api/v1/tokens", json={"name": "ui-viewer", "role": "viewer"})
-    httpx.put(f"{cloud.aws_url}/_sandbox/clock/speed", json={"speed": 1}).raise_for_status()
+    httpx.put(f"{cloud.aws_url}/_sandbox/clock/speed", json={"speed": 1},
+              headers=cloud.control_headers).raise_for_status()
     try:
         httpx.post(f"{cloud.aws_url}/_sandbox/faults", json={
-            "kind": "node_unhealthy", "cluster": "beta", "action": "reboot"}).raise_for_status()
+            "kind": "node_unhealthy", "cluster": "beta", "action": "reboot"},
+            headers=cloud.control_headers).raise_for_status()
         _until_a_node_is_unhealthy(cloud, cloud_token)
         sign_in(page, viewer.json()["token"], "/clusters/beta")
         node = page.get_by_role("row", name=re.compile("^Select node i-"))
@@ -290,7 +294,8 @@ def test_viewer_sees_a_node_fault_and_why_changes_are_disabled(
         expect(page.get_by_role("button", name="Reboot")).to_be_disabled()
         shot(page, "clusters-node-fault")
     finally:
-        httpx.put(f"{cloud.aws_url}/_sandbox/clock/speed", json={"speed": 600})
+        httpx.put(f"{cloud.aws_url}/_sandbox/clock/speed", json={"speed": 600},
+                  headers=cloud.control_headers)
     expect(node).to_contain_text("healthy", timeout=20_000)
     expect(node).not_to_contain_text("Xid 79", timeout=20_000)
     expect(page.get_by_role("button", name="Delete cluster")).to_be_disabled()

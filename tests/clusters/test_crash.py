@@ -8,6 +8,7 @@ second) and `podplane serve`, killed by the engine's named crash points.
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -30,8 +31,9 @@ class Procs:
         self.tmp = tmp
         self.aws_port, self.kube_port = free_port(), free_port()
         self.aws_url = f"http://127.0.0.1:{self.aws_port}"
+        self.secret = secrets.token_urlsafe(16)  # the sandbox adopts it; serve's clock sends it
         base = {**os.environ, "PYTHONPATH": str(SRC), "AWS_ACCESS_KEY_ID": "test",
-                "AWS_SECRET_ACCESS_KEY": "test"}
+                "AWS_SECRET_ACCESS_KEY": "test", "PODPLANE_SANDBOX_SECRET": self.secret}
         base.pop("PODPLANE_CRASH_AT", None)
         self.cloud_env = {**base, "PODPLANE_HOME": str(tmp / "cloud")}
         self.cp_env = {**base, "PODPLANE_HOME": str(tmp / "cp"),
@@ -84,7 +86,8 @@ class Procs:
 
     def ledger(self, service: str, action: str) -> list[dict[str, Any]]:
         r = httpx.get(f"{self.aws_url}/_sandbox/ledger",
-                      params={"service": service, "action": action})
+                      params={"service": service, "action": action},
+                      headers={"X-Podplane-Sandbox-Secret": self.secret})
         return list(r.json())
 
     def stop(self) -> None:

@@ -4,30 +4,21 @@ served by uvicorn on a free port, on the test's loop; the CLI runs in a worker t
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-import uvicorn
 from typer.testing import CliRunner
 
 from podplane.cli import app as cli
 from tests.groups.conftest import FIRST_GROUP, Cluster
+from tests.served import serving
 
 
 @pytest.fixture
 async def served(cluster: Cluster) -> AsyncIterator[str]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(cluster.stack.app, lifespan="off", log_level="error"))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started:
-        await asyncio.sleep(0.01)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    await task
+    async with serving(cluster.stack.app) as url:
+        yield url
 
 
 async def podplane(cluster: Cluster, url: str, *args: str, role: str = "admin") -> Any:

@@ -42,10 +42,12 @@ class Cloud:
                             aws_access_key_id="test", aws_secret_access_key="test")
 
     def advance(self, seconds: float) -> None:
-        httpx.post(f"{self.url}/_sandbox/clock/advance", json={"seconds": seconds})
+        httpx.post(f"{self.url}/_sandbox/clock/advance", json={"seconds": seconds},
+                   headers=self.sandbox.box.control_headers)
 
     def ledger(self, **query: str) -> list[dict[str, Any]]:
-        return list(httpx.get(f"{self.url}/_sandbox/ledger", params=query).json())
+        return list(httpx.get(f"{self.url}/_sandbox/ledger", params=query,
+                              headers=self.sandbox.box.control_headers).json())
 
 
 @pytest.fixture
@@ -70,10 +72,11 @@ def _register(settings: Settings, vpc: str) -> str:
     return asyncio.run(go())
 
 
-def _serve(home: Path, db_url: str, aws_url: str, crash_at: str | None) -> tuple[
+def _serve(home: Path, db_url: str, cloud: Cloud, crash_at: str | None) -> tuple[
         subprocess.Popen[bytes], str]:
     env = {**os.environ, "PODPLANE_HOME": str(home), "PODPLANE_DATABASE_URL": db_url,
-           "AWS_ENDPOINT_URL": aws_url, "PYTHONPATH": SRC, "PODPLANE_BACKEND": "sandbox"}
+           "AWS_ENDPOINT_URL": cloud.url, "PYTHONPATH": SRC, "PODPLANE_BACKEND": "sandbox",
+           "PODPLANE_SANDBOX_SECRET": cloud.sandbox.box.secret}  # for its paced clock
     env.pop("PODPLANE_CRASH_AT", None)
     if crash_at:
         env["PODPLANE_CRASH_AT"] = crash_at
@@ -101,10 +104,11 @@ def test_add_resumes_after_a_crash_with_exactly_one_update_cluster(
     home, db_url = tmp_path / "cp", f"sqlite:///{tmp_path / 'cp.db'}"
     home.mkdir()
     token = _register(Settings(home=home, database_url=db_url), vpc)
-    httpx.put(f"{cloud.url}/_sandbox/clock/speed", json={"speed": 1200}).raise_for_status()
+    httpx.put(f"{cloud.url}/_sandbox/clock/speed", json={"speed": 1200},
+              headers=cloud.sandbox.box.control_headers).raise_for_status()
     headers = {"Authorization": f"Bearer {token}"}
 
-    proc, url = _serve(home, db_url, cloud.url, "update-cluster:after_call")
+    proc, url = _serve(home, db_url, cloud, "update-cluster:after_call")
     try:
         r = httpx.post(f"{url}/api/v1/clusters/{CLUSTER}/instance-groups", headers=headers,
                        json={"name": "after-crash", "instance_type": "ml.m5.xlarge",
@@ -117,7 +121,7 @@ def test_add_resumes_after_a_crash_with_exactly_one_update_cluster(
             proc.kill()
     assert len(cloud.ledger(service="sagemaker", action="UpdateCluster")) == 1
 
-    proc, url = _serve(home, db_url, cloud.url, None)
+    proc, url = _serve(home, db_url, cloud, None)
     try:
         op: dict[str, Any] = {}
         for _ in range(30):

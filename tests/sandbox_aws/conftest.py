@@ -37,12 +37,14 @@ class Box:
         return self.shapes.attach(client)
 
     def advance(self, seconds: float) -> dict[str, Any]:
-        r = httpx.post(f"{self.url}/_sandbox/clock/advance", json={"seconds": seconds})
+        r = httpx.post(f"{self.url}/_sandbox/clock/advance", json={"seconds": seconds},
+                       headers=self.sandbox.control_headers)
         r.raise_for_status()
         return dict(r.json())
 
     def control(self, method: str, path: str, **kw: Any) -> Any:
-        r = httpx.request(method, f"{self.url}/_sandbox{path}", **kw)
+        r = httpx.request(method, f"{self.url}/_sandbox{path}",
+                          headers=self.sandbox.control_headers, **kw)
         r.raise_for_status()
         return r.json()
 

@@ -15,6 +15,7 @@ import boto3
 import httpx
 import pytest
 
+from podplane.cloud.sandbox_secret import control_headers, sandbox_secret
 from tests.sandbox_aws.conftest import Box, group, hyperpod_cluster, network
 from tests.sandbox_aws.iam_setup import prepare
 
@@ -78,6 +79,11 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def secret_of(home: Path) -> dict[str, str]:
+    """The control API's header, from the secret the sandbox wrote to its env file."""
+    return control_headers(sandbox_secret(home / "sandbox"))
+
+
 def start_process(home: Path, port: int) -> subprocess.Popen[str]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "podplane", "sandbox", "--home", str(home), "--aws-port",
@@ -86,7 +92,8 @@ def start_process(home: Path, port: int) -> subprocess.Popen[str]:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
-            if httpx.get(f"http://127.0.0.1:{port}/_sandbox/clock").status_code == 200:
+            if httpx.get(f"http://127.0.0.1:{port}/_sandbox/clock",
+                         headers=secret_of(home)).status_code == 200:
                 return proc
         except httpx.HTTPError:
             assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
@@ -107,19 +114,22 @@ def test_sandbox_process_writes_env_and_keeps_state_across_restart(tmp_path: Pat
         prepare(lambda service: boto3.client(
             service, endpoint_url=url, region_name="us-west-2", aws_access_key_id="test",
             aws_secret_access_key="test"), lambda seconds: httpx.post(
-            f"{url}/_sandbox/clock/advance", json={"seconds": seconds}), "podplane-test")
+            f"{url}/_sandbox/clock/advance", json={"seconds": seconds},
+            headers=secret_of(tmp_path)), "podplane-test")
         # no VpcConfig: HyperPod refuses subnets and security groups EC2 does not have
         body = {"ClusterName": "hp1", "InstanceGroups": [group("w", "ml.m5.xlarge", 1)]}
         r = httpx.post(url, json=body, headers={"X-Amz-Target": "SageMaker.CreateCluster",
                                                 "Content-Type": "application/x-amz-json-1.1"})
         assert r.status_code == 200, r.text
-        httpx.post(f"{url}/_sandbox/clock/advance", json={"seconds": 1234})
+        httpx.post(f"{url}/_sandbox/clock/advance", json={"seconds": 1234},
+                   headers=secret_of(tmp_path))
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
     proc = start_process(tmp_path, port)
     try:
-        assert httpx.get(f"{url}/_sandbox/clock").json()["now"] >= 1_780_000_000 + 1234
+        assert httpx.get(f"{url}/_sandbox/clock",
+                         headers=secret_of(tmp_path)).json()["now"] >= 1_780_000_000 + 1234
         r = httpx.post(url, json={"ClusterName": "hp1"},
                        headers={"X-Amz-Target": "SageMaker.DescribeCluster",
                                 "Content-Type": "application/x-amz-json-1.1"})
@@ -145,7 +155,8 @@ def test_up_starts_the_sandbox_as_a_child_and_points_aws_at_it(
     try:
         assert child is not None and child.poll() is None
         assert os.environ["AWS_ENDPOINT_URL"] == url == settings.aws_endpoint_url
-        assert httpx.get(f"{url}/_sandbox/clock").status_code == 200
+        assert httpx.get(f"{url}/_sandbox/clock",
+                         headers=secret_of(tmp_path)).status_code == 200
         assert server._start_sandbox(settings) is None  # one already answers: reuse it
     finally:
         assert child is not None

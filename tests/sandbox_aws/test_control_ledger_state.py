@@ -26,7 +26,8 @@ def test_clock_control(box: Box) -> None:
     assert box.advance(90)["now"] == start["now"] + 90
     assert box.control("PUT", "/clock/speed", json={"speed": 5})["speed"] == 5
     assert box.control("GET", "/clock")["now"] >= start["now"] + 90
-    bad = httpx.post(f"{box.url}/_sandbox/clock/advance", json={"seconds": -1})
+    bad = httpx.post(f"{box.url}/_sandbox/clock/advance", json={"seconds": -1},
+                     headers=box.sandbox.control_headers)
     assert bad.status_code == 400
 
 

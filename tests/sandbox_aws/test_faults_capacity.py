@@ -123,7 +123,8 @@ def test_lifecycle_script_failure_fails_the_cluster(box: Box) -> None:
 
 def test_unknown_fault_kind_is_a_400(box: Box) -> None:
     import httpx
-    r = httpx.post(f"{box.url}/_sandbox/faults", json={"kind": "meteor"})
+    r = httpx.post(f"{box.url}/_sandbox/faults", json={"kind": "meteor"},
+                   headers=box.sandbox.control_headers)
     assert r.status_code == 400 and "unknown fault kind" in r.json()["error"]
 
 

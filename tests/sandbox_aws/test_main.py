@@ -62,7 +62,8 @@ async def test_each_active_eks_cluster_gets_its_own_kubernetes_api(tmp_path: Pat
                                 resourcesVpcConfig={"subnetIds": []})
     assert made == []  # no API server before ACTIVE, as EKS shows no endpoint
     async with httpx.AsyncClient() as client:
-        await client.post(f"{box.aws_url}/_sandbox/clock/advance", json={"seconds": 700})
+        await client.post(f"{box.aws_url}/_sandbox/clock/advance", json={"seconds": 700},
+                          headers=box.control_headers)
     described = {n: (await asyncio.to_thread(eks.describe_cluster, name=n))["cluster"]
                  for n in ("a", "b")}
     assert {d["endpoint"] for d in described.values()} == {"https://127.0.0.1:16443",

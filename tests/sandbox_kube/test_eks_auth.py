@@ -41,7 +41,8 @@ class Cloud:
                             config=Config(retries={"total_max_attempts": 1}))
 
     def advance(self, seconds: float) -> None:
-        httpx.post(f"{self.url}/_sandbox/clock/advance", json={"seconds": seconds})
+        httpx.post(f"{self.url}/_sandbox/clock/advance", json={"seconds": seconds},
+                   headers=self.thread.box.control_headers)
 
     def role(self, name: str, service: str, *policies: str) -> str:
         return real_cloud.role(self.client, name, service, *policies)

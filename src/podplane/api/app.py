@@ -13,6 +13,7 @@ from podplane.api.limits import BodyLimit
 from podplane.api.routers import (
     audit,
     clusters,
+    doctor,
     health,
     inspect,
     instance_groups,
@@ -25,7 +26,8 @@ from podplane.services.context import AppState
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 API_ROUTERS = [health.router, session.router, tokens.router, audit.router, operations.router,
-               clusters.router, inspect.router, instance_groups.router, nodes.router]
+               clusters.router, inspect.router, instance_groups.router, nodes.router,
+               doctor.router]
 
 
 def create_app(state: AppState, lifespan: Lifespan | None = None) -> FastAPI:

@@ -77,6 +77,17 @@ class QuotasPort(Protocol):
     async def cluster_quota(self, instance_type: str) -> Shape | None: ...
 
 
+class AccountPort(Protocol):
+    """Who podplane is in the account and what it may do (read-only; `podplane doctor`)."""
+
+    @property
+    def region(self) -> str: ...
+    async def caller_identity(self) -> Shape: ...
+    async def get_role(self, name: str) -> Shape | None: ...
+    async def simulate(self, principal_arn: str, actions: list[str], resources: list[str],
+                       context: dict[str, str]) -> list[Shape]: ...
+
+
 class AwsCallerPort(Protocol):
     """The generic escape hatch: any operation of any service, with the same error mapping."""
 

@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import httpx
+
+from podplane.cloud.sandbox_secret import control_headers, sandbox_secret
 
 MIN_REAL_SLEEP = 0.05
 
 
 class PacedClock:
-    def __init__(self, sandbox_url: str) -> None:
+    def __init__(self, sandbox_url: str, sandbox_dir: Path | None = None) -> None:
         self.url = sandbox_url.rstrip("/")
+        self.sandbox_dir = sandbox_dir  # where the sandbox's env file (with its secret) lives
         self._speed: float | None = None
 
     def now(self) -> datetime:
@@ -31,7 +35,9 @@ class PacedClock:
 
     async def _read_speed(self) -> float:
         try:
-            async with httpx.AsyncClient(timeout=2.0) as http:
+            # read each time: a sandbox started after us writes its secret then
+            headers = control_headers(sandbox_secret(self.sandbox_dir))
+            async with httpx.AsyncClient(timeout=2.0, headers=headers) as http:
                 self._speed = float((await http.get(f"{self.url}/_sandbox/clock")).json()["speed"])
         except (httpx.HTTPError, KeyError, ValueError):
             pass  # keep the last known speed; the sandbox may be restarting
@@ -39,8 +45,9 @@ class PacedClock:
 
 
 class SteppingClock:
-    def __init__(self, sandbox_url: str) -> None:
+    def __init__(self, sandbox_url: str, secret: str | None = None) -> None:
         self.url = sandbox_url.rstrip("/")
+        self.headers = control_headers(secret or sandbox_secret())
         self._now = datetime.now(UTC)
         self._http: httpx.AsyncClient | None = None
 
@@ -50,7 +57,7 @@ class SteppingClock:
 
     async def sleep(self, seconds: float) -> None:
         if self._http is None:  # one client: a new one per sleep costs an SSL context each
-            self._http = httpx.AsyncClient(timeout=10.0)
+            self._http = httpx.AsyncClient(timeout=10.0, headers=self.headers)
         r = await self._http.post(f"{self.url}/_sandbox/clock/advance",
                                   json={"seconds": seconds})
         r.raise_for_status()

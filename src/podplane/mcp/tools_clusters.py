@@ -6,7 +6,7 @@ from typing import Any
 
 from podplane.mcp.tool import Param, Tool, boolean, integer, text
 from podplane.services import cluster_inspect as inspect
-from podplane.services import clusters
+from podplane.services import clusters, doctor
 
 CLUSTER = text("The cluster's name (as in cluster_list).", required=True,
                pattern="^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$", maxLength=63)
@@ -83,4 +83,14 @@ TOOLS: tuple[Tool, ...] = (
          {"instance_type": text("e.g. ml.p5.48xlarge", required=True, pattern=TYPE_PATTERN)}),
     Tool("training_plan_list", "GET", "/api/v1/training-plans", inspect.list_training_plans,
          "Training plans in the account: instance type, AZ, instances available, dates."),
+    Tool("doctor_run", "GET", "/api/v1/doctor", doctor.run_doctor,
+         "Check the AWS account before a create: credentials and region, the HyperPod "
+         "service-linked role, podplane's own IAM permissions (policy simulation), the quota "
+         "for count x instance_type, and an existing EKS cluster's access entry. Each finding "
+         "has status ok/warn/fail and its fix. Reads only.",
+         {"instance_type": text("e.g. ml.p5.48xlarge", pattern=TYPE_PATTERN),
+          "count": integer("Instances the create would ask for.", minimum=1, maximum=1000,
+                           default=1),
+          "cluster": text("A managed cluster's or EKS cluster's name: check its access "
+                          "entry.", pattern="^[0-9A-Za-z][A-Za-z0-9\\-_]*$", maxLength=100)}),
 )

@@ -35,6 +35,7 @@ def sandbox(
     box = Sandbox(root, host=host, aws_port=aws_port, kube_port=kube_port, speed=speed,
                   seed=seed, kube_factory=start_kube_api, lag=lag)
     if print_env:
+        box.write_env()  # keeps the printed secret: the next start adopts it
         typer.echo("\n".join(box.env_lines()))
         return
     typer.echo(f"sandbox AWS endpoint http://{host}:{aws_port}  "

@@ -18,6 +18,7 @@ from typing import Any
 
 from werkzeug.serving import make_server
 
+from podplane.cloud.sandbox_secret import SECRET_ENV, control_headers
 from podplane.sandbox.aws import moto_side
 from podplane.sandbox.aws.eks import EksEmulator
 from podplane.sandbox.aws.eks.access import KubeAccess
@@ -29,6 +30,7 @@ from podplane.sandbox.aws.world import KubeTarget, World
 from podplane.sandbox.clock import VirtualClock
 from podplane.sandbox.contracts import NodeSource
 from podplane.sandbox.control import ControlApi
+from podplane.sandbox.guard import Guard, write_private
 from podplane.sandbox.kube.fleet import KubeFleet
 from podplane.sandbox.state import StateStore
 
@@ -66,6 +68,7 @@ class Sandbox:
             self.world.kube.servers = self.kube
         self._server: Any = None
         self._thread: threading.Thread | None = None
+        self.secret = _secret(self.folder)
 
     @property
     def node_source(self) -> NodeSource:
@@ -81,11 +84,12 @@ class Sandbox:
         if not restored:  # a fresh account: moto is process-global, so clear what it holds
             moto_side.reset(self.world.seed)
         control = ControlApi(self.world, self.hyperpod, self.store.save, self.reset)
+        guard = Guard(self.secret)
         app = AwsRouter(self.world, self.eks, self.hyperpod, self.quotas, moto_side.make_app(),
-                        control, self.store.save)
+                        control, self.store.save, guard)
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no per-request lines
         self._server = make_server(self.host, self.aws_port, app, threaded=True)
-        self.aws_port = self._server.server_port
+        self.aws_port = guard.port = self._server.server_port
         if self.kube is not None:  # tokens presigned against this endpoint are STS's too
             self.kube.own_sts_hosts = frozenset({f"{self.host}:{self.aws_port}",
                                                  f"localhost:{self.aws_port}"})
@@ -132,11 +136,18 @@ class Sandbox:
                 f"export AWS_SECRET_ACCESS_KEY={TEST_KEY}",
                 f"export AWS_DEFAULT_REGION={REGION}",
                 f"export AWS_REGION={REGION}",
-                f"export KUBECONFIG={self.folder / 'kubeconfig'}"]
+                f"export KUBECONFIG={self.folder / 'kubeconfig'}",
+                f"export {SECRET_ENV}={self.secret}"]
+
+    @property
+    def control_headers(self) -> dict[str, str]:
+        """What a client of `/_sandbox` (and `/moto-api`) must send."""
+        return control_headers(self.secret)
 
     def write_env(self) -> Path:
         path = self.folder / "env"
-        path.write_text("\n".join(self.env_lines()) + "\n")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_private(path, "\n".join(self.env_lines()) + "\n")  # it holds the secret: 0600
         return path
 
     async def serve(self, stop_event: asyncio.Event | None = None) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from podplane.cloud.aws.account import AccountAdapter
 from podplane.cloud.aws.caller import AwsCaller
 from podplane.cloud.aws.ec2 import Ec2Adapter
 from podplane.cloud.aws.eks import EksAdapter
@@ -19,6 +20,7 @@ class AwsAdapters:
     hyperpod: HyperPodAdapter
     ec2: Ec2Adapter
     quotas: QuotasAdapter
+    account: AccountAdapter
 
 
 def build_aws(region: str, endpoint_url: str | None = None,
@@ -26,7 +28,7 @@ def build_aws(region: str, endpoint_url: str | None = None,
     """`endpoint_url` None means AWS_ENDPOINT_URL or the real AWS endpoints."""
     caller = AwsCaller(region, endpoint_url=endpoint_url, observer=observer)
     return AwsAdapters(caller, EksAdapter(caller), HyperPodAdapter(caller), Ec2Adapter(caller),
-                       QuotasAdapter(caller))
+                       QuotasAdapter(caller), AccountAdapter(caller))
 
 
 def session_region() -> str | None:

@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("MOTO_IAM_LOAD_MANAGED_POLICIES", "true")
+os.environ["MOTO_DISABLE_GLOBAL_CORS"] = "true"  # no Access-Control-Allow-Origin: * (guard.py)
 
 from moto.backends import get_backend  # noqa: E402
 from moto.core.base_backend import BackendDict  # noqa: E402
 from moto.moto_api._internal import mock_random  # noqa: E402
+from moto.moto_server import werkzeug_app  # noqa: E402
 from moto.s3.models import s3_backends  # noqa: E402
 from moto.server import (  # type: ignore[attr-defined]  # noqa: E402
     DomainDispatcherApplication,
@@ -32,6 +34,8 @@ def _instances() -> list[Any]:
 
 
 def make_app() -> Any:
+    # moto reads the switch when moto.settings is first imported, which may precede this module
+    werkzeug_app.DISABLE_GLOBAL_CORS = True  # type: ignore[attr-defined]
     return DomainDispatcherApplication(create_backend_app)
 
 

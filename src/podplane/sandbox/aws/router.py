@@ -11,13 +11,14 @@ from collections.abc import Callable, Iterable
 from typing import Any, cast
 from urllib.parse import parse_qs
 
-from podplane.sandbox.aws import protocol
+from podplane.sandbox.aws import iam_simulate, protocol
 from podplane.sandbox.aws.base import Emulator
 from podplane.sandbox.aws.callers import access_key_of, caller_of, sts_get_caller_identity
 from podplane.sandbox.aws.ec2_rules import Ec2Rules
 from podplane.sandbox.aws.errors import AwsError
 from podplane.sandbox.aws.moto_faults import injected_error
 from podplane.sandbox.aws.world import World
+from podplane.sandbox.guard import Guard
 
 log = logging.getLogger("podplane.sandbox")
 SCOPE = re.compile(r"Credential=[^/]+/\d+/[^/]+/([^/]+)/aws4_request")
@@ -30,14 +31,20 @@ _RESOURCE_ID = re.compile(r"^(arn:|[a-z]+(-[a-z]+)?-[0-9a-f]{8,}$)")
 
 class AwsRouter:
     def __init__(self, world: World, eks: Emulator, sagemaker: Emulator, quotas: Emulator,
-                 moto_app: Any, control: Any, on_mutation: Callable[[bool], None]) -> None:
+                 moto_app: Any, control: Any, on_mutation: Callable[[bool], None],
+                 guard: Guard | None = None) -> None:
         self.w, self.eks, self.sm, self.quotas = world, eks, sagemaker, quotas
         self.control, self.on_mutation = control, on_mutation
         self.moto_app = Ec2Rules(world, moto_app)  # EC2 dependencies and slow deletes
+        self.guard = guard
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
         body = _read_body(environ)
         path = environ.get("PATH_INFO", "/")
+        refused = self.guard.refuse(environ, path) if self.guard else None
+        if refused is not None:  # foreign Host or Origin, or a control call without the secret
+            start_response(_status_line(refused[0]), list(refused[1].items()))
+            return [refused[2]]
         try:
             if path.startswith("/_sandbox"):
                 status, headers, out = self.control.handle(
@@ -74,6 +81,9 @@ class AwsRouter:
                     mine = emu.accepts(action, _json_or_empty(body))
                 return self._json11(service, emu, action, body) if mine else None
         scope_service = _scope_service(environ)
+        if scope_service == "iam" and iam_simulate.handles(_form(body)):  # moto has none
+            with self.w.lock:
+                return iam_simulate.simulate(body)
         if scope_service == "eks" or (scope_service is None and path.startswith(EKS_PATHS)):
             return self._rest_eks(environ, path, body)
         return None
@@ -155,6 +165,10 @@ def _json_or_empty(body: bytes) -> dict[str, Any]:
     except json.JSONDecodeError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def _form(body: bytes) -> dict[str, list[str]]:
+    return parse_qs(body.decode("utf-8", "replace")) if body else {}
 
 
 def _read_body(environ: dict[str, Any]) -> bytes:
@@ -243,6 +257,7 @@ def _client_token(environ: dict[str, Any], body: bytes) -> str | None:
 
 def _status_line(status: int) -> str:
     reasons = {200: "OK", 201: "Created", 204: "No Content", 400: "Bad Request",
-               403: "Forbidden", 404: "Not Found", 409: "Conflict", 429: "Too Many Requests",
+               401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 409: "Conflict",
+               429: "Too Many Requests",
                500: "Internal Server Error", 501: "Not Implemented"}
     return f"{status} {reasons.get(status, 'Status')}"

@@ -1,0 +1,41 @@
+"""`GET /doctor`: what this AWS account lacks for a create (read-only; viewers may call it)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Depends, Query
+from pydantic import BaseModel, Field
+
+from podplane.api.auth import ctx_for
+from podplane.services import doctor as svc
+from podplane.services.context import Ctx
+
+router = APIRouter(tags=["doctor"])
+Status = Literal["ok", "warn", "fail"]
+
+
+class FindingOut(BaseModel):
+    check: str = Field(description="credentials, region, service_linked_role, permissions, "
+                       "quota or access_entry")
+    status: Status
+    detail: str
+    fix: str = Field("", description="What to do about it (empty when ok).")
+
+
+class DoctorOut(BaseModel):
+    status: Status = Field(description="The worst finding's status.")
+    findings: list[FindingOut]
+
+
+@router.get("/doctor", response_model=DoctorOut,
+            summary="Check the AWS account for what a cluster create needs")
+async def doctor(
+    ctx: Annotated[Ctx, Depends(ctx_for(svc.run_doctor))],
+    instance_type: Annotated[str | None, Query(max_length=40, pattern=r"^ml\.[a-z0-9.\-]+$")
+                             ] = None,
+    count: Annotated[int, Query(ge=1, le=1000)] = 1,
+    cluster: Annotated[str | None, Query(max_length=100,
+                                         pattern=r"^[0-9A-Za-z][A-Za-z0-9\-_]*$")] = None,
+) -> DoctorOut:
+    return DoctorOut.model_validate(await svc.run_doctor(ctx, instance_type, count, cluster))

@@ -1,0 +1,156 @@
+"""The least-privilege IAM policy for podplane's own identity (docs/aws-permissions.md).
+
+One statement per kind of resource, scoped the way each service's authorization reference
+allows (https://docs.aws.amazon.com/service-authorization/latest/reference/): roles and buckets
+by the `podplane-` name prefix, EC2 deletes by podplane's `podplane:managed` tag, PassRole by the
+service it is passed to, the service-linked roles by `iam:AWSServiceName`. A test keeps this
+equal to the JSON in the doc and to the set of AWS calls the code makes; `podplane doctor`
+simulates exactly this policy against the running identity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+MANAGED = {"aws:ResourceTag/podplane:managed": "true"}
+HYPERPOD_SLR = ("arn:aws:iam::*:role/aws-service-role/hyperpod.sagemaker.amazonaws.com/"
+                "AWSServiceRoleForSageMakerHyperPod")
+EKS_SLR = "arn:aws:iam::*:role/aws-service-role/eks.amazonaws.com/AWSServiceRoleForAmazonEKS"
+EKS_RESOURCES = ["arn:aws:eks:*:*:cluster/*", "arn:aws:eks:*:*:addon/*/*/*",
+                 "arn:aws:eks:*:*:access-entry/*/*/*/*/*",
+                 "arn:aws:eks:*:*:podidentityassociation/*/*"]
+
+
+def _stmt(sid: str, actions: list[str], resource: str | list[str],
+          condition: dict[str, Any] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"Sid": sid, "Effect": "Allow", "Action": sorted(actions),
+                           "Resource": resource}
+    if condition:
+        out["Condition"] = condition
+    return out
+
+
+POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
+    # Reads that IAM cannot scope to a resource (the reference lists no resource type for them)
+    _stmt("ReadAccount", [
+        "ec2:DescribeAddresses", "ec2:DescribeAvailabilityZones",
+        "ec2:DescribeInstanceTypeOfferings", "ec2:DescribeInternetGateways",
+        "ec2:DescribeNatGateways", "ec2:DescribeRouteTables", "ec2:DescribeSecurityGroups",
+        "ec2:DescribeSubnets", "ec2:DescribeVpcEndpoints", "ec2:DescribeVpcs",
+        "eks:DescribeAddonVersions", "eks:ListClusters", "iam:ListOpenIDConnectProviders",
+        "sagemaker:ListClusters", "sagemaker:ListTrainingPlans",
+        "sagemaker:SearchTrainingPlanOfferings", "servicequotas:ListAWSDefaultServiceQuotas",
+        "servicequotas:ListServiceQuotas", "sts:GetCallerIdentity"], "*"),
+    # Creating network resources: their ids do not exist yet, so no resource scoping;
+    # ec2:CreateTags is what tagging on create needs (EC2 User Guide, "tag on creation").
+    _stmt("CreateNetwork", [
+        "ec2:AllocateAddress", "ec2:AssociateRouteTable", "ec2:AttachInternetGateway",
+        "ec2:AuthorizeSecurityGroupEgress", "ec2:AuthorizeSecurityGroupIngress",
+        "ec2:CreateInternetGateway", "ec2:CreateNatGateway", "ec2:CreateRoute",
+        "ec2:CreateRouteTable", "ec2:CreateSecurityGroup", "ec2:CreateSubnet", "ec2:CreateTags",
+        "ec2:CreateVpc", "ec2:CreateVpcEndpoint", "ec2:ModifyVpcAttribute"], "*"),
+    # Deleting only what podplane tagged (aws:ResourceTag is supported by each of these)
+    _stmt("DeleteOwnNetwork", [
+        "ec2:DeleteInternetGateway", "ec2:DeleteNatGateway", "ec2:DeleteRouteTable",
+        "ec2:DeleteSecurityGroup", "ec2:DeleteSubnet", "ec2:DeleteVpc",
+        "ec2:DeleteVpcEndpoints", "ec2:DetachInternetGateway", "ec2:DisassociateRouteTable",
+        "ec2:ReleaseAddress"], "*", {"StringEquals": MANAGED}),
+    # Imported clusters have any name: EKS resources are scoped by type, not by name
+    _stmt("Eks", [
+        "eks:AssociateAccessPolicy", "eks:CreateAccessEntry", "eks:CreateAddon",
+        "eks:CreateCluster", "eks:CreatePodIdentityAssociation", "eks:DeleteAccessEntry",
+        "eks:DeleteAddon", "eks:DeleteCluster", "eks:DeletePodIdentityAssociation",
+        "eks:DescribeAccessEntry", "eks:DescribeAddon", "eks:DescribeCluster",
+        "eks:DescribeUpdate", "eks:ListAccessEntries", "eks:ListAddons",
+        "eks:ListPodIdentityAssociations", "eks:UpdateAddon", "eks:UpdateClusterConfig"],
+        EKS_RESOURCES),
+    _stmt("HyperPod", [
+        "sagemaker:AddTags", "sagemaker:BatchDeleteClusterNodes",
+        "sagemaker:BatchRebootClusterNodes", "sagemaker:BatchReplaceClusterNodes",
+        "sagemaker:CreateCluster", "sagemaker:CreateTrainingPlan", "sagemaker:DeleteCluster",
+        "sagemaker:DescribeCluster", "sagemaker:DescribeClusterNode",
+        "sagemaker:ListClusterEvents", "sagemaker:ListClusterNodes", "sagemaker:ListTags",
+        "sagemaker:UpdateCluster", "sagemaker:UpdateClusterSoftware"],
+        ["arn:aws:sagemaker:*:*:cluster/*", "arn:aws:sagemaker:*:*:training-plan/*"]),
+    _stmt("OwnRoles", [
+        "iam:AttachRolePolicy", "iam:CreateRole", "iam:DeleteRole", "iam:DeleteRolePolicy",
+        "iam:DetachRolePolicy", "iam:GetRole", "iam:ListAttachedRolePolicies",
+        "iam:ListRolePolicies", "iam:PutRolePolicy", "iam:TagRole"],
+        "arn:aws:iam::*:role/podplane-*"),
+    _stmt("PassOwnRoles", ["iam:PassRole"], "arn:aws:iam::*:role/podplane-*",
+          {"StringEquals": {"iam:PassedToService": [
+              "eks.amazonaws.com", "pods.eks.amazonaws.com", "sagemaker.amazonaws.com"]}}),
+    _stmt("ServiceLinkedRoles", ["iam:CreateServiceLinkedRole"], [HYPERPOD_SLR, EKS_SLR],
+          {"StringEquals": {"iam:AWSServiceName": [
+              "eks.amazonaws.com", "hyperpod.sagemaker.amazonaws.com"]}}),
+    _stmt("ReadServiceLinkedRoles", ["iam:GetRole"], [HYPERPOD_SLR, EKS_SLR]),
+    _stmt("EksOidcProvider", ["iam:CreateOpenIDConnectProvider"],
+          "arn:aws:iam::*:oidc-provider/oidc.eks.*.amazonaws.com/id/*"),
+    _stmt("SimulateOwnPolicy", ["iam:SimulatePrincipalPolicy"],
+          ["arn:aws:iam::*:role/*", "arn:aws:iam::*:user/*"]),
+    _stmt("OwnBuckets", [
+        "s3:CreateBucket", "s3:GetBucketLocation", "s3:ListBucket", "s3:PutBucketTagging"],
+        "arn:aws:s3:::podplane-*"),
+    _stmt("OwnObjects", ["s3:PutObject"], "arn:aws:s3:::podplane-*/*"),
+]}
+
+# Actions no boto3 call of podplane names, that AWS checks on the caller anyway.
+IMPLIED: dict[str, str] = {
+    "iam:PassRole": "EKS CreateCluster and CreatePodIdentityAssociation, SageMaker "
+                    "CreateCluster pass podplane's roles",
+    "iam:CreateServiceLinkedRole": "the first EKS or HyperPod cluster of an account creates "
+                                   "the service's service-linked role with the caller's rights",
+    "iam:TagRole": "CreateRole with Tags (IAM User Guide, permissions for tagging)",
+    "ec2:CreateTags": "Create* calls with TagSpecifications (EC2 tag-on-create)",
+    "sagemaker:AddTags": "CreateCluster with Tags (SageMaker tagging permissions)",
+    "eks:DescribeAccessEntry": "HyperPod creates its access entries with the caller's rights",
+    "eks:DeleteAccessEntry": "HyperPod removes its access entries with the caller's rights",
+}
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One SimulatePrincipalPolicy call: actions on sample resources with one context."""
+
+    statement: str
+    actions: tuple[str, ...]
+    resources: tuple[str, ...]
+    context: tuple[tuple[str, str], ...] = ()
+
+
+def policy_actions(policy: dict[str, Any] = POLICY) -> set[str]:
+    return {a for s in policy["Statement"] for a in _list(s["Action"])}
+
+
+def probes(account: str, region: str, partition: str = "aws") -> list[Probe]:
+    """What to simulate so that each granted action is tried on a resource of the shape the
+    policy grants it on, with the condition values the policy expects."""
+    out = []
+    for stmt in POLICY["Statement"]:
+        resources = tuple(_sample(r, account, region, partition) for r in _list(stmt["Resource"]))
+        actions = tuple(_list(stmt["Action"]))
+        conditions = [(key, value) for test in stmt.get("Condition", {}).values()
+                      for key, values in test.items() for value in _list(values)]
+        if not conditions:
+            out.append(Probe(stmt["Sid"], actions, resources))
+        for key, value in conditions:  # each accepted value must work on its own
+            out.append(Probe(stmt["Sid"], actions, resources, ((key, value),)))
+    return out
+
+
+def _sample(pattern: str, account: str, region: str, partition: str) -> str:
+    """arn:aws:iam::*:role/podplane-* -> arn:<partition>:iam::<account>:role/podplane-doctor."""
+    if pattern == "*":
+        return "*"
+    parts = pattern.split(":", 5)
+    parts[1] = partition
+    if parts[3] == "*":
+        parts[3] = region
+    if parts[4] == "*":
+        parts[4] = account
+    return ":".join(parts).replace("*", "doctor")
+
+
+def _list(value: str | list[str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
