@@ -36,8 +36,9 @@ POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
     _stmt("ReadAccount", [
         "ec2:DescribeAddresses", "ec2:DescribeAvailabilityZones",
         "ec2:DescribeInstanceTypeOfferings", "ec2:DescribeInternetGateways",
-        "ec2:DescribeNatGateways", "ec2:DescribeRouteTables", "ec2:DescribeSecurityGroups",
-        "ec2:DescribeSubnets", "ec2:DescribeVpcEndpoints", "ec2:DescribeVpcs",
+        "ec2:DescribeNatGateways", "ec2:DescribeNetworkInterfaces", "ec2:DescribeRouteTables", "ec2:DescribeSecurityGroups",
+        "ec2:DescribeSubnets", "ec2:DescribeVpcAttribute", "ec2:DescribeVpcEndpoints",
+        "ec2:DescribeVpcs",
         "eks:DescribeAddonVersions", "eks:ListClusters", "iam:ListOpenIDConnectProviders",
         "sagemaker:ListClusters", "sagemaker:ListTrainingPlans",
         "sagemaker:SearchTrainingPlanOfferings", "servicequotas:ListAWSDefaultServiceQuotas",
@@ -49,7 +50,9 @@ POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
         "ec2:AuthorizeSecurityGroupEgress", "ec2:AuthorizeSecurityGroupIngress",
         "ec2:CreateInternetGateway", "ec2:CreateNatGateway", "ec2:CreateRoute",
         "ec2:CreateRouteTable", "ec2:CreateSecurityGroup", "ec2:CreateSubnet", "ec2:CreateTags",
-        "ec2:CreateVpc", "ec2:CreateVpcEndpoint", "ec2:ModifyVpcAttribute"], "*"),
+        "ec2:CreateVpc", "ec2:CreateVpcEndpoint", "ec2:ModifyVpcAttribute",
+        # reconcile on every run: re-point a default route, endpoint route tables, a /16
+        "ec2:AssociateVpcCidrBlock", "ec2:ModifyVpcEndpoint", "ec2:ReplaceRoute"], "*"),
     # Deleting only what podplane tagged (aws:ResourceTag is supported by each of these)
     _stmt("DeleteOwnNetwork", [
         "ec2:DeleteInternetGateway", "ec2:DeleteNatGateway", "ec2:DeleteRouteTable",
@@ -85,14 +88,15 @@ POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
           {"StringEquals": {"iam:AWSServiceName": [
               "eks.amazonaws.com", "hyperpod.sagemaker.amazonaws.com"]}}),
     _stmt("ReadServiceLinkedRoles", ["iam:GetRole"], [HYPERPOD_SLR, EKS_SLR]),
-    _stmt("EksOidcProvider", ["iam:CreateOpenIDConnectProvider"],
+    # delete removes a provider an older podplane made (it no longer creates one)
+    _stmt("EksOidcProvider", ["iam:DeleteOpenIDConnectProvider", "iam:GetOpenIDConnectProvider"],
           "arn:aws:iam::*:oidc-provider/oidc.eks.*.amazonaws.com/id/*"),
     _stmt("SimulateOwnPolicy", ["iam:SimulatePrincipalPolicy"],
           ["arn:aws:iam::*:role/*", "arn:aws:iam::*:user/*"]),
     _stmt("OwnBuckets", [
         "s3:CreateBucket", "s3:GetBucketLocation", "s3:ListBucket", "s3:PutBucketTagging"],
         "arn:aws:s3:::podplane-*"),
-    _stmt("OwnObjects", ["s3:PutObject"], "arn:aws:s3:::podplane-*/*"),
+    _stmt("OwnObjects", ["s3:DeleteObject", "s3:PutObject"], "arn:aws:s3:::podplane-*/*"),
 ]}
 
 # Actions no boto3 call of podplane names, that AWS checks on the caller anyway.

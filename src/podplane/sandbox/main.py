@@ -9,6 +9,7 @@ KubeFleet calls it once per ACTIVE EKS cluster, from `kube_port` up.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import signal
 import threading
@@ -18,8 +19,8 @@ from typing import Any
 
 from werkzeug.serving import make_server
 
-from podplane.cloud.sandbox_secret import SECRET_ENV, control_headers
-from podplane.sandbox.aws import moto_side
+from podplane.cloud.sandbox_secret import SECRET_ENV, control_headers, sandbox_secret
+from podplane.sandbox.aws import moto_side, pull_reach
 from podplane.sandbox.aws.eks import EksEmulator
 from podplane.sandbox.aws.eks.access import KubeAccess
 from podplane.sandbox.aws.hyperpod import HyperPodEmulator
@@ -30,7 +31,8 @@ from podplane.sandbox.aws.world import KubeTarget, World
 from podplane.sandbox.clock import VirtualClock
 from podplane.sandbox.contracts import NodeSource
 from podplane.sandbox.control import ControlApi
-from podplane.sandbox.guard import Guard, write_private
+from podplane.sandbox.guard import Guard, new_secret, write_private
+from podplane.sandbox.kube.controllers import images
 from podplane.sandbox.kube.fleet import KubeFleet
 from podplane.sandbox.state import StateStore
 
@@ -38,6 +40,12 @@ log = logging.getLogger("podplane.sandbox")
 DEFAULT_SPEED = 60.0  # EKS + HyperPod (with deep health checks) in about 1.5 real minutes
 TEST_KEY = "test"
 REGION = "us-west-2"
+
+
+def _secret(folder: Path) -> str:
+    """The control secret: PODPLANE_SANDBOX_SECRET when given, else the one the env file kept
+    from an earlier run (clients holding it keep working), else a new random one."""
+    return sandbox_secret(folder) or new_secret()
 
 
 KubeFactory = Callable[..., Any]
@@ -68,6 +76,7 @@ class Sandbox:
             self.world.kube.servers = self.kube
         self._server: Any = None
         self._thread: threading.Thread | None = None
+        self._pull_gate: Any = None
         self.secret = _secret(self.folder)
 
     @property
@@ -97,6 +106,9 @@ class Sandbox:
                                         daemon=True,
                                         name="sandbox-aws")
         self._thread.start()
+        # image pulls need a way from the node's subnet to the registry (issue 19)
+        self._pull_gate = functools.partial(pull_reach.pull_blocked, self.world)
+        images.PULL_GATES.append(self._pull_gate)
         self.store.start_autosave()
         self.write_env()
         log.info("sandbox AWS endpoint on %s (restored=%s)", self.aws_url, restored)
@@ -106,6 +118,8 @@ class Sandbox:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
+        if self._pull_gate in images.PULL_GATES:
+            images.PULL_GATES.remove(self._pull_gate)
         self.store.stop_autosave()
         self.store.save_all()
 

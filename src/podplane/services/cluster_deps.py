@@ -206,11 +206,11 @@ async def ensure_storage(ctx: StepContext, cloud: Cloud, eks_name: str, bucket: 
     role = await ensure_addon_role(cloud, eks_name, CSI_IDENTITY, bucket)
     # An add-on installed outside podplane may lack the association: add it (its node pods
     # get credentials only once restarted, which the mount test then reports).
-    for missing in await associations_to_pass(cloud, eks_name, CSI_IDENTITY, bucket):
-        await while_iam_propagates(
-            ctx, missing["roleArn"], lambda m=missing: cloud.aws.eks.create_pod_identity_association(
-                eks_name, CSI_IDENTITY.namespace, m["serviceAccount"], m["roleArn"],
-                client_token=ctx.client_token("s3csi")))
+    csi = CSI_IDENTITY
+    if await associations_to_pass(cloud, eks_name, csi, bucket):
+        await while_iam_propagates(ctx, role, lambda: cloud.aws.eks.create_pod_identity_association(
+            eks_name, csi.namespace, csi.service_account, role,
+            client_token=ctx.client_token("s3csi")))
     await ctx.phase("applying")
     kube = await cloud.kube_for(eks_name)
     for obj in manifests.s3_volume(bucket, region):
