@@ -36,7 +36,8 @@ POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
     _stmt("ReadAccount", [
         "ec2:DescribeAddresses", "ec2:DescribeAvailabilityZones",
         "ec2:DescribeInstanceTypeOfferings", "ec2:DescribeInternetGateways",
-        "ec2:DescribeNatGateways", "ec2:DescribeNetworkInterfaces", "ec2:DescribeRouteTables", "ec2:DescribeSecurityGroups",
+        "ec2:DescribeNatGateways", "ec2:DescribeNetworkInterfaces", "ec2:DescribeRouteTables",
+        "ec2:DescribeSecurityGroups",
         "ec2:DescribeSubnets", "ec2:DescribeVpcAttribute", "ec2:DescribeVpcEndpoints",
         "ec2:DescribeVpcs",
         "eks:DescribeAddonVersions", "eks:ListClusters", "iam:ListOpenIDConnectProviders",
