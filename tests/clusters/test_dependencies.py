@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from podplane.domain.mount_check import KEY
+from podplane.services.cluster_identity import role_names
 from tests.clusters.helpers import BODY, step, wait_done
 from tests.stack import Stack
 
@@ -51,8 +52,8 @@ async def test_create_installs_node_addons_after_hyperpod_and_mount_reads_back(
     assert ":addon/alpha/amazon-sagemaker-hyperpod-training-operator/" in owned[
         ("aws-hyperpod", "hp-training-operator-controller-manager")]
     iam = stack.aws("iam")
-    operator_role = next(r for r in iam.list_roles()["Roles"]
-                         if r["RoleName"].endswith("-training"))
+    training = role_names("alpha", "us-west-2")["training"]
+    operator_role = next(r for r in iam.list_roles()["Roles"] if r["RoleName"] == training)
     attached = iam.list_attached_role_policies(RoleName=operator_role["RoleName"])
     assert [p["PolicyName"] for p in attached["AttachedPolicies"]] == [
         "AmazonSageMakerHyperPodTrainingOperatorAccess"]

@@ -9,7 +9,7 @@ from typing import Any
 
 from podplane.sandbox.aws.ec2_lag import NAT_PENDING_SECONDS
 from podplane.sandbox.aws.node_network import LIFECYCLE_FAILURE
-from podplane.sandbox.aws.pull_reach import pull_blocked
+from podplane.sandbox.aws.pull_reach import pull_blocked, s3_blocked
 from podplane.sandbox.aws.reachability import can_reach
 from tests.sandbox_aws.conftest import Box, ensure_eks, group, hyperpod_cluster, network
 
@@ -165,3 +165,23 @@ def test_image_pull_gate_follows_the_route(box: Box) -> None:
     ec2.create_route(RouteTableId=rt["RouteTableId"], DestinationCidrBlock="0.0.0.0/0",
                      NatGatewayId=nat)
     assert pull_blocked(world, node, image) is None
+
+
+def test_mountpoint_needs_a_way_to_s3(box: Box) -> None:
+    """What the sandbox kubelet's Mountpoint check gets: an error while the node's subnet has
+    neither a NAT path nor an S3 gateway endpoint, nothing once the route is back."""
+    subnet, sg = network(box)
+    assert _create(box, "mounts", subnet, sg) == "InService"
+    world = box.sandbox.world
+    iid = next(iter(world.service_state("sagemaker")["nodes"]["mounts"]))
+    node = {"spec": {"providerID": f"aws:///usw2-az2/sagemaker/cluster/hyperpod-abc-{iid}"}}
+    assert s3_blocked(world, node) is None
+    rt = _routes(box, subnet)
+    nat = next(r["NatGatewayId"] for r in rt["Routes"] if r.get("NatGatewayId"))
+    ec2 = box.client("ec2")
+    ec2.delete_route(RouteTableId=rt["RouteTableId"], DestinationCidrBlock="0.0.0.0/0")
+    error = s3_blocked(world, node)
+    assert error is not None and "S3 endpoint unreachable" in error
+    ec2.create_route(RouteTableId=rt["RouteTableId"], DestinationCidrBlock="0.0.0.0/0",
+                     NatGatewayId=nat)
+    assert s3_blocked(world, node) is None

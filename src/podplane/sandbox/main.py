@@ -66,7 +66,8 @@ class Sandbox:
         self.eks = EksEmulator(self.world)
         self.hyperpod = HyperPodEmulator(self.world)
         self.quotas = QuotasEmulator(self.world)
-        self.kube_view = KubeView(self.hyperpod, self.eks)  # nodes, add-ons, pod identity
+        # nodes, add-ons, Pod Identity and S3 reachability, as the Kubernetes side sees them
+        self.kube_view = KubeView(self.hyperpod, self.eks, self.world)
         self.store = StateStore(self.folder, self.world)
         self.kube_factory = kube_factory
         self.kube: KubeFleet | None = None  # one Kubernetes API server per ACTIVE EKS cluster

@@ -141,9 +141,19 @@ async def _apply(ctx: StepContext, cloud: Cloud, kube: KubePort, eks_name: str,
 async def _create_addon(ctx: StepContext, cloud: Cloud, eks_name: str, unit: Unit,
                         bucket: str | None, token_key: str) -> None:
     identity = await associations_to_pass(cloud, eks_name, unit.identity, bucket)
-    await cloud.aws.eks.create_addon(
-        eks_name, unit.name, unit.version, client_token=ctx.client_token(token_key),
-        resolveConflicts="OVERWRITE", **({"podIdentityAssociations": identity} if identity else {}))
+
+    async def create() -> Any:
+        return await cloud.aws.eks.create_addon(
+            eks_name, unit.name, unit.version, client_token=ctx.client_token(token_key),
+            resolveConflicts="OVERWRITE",
+            **({"podIdentityAssociations": identity} if identity else {}))
+
+    if not identity:
+        await create()
+        return
+    # EKS checks the association's role at CreateAddon: a role made moments ago may not have
+    # reached EKS yet (IAM eventual consistency), so retry as for CreatePodIdentityAssociation.
+    await while_iam_propagates(ctx, identity[0]["roleArn"], create)
 
 
 async def wait_ready_node(ctx: StepContext, kube: KubePort, eks_name: str) -> int:

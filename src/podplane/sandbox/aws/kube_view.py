@@ -4,13 +4,21 @@ Mountpoint volume shows)."""
 
 from __future__ import annotations
 
-from podplane.sandbox.aws.world import ACCOUNT
+from typing import Any
+
+from podplane.sandbox.aws import pull_reach
+from podplane.sandbox.aws.world import ACCOUNT, World
 from podplane.sandbox.contracts import AddonSource, NodeSource, SandboxAddon, SandboxNode
 
 
 class KubeView:
-    def __init__(self, nodes: NodeSource, addons: AddonSource) -> None:
-        self.nodes, self.addons = nodes, addons
+    def __init__(self, nodes: NodeSource, addons: AddonSource,
+                 world: World | None = None) -> None:
+        self.nodes, self.addons, self.world = nodes, addons, world
+
+    def s3_blocked(self, node: dict[str, Any]) -> str | None:
+        """Why `node` cannot reach S3 through its subnet's routes (issue 19), or None."""
+        return pull_reach.s3_blocked(self.world, node) if self.world is not None else None
 
     def sandbox_nodes(self, eks_cluster_name: str | None = None) -> list[SandboxNode]:
         return self.nodes.sandbox_nodes(eks_cluster_name)

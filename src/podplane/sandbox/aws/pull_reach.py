@@ -39,6 +39,18 @@ def pull_blocked(world: World, node: dict[str, Any], image: str) -> str | None:
             "i/o timeout")
 
 
+def s3_blocked(world: World, node: dict[str, Any]) -> str | None:
+    """Mountpoint's error when `node` has no way to S3 (a gateway endpoint or a NAT path):
+    the driver's S3 client cannot connect, so the mount fails and kubelet retries it."""
+    where = _instance(world, str((node.get("spec") or {}).get("providerID", "")))
+    if where is None:
+        return None
+    ok, why = can_reach(world, where[0], "s3", security_groups=where[1])
+    if ok:
+        return None
+    return f"Failed to create mount process: S3 endpoint unreachable from the node ({why})"
+
+
 def _instance(world: World, provider_id: str) -> tuple[str, list[str]] | None:
     m = INSTANCE_ID.search(provider_id)
     if not m:

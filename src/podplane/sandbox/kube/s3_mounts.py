@@ -67,7 +67,9 @@ class S3Mounts:
             return (f'Could not mount "{bucket}": Failed to create S3 client: no credentials '
                     f"for {CSI_NAMESPACE}/{CSI_ACCOUNT} (Pod Identity association, agent, or "
                     "a driver pod admitted before the association)")
-        return None
+        blocked = getattr(self.source, "s3_blocked", None)  # the node's subnet reaches S3?
+        node_obj = self.store.find("nodes", "", node) if blocked is not None else None
+        return blocked(node_obj) if node_obj is not None else None
 
     def _running_on(self, node: str, app: str) -> Obj | None:
         for p in self.store.items("pods", "kube-system"):
