@@ -123,8 +123,9 @@ def someone_elses_cluster(stack: Stack, name: str,
     eks = boto3.client("eks", endpoint_url=stack.aws_url, region_name="us-west-2",
                        aws_access_key_id=key["AccessKeyId"],
                        aws_secret_access_key=key["SecretAccessKey"])
-    eks.create_cluster(name=name, roleArn="arn:aws:iam::123456789012:role/r",
-                       resourcesVpcConfig={"subnetIds": []},
+    role = make_role(stack.aws, f"{name}-eks", ("eks.amazonaws.com",))
+    stack.advance(LAG_SECONDS)
+    eks.create_cluster(name=name, roleArn=role, resourcesVpcConfig={"subnetIds": []},
                        accessConfig={"authenticationMode": mode})
     stack.advance(15 * 60)
     return dict(eks.describe_cluster(name=name)["cluster"])
