@@ -22,9 +22,10 @@ async def create_with_podplane(stack: Stack) -> None:
 
 def second_cluster(stack: Stack) -> None:
     """Another HyperPod cluster, on its own EKS cluster, with one CPU node."""
-    real_cloud.create_eks(stack.aws, "other")
+    real_cloud.create_eks(stack.aws, "other", stack.advance)
     stack.advance(15 * 60)
-    real_cloud.create_hyperpod(stack.aws, "other", "other", "ml.m5.xlarge", 1)
+    real_cloud.create_hyperpod(stack.aws, "other", "other", "ml.m5.xlarge", 1,
+                               stack.advance)
     stack.advance(20 * 60)
 
 

@@ -9,7 +9,11 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from podplane.sandbox.aws.iam_rules import LAG_SECONDS
+from tests.net_helpers import add_way_out
+
 Client = Callable[[str], Any]
+Advance = Callable[[float], Any]
 TRUST = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
                                                  "Principal": {"Service": "{svc}"}}]}
 
@@ -23,7 +27,8 @@ def role(client: Client, name: str, service: str, *policies: str) -> str:
     return str(arn)
 
 
-def create_eks(client: Client, name: str, **access: Any) -> None:
+def create_eks(client: Client, name: str, advance: Advance | None = None,
+               **access: Any) -> None:
     """CreateCluster (not yet ACTIVE) in a new VPC with subnets in two AZs."""
     ec2 = client("ec2")
     vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
@@ -32,13 +37,15 @@ def create_eks(client: Client, name: str, **access: Any) -> None:
                for i, az in enumerate(("us-west-2a", "us-west-2b"))]
     arn = role(client, f"eks-{name}", "eks.amazonaws.com",
                "arn:aws:iam::aws:policy/AmazonEKSClusterPolicy")
+    if advance is not None:  # lag mode: EKS can assume a new role only once IAM propagated
+        advance(LAG_SECONDS)
     client("eks").create_cluster(
         name=name, roleArn=arn, resourcesVpcConfig={"subnetIds": subnets},
         accessConfig={"authenticationMode": "API_AND_CONFIG_MAP", **access})
 
 
 def create_hyperpod(client: Client, name: str, eks: str, instance_type: str,
-                    count: int) -> str:
+                    count: int, advance: Advance | None = None) -> str:
     """CreateCluster on the ACTIVE EKS cluster `eks`, in its VPC; returns the execution role."""
     exec_role = role(client, f"exec-{name}", "sagemaker.amazonaws.com",
                      "arn:aws:iam::aws:policy/AmazonSageMakerClusterInstanceRolePolicy")
@@ -55,6 +62,9 @@ def create_hyperpod(client: Client, name: str, eks: str, instance_type: str,
                                AvailabilityZone="us-west-2a")["Subnet"]["SubnetId"]
     sg = ec2.create_security_group(GroupName=f"sg-{name}", Description="nodes",
                                    VpcId=vpc)["GroupId"]
+    if advance is not None:  # nodes need a way to S3 and EKS; the role needs IAM to propagate
+        add_way_out(ec2, advance, vpc, "10.0.250.0/24", [subnet])
+        advance(LAG_SECONDS)
     client("sagemaker").create_cluster(
         ClusterName=name, Orchestrator={"Eks": {"ClusterArn": cluster["arn"]}},
         VpcConfig={"Subnets": [subnet], "SecurityGroupIds": [sg]}, NodeRecovery="Automatic",

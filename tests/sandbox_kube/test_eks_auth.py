@@ -48,7 +48,7 @@ class Cloud:
         return real_cloud.role(self.client, name, service, *policies)
 
     def eks_cluster(self, name: str, **access: Any) -> dict[str, Any]:
-        real_cloud.create_eks(self.client, name, **access)
+        real_cloud.create_eks(self.client, name, self.advance, **access)
         self.advance(700)
         return dict(self.client("eks").describe_cluster(name=name)["cluster"])
 
@@ -247,7 +247,8 @@ def test_a_restart_keeps_each_clusters_port_ca_and_objects(cloud: Cloud, tmp_pat
 
 
 def _hyperpod(cloud: Cloud, name: str, eks: str, count: int) -> str:
-    return real_cloud.create_hyperpod(cloud.client, name, eks, "ml.m5.xlarge", count)
+    return real_cloud.create_hyperpod(cloud.client, name, eks, "ml.m5.xlarge", count,
+                                     cloud.advance)
 
 
 def _kubeconfig(cluster: dict[str, Any], key: str, secret: str, path: Path) -> Path:
