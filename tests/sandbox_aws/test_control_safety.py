@@ -57,7 +57,10 @@ def test_a_non_loopback_host_is_refused(box: Box) -> None:
 
 def test_moto_sends_no_cors_grant(box: Box) -> None:
     own = f"http://127.0.0.1:{box.sandbox.aws_port}"
-    r = httpx.post(box.url, data=STS_CALL, headers={"Origin": own})
+    # an IAM call moto serves (STS GetCallerIdentity is the sandbox's own, and wants a key)
+    r = httpx.post(box.url, data={"Action": "ListRoles", "Version": "2010-05-08"}, headers={
+        "Origin": own, "Authorization": "AWS4-HMAC-SHA256 Credential=test/20261202/us-east-1/"
+        "iam/aws4_request, SignedHeaders=host, Signature=0"})
     assert r.status_code == 200
     assert "access-control-allow-origin" not in r.headers
 
