@@ -12,6 +12,7 @@ import httpx
 from podplane.sandbox.clock import VirtualClock
 from podplane.sandbox.contracts import NodeSource
 from podplane.sandbox.main import Sandbox
+from tests.sandbox_aws.iam_setup import make_role
 
 ROLE = "arn:aws:iam::123456789012:role/eks"
 
@@ -57,6 +58,12 @@ async def test_each_active_eks_cluster_gets_its_own_kubernetes_api(tmp_path: Pat
         await asyncio.sleep(0.01)
     eks = boto3.client("eks", endpoint_url=box.aws_url, region_name="us-west-2",
                        aws_access_key_id="test", aws_secret_access_key="test")
+    iam = boto3.client("iam", endpoint_url=box.aws_url, region_name="us-west-2",
+                       aws_access_key_id="test", aws_secret_access_key="test")
+    await asyncio.to_thread(make_role, lambda _: iam, "eks", ("eks.amazonaws.com",))
+    async with httpx.AsyncClient() as client:  # past IAM's propagation (lag mode)
+        await client.post(f"{box.aws_url}/_sandbox/clock/advance", json={"seconds": 30},
+                          headers=box.control_headers)
     for name in ("a", "b"):
         await asyncio.to_thread(eks.create_cluster, name=name, roleArn=ROLE,
                                 resourcesVpcConfig={"subnetIds": []})

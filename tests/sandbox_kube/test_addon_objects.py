@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from podplane.sandbox.aws.iam_rules import LAG_SECONDS
+from tests.sandbox_aws.iam_setup import make_role
 from tests.stack import Stack
 
 ROLE = "arn:aws:iam::123456789012:role/podplane-test"
@@ -14,6 +16,10 @@ OPERATOR = "amazon-sagemaker-hyperpod-training-operator"
 
 
 def eks_cluster(stack: Stack, name: str = "eks1") -> Any:
+    """An EKS cluster whose role exists and trusts EKS (and Pod Identity), past IAM's lag."""
+    if not any(r["RoleName"] == "podplane-test" for r in stack.aws("iam").list_roles()["Roles"]):
+        make_role(stack.aws, "podplane-test")
+        stack.advance(LAG_SECONDS)
     eks = stack.aws("eks")
     eks.create_cluster(name=name, roleArn=ROLE,
                        accessConfig={"authenticationMode": "API_AND_CONFIG_MAP"},
