@@ -58,6 +58,7 @@ async def test_replace_gives_a_new_instance_and_node_while_the_old_one_drains(
 
     assert [n["InstanceId"] for n in cluster.nodes_of(FIRST_GROUP)] == [new_id]
     stack.advance(5)  # the kubelet starts the rescheduled pod's container
+    stack.sandbox.call(stack.sandbox.kube.settle())  # let the controllers act on that step
     names = {n["metadata"]["name"]: n for n in await cluster.kube_nodes()}
     assert set(names) == {f"hyperpod-{new_id}"} and ready(names[f"hyperpod-{new_id}"])
     assert len(stack.ledger(service="sagemaker", action="BatchReplaceClusterNodes")) == 1
