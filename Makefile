@@ -18,10 +18,10 @@ $(BIN)/python:
 	$(BIN)/pip install -q --upgrade pip
 
 install: $(BIN)/python
-	$(BIN)/pip install -q -e .
+	$(BIN)/pip install -q -e . -e ./sandbox
 
 install-test: $(BIN)/python hyp-venv
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -e '.[test]' -e ./sandbox
 
 # The official HyperPod CLI (`hyp`), a judge in tests/hyp. Its pins (pytest, ruff, click) clash
 # with ours, so it gets its own virtualenv; never a dependency of the product.
@@ -48,7 +48,7 @@ up: install console
 	$(BIN)/podplane up
 
 lint: install-test
-	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff check src sandbox/src tests bench
 	$(BIN)/lint-imports
 	$(BIN)/mypy src/podplane/domain src/podplane/services src/podplane/ops
 

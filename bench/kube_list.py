@@ -26,9 +26,9 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from podplane.sandbox.clock import VirtualClock  # noqa: E402
-from podplane.sandbox.contracts import SandboxNode  # noqa: E402
-from podplane.sandbox.kube import KubeApiServer, start_kube_api  # noqa: E402
+from podplane_sandbox.clock import VirtualClock  # noqa: E402
+from podplane_sandbox.contracts import SandboxNode  # noqa: E402
+from podplane_sandbox.kube import KubeApiServer, start_kube_api  # noqa: E402
 
 KUBECTL = os.environ.get(
     "KUBECTL", str(Path(sys.executable).parent / "kubectl"))

@@ -13,7 +13,7 @@ import pytest
 from podplane.bootstrap import build_app
 from podplane.domain.effects import Role
 from podplane.domain.principal import SYSTEM
-from podplane.services import tokens
+from podplane.services.access import tokens
 from podplane.services.context import Ctx
 from podplane.settings import Settings
 

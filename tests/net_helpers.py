@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from podplane.sandbox.aws.ec2_lag import NAT_PENDING_SECONDS
+from podplane_sandbox.aws.ec2_lag import NAT_PENDING_SECONDS
 
 
 def add_way_out(ec2: Any, advance: Callable[[float], Any], vpc: str, public_cidr: str,

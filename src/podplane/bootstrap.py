@@ -15,8 +15,9 @@ from podplane.cloud.aws.wiring import session_region
 from podplane.cloud.virtual_clock import PacedClock
 from podplane.domain.errors import ConfigError
 from podplane.mcp import http as mcp_http
-from podplane.services import clusters, operations
+from podplane.services import operations
 from podplane.services.cloud_access import attach_cloud
+from podplane.services.clusters import service as clusters
 from podplane.services.context import AppState
 from podplane.settings import Settings
 from podplane.store.db import make_engine, make_sessionmaker, migrate

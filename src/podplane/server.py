@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from rich.console import Console
 from podplane.bootstrap import SANDBOX_AWS_URL, build_app, build_state
 from podplane.cloud.sandbox_secret import control_headers, sandbox_secret
 from podplane.domain.principal import SYSTEM
-from podplane.services import auth
+from podplane.services.access import auth
 from podplane.services.context import Ctx
 from podplane.settings import Settings
 
@@ -55,6 +56,10 @@ def _start_sandbox(settings: Settings, kube_port: int = 6443) -> subprocess.Pope
     settings.aws_endpoint_url = os.environ["AWS_ENDPOINT_URL"] = url
     if _sandbox_ready(url, settings.sandbox_dir):
         return None
+    if importlib.util.find_spec("podplane_sandbox") is None:
+        raise RuntimeError("no sandbox answers and the podplane-sandbox package is not "
+                           "installed: `pip install ./sandbox` from a podplane checkout "
+                           "(`make up` does it), or set PODPLANE_BACKEND=aws.")
     src = str(Path(__file__).resolve().parent.parent)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         p for p in (src, os.environ.get("PYTHONPATH")) if p)}

@@ -12,8 +12,8 @@ from typing import Any
 from podplane.domain.clusters import CREATE_STEPS
 from podplane.domain.dependencies import CORE_UNITS, plan_units
 from podplane.domain.manifests.health import AGENT
-from podplane.services import cluster_deps
 from podplane.services.cloud_access import cloud_of
+from podplane.services.clusters import dependencies as cluster_deps
 from tests.clusters.helpers import BODY, step, wait_done
 from tests.stack import Stack
 

@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from podplane.domain.mount_check import KEY
-from podplane.services.cluster_identity import role_names
+from podplane.services.clusters.identity import role_names
 from tests.clusters.helpers import BODY, step, wait_done
 from tests.stack import Stack
 

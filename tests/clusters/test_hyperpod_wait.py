@@ -11,7 +11,7 @@ import pytest
 
 from podplane.domain.errors import CloudError
 from podplane.ops.context import StepContext
-from podplane.services.cluster_hyperpod import WAIT_SECONDS, check_deadline
+from podplane.services.clusters.hyperpod import WAIT_SECONDS, check_deadline
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -8,20 +8,21 @@ import json
 from pathlib import Path
 from typing import Any
 
-from podplane.sandbox.aws.iam_rules import LAG_SECONDS
 from podplane.services.cloud_access import cloud_of
-from podplane.services.cluster_identity import (
+from podplane.services.clusters.identity import (
     delete_identity,
     ensure_lifecycle_script,
     ensure_role,
     role_names,
 )
-from podplane.services.cluster_network import CLUSTER_TAG, MANAGED_TAG
+from podplane.services.clusters.network import CLUSTER_TAG, MANAGED_TAG
+from podplane_sandbox.aws.iam_rules import LAG_SECONDS
 from tests.clusters.helpers import BODY, wait_done
 from tests.sandbox_aws.iam_setup import read_scripts, trust
 from tests.stack import Stack
 
-PACKAGED = Path(__file__).resolve().parents[2] / "src/podplane/services/lifecycle/on_create.sh"
+PACKAGED = (Path(__file__).resolve().parents[2]
+            / "src/podplane/services/clusters/lifecycle/on_create.sh")
 
 
 async def create(stack: Stack) -> dict[str, Any]:

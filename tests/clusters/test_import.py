@@ -12,7 +12,7 @@ import boto3
 import httpx
 
 from podplane.cloud.kube.eks_token import eks_token, static_session
-from podplane.sandbox.aws.iam_rules import LAG_SECONDS
+from podplane_sandbox.aws.iam_rules import LAG_SECONDS
 from tests.clusters.helpers import step, wait_done
 from tests.net_helpers import add_way_out
 from tests.sandbox_aws.iam_setup import make_role, put_scripts, read_scripts

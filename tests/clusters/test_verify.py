@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from podplane.services.cluster_verify import problems
+from podplane.services.clusters.verify import problems
 
 
 def seen(ready: int, desired: int, missing: list[str] | None = None) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from podplane.cloud.aws.hyperpod import HyperPodAdapter
 from podplane.cloud.aws.quotas import QuotasAdapter
 from podplane.domain.aws_policy import POLICY
 from podplane.domain.doctor import SLR_NAME, SLR_SERVICE
-from podplane.services.doctor_checks import DoctorPorts
+from podplane.services.diagnostics.checks import DoctorPorts
 from tests.sandbox_aws.conftest import Box, start_box
 
 REGION = "us-west-2"

@@ -8,7 +8,7 @@ from typing import Any
 
 from podplane.domain.aws_policy import POLICY
 from podplane.domain.doctor import Finding, Status
-from podplane.services.doctor import diagnose
+from podplane.services.diagnostics.doctor import diagnose
 from tests.doctor.conftest import Account, without
 
 GPU = "ml.p5.48xlarge"

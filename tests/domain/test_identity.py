@@ -17,7 +17,7 @@ from podplane.domain.clusters import shared_bucket
 from podplane.domain.errors import CloudError
 from podplane.domain.iam_policies import execution_role_inline
 from podplane.domain.names import check_cluster_name
-from podplane.services.cluster_identity import lifecycle_script, role_names
+from podplane.services.clusters.identity import lifecycle_script, role_names
 from podplane.services.iam_retry import PROPAGATION_SECONDS, while_iam_propagates
 
 ACCOUNT = "123456789012"

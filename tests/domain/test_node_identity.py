@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from podplane.domain.node_identity import instance_id_of
-from podplane.services.group_steps import instance_id
+from podplane.services.groups.steps import instance_id
 
 
 @pytest.mark.parametrize(("provider", "name", "want"), [

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, settings
 
 from podplane.bootstrap import build_app
 from podplane.domain.effects import Role
-from podplane.sandbox.main import Sandbox
 from podplane.settings import Settings
+from podplane_sandbox.main import Sandbox
 from tests.conftest import mint
 
 _home = Path(tempfile.mkdtemp(prefix="podplane-fuzz-"))

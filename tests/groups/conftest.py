@@ -15,9 +15,9 @@ import pytest
 from podplane.domain import manifests
 from podplane.domain.dependencies import CORE_UNITS
 from podplane.domain.network import COMPUTE_TAG
-from podplane.sandbox.aws.iam_rules import LAG_SECONDS
 from podplane.services.cloud_access import cloud_of
 from podplane.store import clusters as cluster_rows
+from podplane_sandbox.aws.iam_rules import LAG_SECONDS
 from tests.net_helpers import add_way_out
 from tests.sandbox_aws.iam_setup import make_role, put_scripts, read_scripts
 from tests.stack import Stack

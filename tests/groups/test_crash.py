@@ -22,7 +22,7 @@ import pytest
 
 from podplane.domain.effects import Role
 from podplane.server import local_ctx
-from podplane.services import tokens
+from podplane.services.access import tokens
 from podplane.settings import Settings
 from podplane.store import clusters as cluster_rows
 from tests.groups.conftest import CLUSTER, _create, _network

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from podplane.services.node_views import gpu_allocation, health
+from podplane.services.nodes.views import gpu_allocation, health
 
 SM = "sagemaker.amazonaws.com/"
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from podplane.domain.instance_groups import UPDATE_ALLOWLIST
-from podplane.services.group_cloud import ClusterRef
-from podplane.services.group_steps import failure_of, update_params
+from podplane.services.groups.cloud import ClusterRef
+from podplane.services.groups.steps import failure_of, update_params
 
 REF = ClusterRef("gpu", "gpu-hp", "gpu")
 DESCRIBED = {"ClusterName": "gpu-hp", "ClusterStatus": "InService", "InstanceGroups": [

@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from podplane.domain.effects import Role
 from podplane.mcp.tools import TOOLS
 from podplane.server import local_ctx
-from podplane.services import tokens
+from podplane.services.access import tokens
 from podplane.settings import Settings
 from tests.mcp.conftest import structured
 

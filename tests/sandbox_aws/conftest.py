@@ -12,7 +12,7 @@ import httpx
 import pytest
 from botocore.config import Config
 
-from podplane.sandbox.main import Sandbox
+from podplane_sandbox.main import Sandbox
 from tests.net_helpers import add_way_out
 from tests.sandbox_aws.iam_setup import prepare
 from tests.sandbox_aws.shapes import ShapeRecorder

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from podplane.sandbox.aws.iam_rules import LAG_SECONDS
+from podplane_sandbox.aws.iam_rules import LAG_SECONDS
 
 ACCOUNT = "123456789012"
 SERVICES = ("eks.amazonaws.com", "sagemaker.amazonaws.com", "pods.eks.amazonaws.com")

@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from podplane.sandbox.main import Sandbox
+from podplane_sandbox.main import Sandbox
 from tests.sandbox_aws.conftest import Box
 
 STS_CALL = {"Action": "GetCallerIdentity", "Version": "2011-06-15"}

@@ -7,7 +7,7 @@ import base64
 import pytest
 from botocore.exceptions import ClientError
 
-from podplane.sandbox.aws.iam_rules import LAG_SECONDS
+from podplane_sandbox.aws.iam_rules import LAG_SECONDS
 from tests.sandbox_aws.conftest import ROLE, Box
 from tests.sandbox_aws.iam_setup import make_role
 

@@ -3,7 +3,7 @@ does not model refused the strict way."""
 
 from __future__ import annotations
 
-from podplane.sandbox.aws.iam_policy import allows
+from podplane_sandbox.aws.iam_policy import allows
 
 CTX = {"aws:PrincipalAccount": "123456789012", "aws:ResourceAccount": "123456789012"}
 OBJECT = "arn:aws:s3:::podplane-x/scripts/on_create.sh"

@@ -9,7 +9,7 @@ import json
 import pytest
 from botocore.exceptions import ClientError
 
-from podplane.sandbox.aws.iam_rules import LAG_SECONDS
+from podplane_sandbox.aws.iam_rules import LAG_SECONDS
 from tests.sandbox_aws.conftest import ROLE, Box, ensure_eks, group, network
 from tests.sandbox_aws.iam_setup import make_role, put_scripts, read_scripts, trust
 

@@ -9,9 +9,9 @@ from typing import Any
 import boto3
 import httpx
 
-from podplane.sandbox.clock import VirtualClock
-from podplane.sandbox.contracts import NodeSource
-from podplane.sandbox.main import Sandbox
+from podplane_sandbox.clock import VirtualClock
+from podplane_sandbox.contracts import NodeSource
+from podplane_sandbox.main import Sandbox
 from tests.sandbox_aws.iam_setup import make_role
 
 ROLE = "arn:aws:iam::123456789012:role/eks"

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from podplane.sandbox.aws.ec2_lag import NAT_PENDING_SECONDS
-from podplane.sandbox.aws.node_network import LIFECYCLE_FAILURE
-from podplane.sandbox.aws.pull_reach import pull_blocked, s3_blocked
-from podplane.sandbox.aws.reachability import can_reach
+from podplane_sandbox.aws.ec2_lag import NAT_PENDING_SECONDS
+from podplane_sandbox.aws.node_network import LIFECYCLE_FAILURE
+from podplane_sandbox.aws.pull_reach import pull_blocked, s3_blocked
+from podplane_sandbox.aws.reachability import can_reach
 from tests.sandbox_aws.conftest import Box, ensure_eks, group, hyperpod_cluster, network
 
 CPU = "ml.m5.xlarge"

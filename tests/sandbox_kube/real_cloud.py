@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from podplane.sandbox.aws.iam_rules import LAG_SECONDS
+from podplane_sandbox.aws.iam_rules import LAG_SECONDS
 from tests.net_helpers import add_way_out
 
 Client = Callable[[str], Any]

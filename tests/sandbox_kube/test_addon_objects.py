@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from podplane.sandbox.aws.iam_rules import LAG_SECONDS
+from podplane_sandbox.aws.iam_rules import LAG_SECONDS
 from tests.sandbox_aws.iam_setup import make_role
 from tests.stack import Stack
 

@@ -294,7 +294,7 @@ def test_agent_without_host_paths_or_exporter_reports_less(
 def test_a_pull_gate_is_asked_at_every_attempt(box: Sandbox, client: httpx.Client) -> None:
     """Other rules (e.g. network reachability) plug into the pull; fixing them lets the next
     attempt succeed, as on a node whose route to the registry comes back."""
-    from podplane.sandbox.kube.controllers import images
+    from podplane_sandbox.kube.controllers import images
 
     blocked = {"on": True}
 

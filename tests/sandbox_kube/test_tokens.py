@@ -10,8 +10,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from podplane.cloud.kube.eks_token import eks_token, static_session
-from podplane.sandbox.contracts import Signer
-from podplane.sandbox.kube.auth import TokenRejected, verify
+from podplane_sandbox.contracts import Signer
+from podplane_sandbox.kube.auth import TokenRejected, verify
 
 ALICE = Signer("arn:aws:iam::123456789012:user/alice", "arn:aws:iam::123456789012:user/alice",
                "alice-secret")

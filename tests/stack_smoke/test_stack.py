@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from podplane.sandbox.aws.iam_rules import LAG_SECONDS
 from podplane.services.cloud_access import cloud_of
+from podplane_sandbox.aws.iam_rules import LAG_SECONDS
 from tests.sandbox_aws.iam_setup import make_role
 from tests.stack import Stack
 

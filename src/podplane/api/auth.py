@@ -9,7 +9,7 @@ from fastapi import Depends, Request, WebSocket
 
 from podplane.domain.errors import Forbidden, Unauthenticated
 from podplane.domain.principal import FACES, Face, Principal
-from podplane.services import auth as auth_service
+from podplane.services.access import auth as auth_service
 from podplane.services.context import AppState, Ctx
 from podplane.services.registry import check_role, effect_of
 

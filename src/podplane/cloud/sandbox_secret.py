@@ -2,7 +2,7 @@
 
 The sandbox writes it to its env file (`<home>/sandbox/env`, mode 0600) as
 PODPLANE_SANDBOX_SECRET; a shell that sourced that file has it in the environment. The sandbox
-(podplane.sandbox.guard) reads these names from here: the product never imports the sandbox.
+(podplane_sandbox.guard) reads these names from here: the product never imports the sandbox.
 """
 
 from __future__ import annotations

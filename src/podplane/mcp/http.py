@@ -24,7 +24,7 @@ from podplane.domain.errors import Forbidden, NotFound, PodplaneError, Unauthent
 from podplane.domain.principal import Principal
 from podplane.mcp.rest import Caller, in_process_client
 from podplane.mcp.server import build_server
-from podplane.services import auth as auth_service
+from podplane.services.access import auth as auth_service
 from podplane.services.context import AppState
 
 MOUNT = "/mcp"

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from podplane.mcp import tools_clusters, tools_nodes
 from podplane.mcp.tool import Tool, boolean, integer, text
-from podplane.services import audit, operations, tokens
+from podplane.services import operations
+from podplane.services.access import audit, tokens
 
 NAME = {"pattern": "^[a-z0-9][a-z0-9._-]{0,62}$", "maxLength": 63}
 OPERATION_ID = text("The operation's id (op-...).", required=True,

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from podplane.mcp.tool import Param, Tool, boolean, integer, text
-from podplane.services import cluster_inspect as inspect
-from podplane.services import clusters, doctor
+from podplane.services.clusters import inspect
+from podplane.services.clusters import service as clusters
+from podplane.services.diagnostics import doctor
 
 CLUSTER = text("The cluster's name (as in cluster_list).", required=True,
                pattern="^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$", maxLength=63)

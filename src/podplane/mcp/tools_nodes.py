@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from podplane.mcp.tool import Tool, boolean, integer, text
-from podplane.services import instance_groups as groups
-from podplane.services import nodes
+from podplane.services.groups import service as groups
+from podplane.services.nodes import service as nodes
 
 DNS = "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 CLUSTER = text("The managed cluster's name.", required=True, pattern=DNS, maxLength=63)

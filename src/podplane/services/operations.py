@@ -17,9 +17,10 @@ from podplane.domain.errors import NotFound
 from podplane.ops import control, starting, testing, views
 from podplane.ops.clock import Clock
 from podplane.ops.engine import OpsEngine
-from podplane.services import group_workflows, node_workflows
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import AppState, Ctx
+from podplane.services.groups import workflows as group_workflows
+from podplane.services.nodes import workflows as node_workflows
 from podplane.services.registry import service
 
 Operation = views.Operation

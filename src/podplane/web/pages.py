@@ -17,7 +17,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, Response
 
 from podplane.domain.errors import NotFound, Unauthenticated
-from podplane.services import auth as auth_service
+from podplane.services.access import auth as auth_service
 from podplane.services.context import AppState
 
 router = APIRouter()

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel
 
 from podplane.api.auth import ctx_for
-from podplane.services import audit as svc
+from podplane.services.access import audit as svc
 from podplane.services.context import Ctx
 
 router = APIRouter(tags=["audit"])

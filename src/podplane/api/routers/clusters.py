@@ -13,7 +13,7 @@ from podplane.api.auth import ctx_for
 from podplane.api.routers.operations import IdempotencyKey, OperationOut, out
 from podplane.domain.clusters import ClusterSpec
 from podplane.domain.instance_groups import CapacityType
-from podplane.services import clusters as svc
+from podplane.services.clusters import service as svc
 from podplane.services.context import Ctx
 
 router = APIRouter(tags=["clusters"])

@@ -8,8 +8,8 @@ from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, Field
 
 from podplane.api.auth import ctx_for
-from podplane.services import doctor as svc
 from podplane.services.context import Ctx
+from podplane.services.diagnostics import doctor as svc
 
 router = APIRouter(tags=["doctor"])
 Status = Literal["ok", "warn", "fail"]

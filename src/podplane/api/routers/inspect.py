@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query
 
 from podplane.api.auth import ctx_for
-from podplane.services import cluster_inspect as svc
+from podplane.services.clusters import inspect as svc
 from podplane.services.context import Ctx
 
 router = APIRouter(tags=["inspect"])

@@ -12,9 +12,9 @@ from podplane.api.auth import ctx_for
 from podplane.api.routers.operations import OperationOut, out
 from podplane.domain.instance_groups import DEFAULT_EBS_GB, MAX_COUNT, MAX_EBS_GB, CapacityType
 from podplane.domain.instance_groups import NewGroup as NewGroupSpec
-from podplane.services import instance_groups as svc
 from podplane.services.context import Ctx
-from podplane.services.group_outcome import Outcome
+from podplane.services.groups import service as svc
+from podplane.services.groups.outcome import Outcome
 
 router = APIRouter(tags=["instance groups"])
 DNS = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"

@@ -18,8 +18,8 @@ from podplane.api.routers.instance_groups import (
     IdempotencyKey,
     answer,
 )
-from podplane.services import nodes as svc
 from podplane.services.context import Ctx
+from podplane.services.nodes import service as svc
 
 router = APIRouter(tags=["nodes"])
 NodeName = Annotated[str, Path(min_length=10, max_length=40,

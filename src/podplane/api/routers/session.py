@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, Field
 
 from podplane.api.auth import SESSION_COOKIE, PrincipalDep, app_state, check_origin
-from podplane.services import auth as auth_service
+from podplane.services.access import auth as auth_service
 
 router = APIRouter(tags=["session"])
 

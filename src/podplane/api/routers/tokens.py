@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from podplane.api.auth import ctx_for
 from podplane.domain.effects import Role
-from podplane.services import tokens as svc
+from podplane.services.access import tokens as svc
 from podplane.services.context import Ctx
 
 router = APIRouter(tags=["tokens"])

@@ -1,0 +1,41 @@
+"""What the Kubernetes side reads from the AWS side, in one object: HyperPod instances (nodes),
+EKS add-ons and Pod Identity associations (keyed by EKS cluster name), and S3 objects (what a
+Mountpoint volume shows)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from podplane_sandbox.aws import pull_reach
+from podplane_sandbox.aws.world import ACCOUNT, World
+from podplane_sandbox.contracts import AddonSource, NodeSource, SandboxAddon, SandboxNode
+
+
+class KubeView:
+    def __init__(self, nodes: NodeSource, addons: AddonSource,
+                 world: World | None = None) -> None:
+        self.nodes, self.addons, self.world = nodes, addons, world
+
+    def s3_blocked(self, node: dict[str, Any]) -> str | None:
+        """Why `node` cannot reach S3 through its subnet's routes (issue 19), or None."""
+        return pull_reach.s3_blocked(self.world, node) if self.world is not None else None
+
+    def sandbox_nodes(self, eks_cluster_name: str | None = None) -> list[SandboxNode]:
+        return self.nodes.sandbox_nodes(eks_cluster_name)
+
+    def sandbox_addons(self, eks_cluster_name: str | None = None) -> list[SandboxAddon]:
+        return self.addons.sandbox_addons(eks_cluster_name)
+
+    def pod_identity_role(self, eks_cluster_name: str | None, namespace: str,
+                          service_account: str) -> str | None:
+        return self.addons.pod_identity_role(eks_cluster_name, namespace, service_account)
+
+    def s3_object(self, bucket: str, key: str) -> bytes | None:
+        """An object's bytes from the sandbox's S3 (what Mountpoint would read), or None."""
+        from moto.s3.models import s3_backends  # the dict moto's S3 API serves from
+
+        try:
+            found = s3_backends[ACCOUNT]["aws"].get_object(bucket, key)
+        except Exception:  # no such bucket
+            return None
+        return bytes(found.value) if found is not None else None

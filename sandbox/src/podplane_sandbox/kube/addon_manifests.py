@@ -1,0 +1,176 @@
+"""What each EKS add-on installs into its cluster, by the names kubectl shows on a real cluster.
+
+Names and namespaces follow the add-ons' upstream charts and EKS docs: vpc-cni (`aws-node`
+DaemonSet, ENIConfig CRD; aws/amazon-vpc-cni-k8s charts), kube-proxy, eks-pod-identity-agent
+(EKS docs "Set up the Amazon EKS Pod Identity Agent"), coredns (`coredns` Deployment and
+`kube-dns` Service), cert-manager (three Deployments and the cert-manager.io CRDs;
+cert-manager.io docs "Installation"), Mountpoint for S3 CSI v2 (`s3-csi-node` DaemonSet,
+`s3-csi-controller` Deployment, `s3.csi.aws.com` CSIDriver; awslabs/mountpoint-s3-csi-driver
+chart), and the HyperPod training operator (`aws-hyperpod` namespace, controller Deployment and
+service account named in the SageMaker docs, the HyperPodPyTorchJob CRD). Written here from those
+facts; nothing is copied. Images are the add-ons' registries (EKS add-ons from the regional
+602401143452 ECR account).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from podplane_sandbox.kube.hyperpod_training_crd import hyperpod_pytorchjob_crd
+
+Obj = dict[str, Any]
+ADDON = "sandbox.podplane.io/eks-addon"  # sandbox bookkeeping: which add-on applied it
+EKS_ECR = "602401143452.dkr.ecr.{region}.amazonaws.com"
+
+
+def _meta(name: str, namespace: str | None, addon: str, version: str) -> Obj:
+    meta: Obj = {"name": name,
+                 "labels": {"app.kubernetes.io/name": name, "app.kubernetes.io/managed-by": "EKS"},
+                 "annotations": {ADDON: f"{addon}@{version}"}}
+    if namespace:
+        meta["namespace"] = namespace
+    return meta
+
+
+def _pod_spec(name: str, image: str, account: str, host_network: bool = False) -> Obj:
+    spec: Obj = {"serviceAccountName": account,
+                 "containers": [{"name": name, "image": image}]}
+    if host_network:
+        # node agents start on not-ready nodes (they are what makes a node ready)
+        spec.update(hostNetwork=True, tolerations=[{"operator": "Exists"}],
+                    priorityClassName="system-node-critical")
+    return spec
+
+
+def _workload(kind: str, name: str, ns: str, image: str, account: str, ctx: tuple[str, str],
+              replicas: int = 1, app: str | None = None) -> Obj:
+    selector = {"matchLabels": {"app.kubernetes.io/name": app or name}}
+    template = {"metadata": {"labels": {"app.kubernetes.io/name": app or name}},
+                "spec": _pod_spec(name, image, account, host_network=kind == "DaemonSet")}
+    spec: Obj = {"selector": selector, "template": template}
+    if kind == "Deployment":
+        spec["replicas"] = replicas
+    return {"apiVersion": "apps/v1", "kind": kind, "metadata": _meta(name, ns, *ctx),
+            "spec": spec}
+
+
+def _account(name: str, ns: str, ctx: tuple[str, str]) -> Obj:
+    return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(name, ns, *ctx)}
+
+
+def _namespace(name: str, ctx: tuple[str, str]) -> Obj:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(name, None, *ctx)}
+
+
+def _crd(group: str, plural: str, kind: str, ctx: tuple[str, str],
+         scope: str = "Namespaced", version: str = "v1") -> Obj:
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": _meta(f"{plural}.{group}", None, *ctx),
+            "spec": {"group": group, "scope": scope,
+                     "names": {"plural": plural, "singular": kind.lower(), "kind": kind,
+                               "listKind": f"{kind}List"},
+                     "versions": [{"name": version, "served": True, "storage": True,
+                                   "subresources": {"status": {}},
+                                   "schema": {"openAPIV3Schema": {
+                                       "type": "object",
+                                       "x-kubernetes-preserve-unknown-fields": True}}}]}}
+
+
+def _vpc_cni(ver: str, ecr: str, ctx: tuple[str, str]) -> list[Obj]:
+    return [_account("aws-node", "kube-system", ctx),
+            _crd("crd.k8s.amazonaws.com", "eniconfigs", "ENIConfig", ctx, "Cluster", "v1alpha1"),
+            _workload("DaemonSet", "aws-node", "kube-system", f"{ecr}/amazon-k8s-cni:{ver}",
+                      "aws-node", ctx)]
+
+
+def _kube_proxy(ver: str, ecr: str, ctx: tuple[str, str]) -> list[Obj]:
+    return [_account("kube-proxy", "kube-system", ctx),
+            _workload("DaemonSet", "kube-proxy", "kube-system", f"{ecr}/eks/kube-proxy:{ver}",
+                      "kube-proxy", ctx)]
+
+
+def _pod_identity_agent(ver: str, ecr: str, ctx: tuple[str, str]) -> list[Obj]:
+    return [_account("eks-pod-identity-agent", "kube-system", ctx),
+            _workload("DaemonSet", "eks-pod-identity-agent", "kube-system",
+                      f"{ecr}/eks/eks-pod-identity-agent:{ver}", "eks-pod-identity-agent", ctx)]
+
+
+def _coredns(ver: str, ecr: str, ctx: tuple[str, str]) -> list[Obj]:
+    service = {"apiVersion": "v1", "kind": "Service",
+               "metadata": _meta("kube-dns", "kube-system", *ctx),
+               "spec": {"selector": {"app.kubernetes.io/name": "coredns"},
+                        "ports": [{"name": "dns", "port": 53, "protocol": "UDP"},
+                                  {"name": "dns-tcp", "port": 53, "protocol": "TCP"}]}}
+    return [_account("coredns", "kube-system", ctx), service,
+            _workload("Deployment", "coredns", "kube-system", f"{ecr}/eks/coredns:{ver}",
+                      "coredns", ctx, replicas=2)]
+
+
+def _cert_manager(ver: str, ecr: str, ctx: tuple[str, str]) -> list[Obj]:
+    tag = ver.split("-")[0]
+    out = [_namespace("cert-manager", ctx)]
+    for plural, kind in (("certificates", "Certificate"), ("issuers", "Issuer"),
+                         ("clusterissuers", "ClusterIssuer"),
+                         ("certificaterequests", "CertificateRequest")):
+        out.append(_crd("cert-manager.io", plural, kind, ctx,
+                        "Cluster" if kind == "ClusterIssuer" else "Namespaced"))
+    for plural, kind in (("orders", "Order"), ("challenges", "Challenge")):
+        out.append(_crd("acme.cert-manager.io", plural, kind, ctx))
+    for name, image in (("cert-manager", "controller"), ("cert-manager-cainjector", "cainjector"),
+                        ("cert-manager-webhook", "webhook")):
+        out += [_account(name, "cert-manager", ctx),
+                _workload("Deployment", name, "cert-manager",
+                          f"quay.io/jetstack/cert-manager-{image}:{tag}", name, ctx)]
+    return out
+
+
+def _mountpoint(ver: str, ecr: str, ctx: tuple[str, str]) -> list[Obj]:
+    tag = ver.split("-")[0]
+    image = f"{ecr}/eks/aws-s3-csi-driver:{ver}"  # the EKS add-on's build
+    driver = {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",
+              "metadata": _meta("s3.csi.aws.com", None, *ctx),
+              "spec": {"attachRequired": False, "podInfoOnMount": True}}
+    out = [driver, _account("s3-csi-driver-sa", "kube-system", ctx),
+           _workload("DaemonSet", "s3-csi-node", "kube-system", image, "s3-csi-driver-sa", ctx)]
+    if tag >= "v2":  # v2 adds a controller that places Mountpoint pods
+        out += [_crd("s3.csi.aws.com", "mountpoints3podattachments",
+                     "MountpointS3PodAttachment", ctx, "Cluster", "v2"),
+                _account("s3-csi-driver-controller-sa", "kube-system", ctx),
+                _workload("Deployment", "s3-csi-controller", "kube-system", image,
+                          "s3-csi-driver-controller-sa", ctx)]
+    return out
+
+
+TRAINING_OPERATOR_NS = "aws-hyperpod"
+TRAINING_OPERATOR_SA = "hp-training-operator-controller-manager"
+
+
+def _training_operator(ver: str, ecr: str, ctx: tuple[str, str]) -> list[Obj]:
+    crd = hyperpod_pytorchjob_crd()
+    crd["metadata"] = _meta(crd["metadata"]["name"], None, *ctx)
+    return [_namespace(TRAINING_OPERATOR_NS, ctx), crd,
+            _account(TRAINING_OPERATOR_SA, TRAINING_OPERATOR_NS, ctx),
+            _workload("Deployment", TRAINING_OPERATOR_SA, TRAINING_OPERATOR_NS,
+                      f"{ecr}/eks/hyperpod-training-operator:{ver}", TRAINING_OPERATOR_SA, ctx,
+                      app="hp-training-operator")]
+
+
+BUILDERS = {
+    "vpc-cni": _vpc_cni, "kube-proxy": _kube_proxy,
+    "eks-pod-identity-agent": _pod_identity_agent, "coredns": _coredns,
+    "cert-manager": _cert_manager, "aws-mountpoint-s3-csi-driver": _mountpoint,
+    "amazon-sagemaker-hyperpod-training-operator": _training_operator,
+}
+
+
+def objects_for(addon: str, version: str, region: str = "us-west-2") -> list[Obj]:
+    """The objects the add-on applies, namespaces and CRDs first; other add-ons: a controller
+    Deployment named after the add-on in kube-system."""
+    ctx = (addon, version)
+    ecr = EKS_ECR.format(region=region)
+    build = BUILDERS.get(addon)
+    if build is not None:
+        return build(version, ecr, ctx)
+    return [_account(addon, "kube-system", ctx),
+            _workload("Deployment", addon, "kube-system", f"{ecr}/eks/{addon}:{version}",
+                      addon, ctx)]

@@ -1,0 +1,179 @@
+"""Simulated container logs, derived from the pod and the virtual clock so they are the same
+on every read: a training loop (step / loss / throughput), an inference server's start-up
+and request lines, or a generic service heartbeat."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Any
+
+from podplane_sandbox.kube import s3_mounts
+from podplane_sandbox.kube.util import iso, parse_iso
+
+Obj = dict[str, Any]
+TRAIN_EVERY = 5.0
+SERVE_EVERY = 10.0
+INFERENCE_HINTS = (
+    "vllm",
+    "tgi",
+    "text-generation",
+    "triton",
+    "inference",
+    "serve",
+    "lmi",
+    "djl",
+    "sglang",
+    "nim",
+)
+TRAINING_HINTS = ("pytorch", "train", "nemo", "megatron", "deepspeed", "torch", "llama", "fsdp")
+
+
+def kind_of(pod: Obj, container: Obj) -> str:
+    hint = (pod["metadata"].get("annotations") or {}).get("sandbox.podplane.io/log-kind")
+    if hint:
+        return hint
+    text = " ".join([container.get("image", ""), container.get("name", "")]).lower()
+    if any(h in text for h in INFERENCE_HINTS):
+        return "inference"
+    owners = [r.get("kind") for r in pod["metadata"].get("ownerReferences") or []]
+    if any(h in text for h in TRAINING_HINTS) or "Job" in owners:
+        return "training"
+    return "service"
+
+
+def _seed(pod: Obj, container: str) -> int:
+    text = f"{pod['metadata'].get('uid')}/{container}"
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big")
+
+
+def lines_between(
+    pod: Obj, container: Obj, start: float, end: float, started: float | None = None
+) -> list[tuple[float, str]]:
+    """Every line the container wrote with start <= t < end (relative to its start time)."""
+    if started is None:
+        started = container_start(pod, container["name"])
+    if started is None or end <= started:
+        return []
+    printed = s3_mounts.command_output(pod, container["name"])  # `cat` of a mounted object
+    if printed is not None:
+        return [(started, line) for line in printed.splitlines() if start <= started < end]
+    kind = kind_of(pod, container)
+    if kind == "training":
+        out = _training(pod, container, started, start, end)
+    elif kind == "inference":
+        out = _inference(pod, container, started, start, end)
+    else:
+        out = _service(container, started, start, end)
+    return [(t, line) for t, line in out if start <= t < end]
+
+
+def run_window(pod: Obj, name: str, previous: bool = False) -> tuple[float, float | None] | None:
+    """(started, finished or None while running) of the container's current or previous run.
+    A container waiting to restart reports its last run, as the kubelet does."""
+    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+        if cs.get("name") != name:
+            continue
+        state, last = cs.get("state") or {}, (cs.get("lastState") or {}).get("terminated")
+        if previous:
+            run = last
+        elif "running" in state:
+            return parse_iso(state["running"].get("startedAt")) or 0.0, None
+        else:
+            run = state.get("terminated") or last
+        if run:
+            return parse_iso(run.get("startedAt")) or 0.0, parse_iso(run.get("finishedAt"))
+    return None
+
+
+def container_start(pod: Obj, name: str) -> float | None:
+    window = run_window(pod, name)
+    return window[0] if window else None
+
+
+def container_end(pod: Obj, name: str) -> float | None:
+    window = run_window(pod, name)
+    return window[1] if window else None
+
+
+def _steps(started: float, start: float, end: float, every: float) -> range:
+    first = max(0, math.ceil((start - started) / every))
+    last = math.ceil((end - started) / every)
+    return range(first, max(first, last))
+
+
+def _training(
+    pod: Obj, c: Obj, started: float, start: float, end: float
+) -> list[tuple[float, str]]:
+    seed = _seed(pod, c["name"])
+    rank = (pod["metadata"].get("labels") or {}).get(
+        "batch.kubernetes.io/job-completion-index", "0"
+    )
+    out = [
+        (started, f"[rank {rank}] initializing process group (backend=nccl, world_size=8)"),
+        (started, f"[rank {rank}] NCCL INFO Using network AWS Libfabric (EFA)"),
+        (started, f"[rank {rank}] loaded dataset shards, starting training"),
+    ]
+    base_tp = 1500 + seed % 500
+    for i in _steps(started, start, end, TRAIN_EVERY):
+        if i == 0:
+            continue
+        step = i * 10
+        loss = 2.0 * math.exp(-step / 300) + 0.9 + ((seed >> (i % 24)) % 97) / 4000
+        tput = base_tp + ((seed * (i + 3)) % 120) - 60
+        out.append(
+            (
+                started + i * TRAIN_EVERY,
+                f"[rank {rank}] step {step} | loss {loss:.4f} | throughput {tput:.1f} "
+                f"samples/s | lr 3.0e-04",
+            )
+        )
+    return out
+
+
+def _inference(
+    pod: Obj, c: Obj, started: float, start: float, end: float
+) -> list[tuple[float, str]]:
+    model = next(
+        (
+            e.get("value")
+            for e in c.get("env") or []
+            if e.get("name") in ("MODEL_ID", "MODEL_NAME", "HF_MODEL_ID")
+        ),
+        "meta-llama/Llama-3.1-8B-Instruct",
+    )
+    boot = [
+        (0.0, "INFO Starting inference server"),
+        (1.0, f"INFO Loading model {model}"),
+        (4.0, "INFO Model weights loaded (15.0 GiB) in 3.0s"),
+        (5.0, "INFO CUDA graphs captured; KV cache 71.2 GiB"),
+        (6.0, "INFO Uvicorn running on http://0.0.0.0:8080"),
+        (6.0, "INFO Application startup complete."),
+    ]
+    out = [(started + dt, line) for dt, line in boot]
+    seed = _seed(pod, c["name"])
+    for i in _steps(started, start, end, SERVE_EVERY):
+        if i == 0:
+            continue
+        tps = 800 + (seed * (i + 1)) % 400
+        out.append(
+            (
+                started + i * SERVE_EVERY,
+                f"INFO metrics: running=4 waiting=0 generation_throughput={tps} tokens/s",
+            )
+        )
+    return out
+
+
+def _service(c: Obj, started: float, start: float, end: float) -> list[tuple[float, str]]:
+    out = [(started, f"starting {c.get('image', c['name'])}")]
+    for i in _steps(started, start, end, 30.0):
+        if i:
+            out.append((started + i * 30.0, f"heartbeat {i}: ok"))
+    return out
+
+
+def render(lines: list[tuple[float, str]], timestamps: bool) -> str:
+    if timestamps:
+        return "".join(f"{iso(t)[:-1]}.000000000Z {line}\n" for t, line in lines)
+    return "".join(f"{line}\n" for _, line in lines)

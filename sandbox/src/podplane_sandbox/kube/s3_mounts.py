@@ -1,0 +1,110 @@
+"""Mountpoint for S3 volumes as the kubelet sees them: a pod whose PVC is bound to an
+`s3.csi.aws.com` PV starts only when the mount succeeds, and `cat` of a file under the mount
+prints the object.
+
+Rules (docs/sandbox.md, "EKS and add-ons"), each from the Mountpoint for S3 CSI driver docs
+(awslabs/mountpoint-s3-csi-driver, "Configuration" and "Troubleshooting") and EKS Pod Identity
+docs: the mount is done by the driver's node pod (`s3-csi-node`) on the pod's node, so it needs
+that pod running there; the driver's credentials come from Pod Identity, so that node pod must
+have been admitted after the association for `kube-system/s3-csi-driver-sa` existed, the
+association must still exist, and the Pod Identity agent must run on the node. Otherwise the
+kubelet keeps the pod in ContainerCreating and records FailedMount events (retrying).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from podplane_sandbox.kube.pod_identity import has_credentials
+
+Obj = dict[str, Any]
+DRIVER = "s3.csi.aws.com"
+CSI_NAMESPACE, CSI_ACCOUNT = "kube-system", "s3-csi-driver-sa"
+_OUTPUTS: dict[tuple[str, str], str] = {}  # (pod uid, container) -> what it printed
+
+
+def install(ctx: Any, source: Any, eks_cluster_name: str | None) -> None:
+    """Let the kubelet check S3 mounts, when the AWS side offers Pod Identity and S3."""
+    if hasattr(source, "pod_identity_role") and hasattr(source, "s3_object"):
+        ctx.s3_mounts = S3Mounts(ctx.store, source, eks_cluster_name)
+
+
+def mount_problem(ctx: Any, pod: Obj) -> str | None:
+    """Called by the kubelet before it starts a pod's containers: the FailedMount message."""
+    mounts = getattr(ctx, "s3_mounts", None)
+    return mounts.problem(pod) if mounts is not None else None
+
+
+def command_output(pod: Obj, container: str) -> str | None:
+    return _OUTPUTS.get((pod["metadata"].get("uid", ""), container))
+
+
+class S3Mounts:
+    def __init__(self, store: Any, source: Any, eks_cluster_name: str | None) -> None:
+        self.store, self.source, self.cluster = store, source, eks_cluster_name
+
+    def problem(self, pod: Obj) -> str | None:
+        volumes = self._s3_volumes(pod)
+        if not volumes:
+            return None
+        node = pod["spec"].get("nodeName", "")
+        for volume, bucket in volumes.items():
+            reason = self._mount_error(node, bucket)
+            if reason is not None:
+                return (f'MountVolume.SetUp failed for volume "{volume}" : rpc error: '
+                        f"code = Internal desc = {reason}")
+        self._record_reads(pod, volumes)
+        return None
+
+    def _mount_error(self, node: str, bucket: str) -> str | None:
+        driver = self._running_on(node, "s3-csi-node")
+        if driver is None:
+            return (f"driver name {DRIVER} not found in the list of registered CSI drivers "
+                    f"(no s3-csi-node pod running on {node})")
+        role = self.source.pod_identity_role(self.cluster, CSI_NAMESPACE, CSI_ACCOUNT)
+        agent = self._running_on(node, "eks-pod-identity-agent")
+        if not has_credentials(driver) or role is None or agent is None:
+            return (f'Could not mount "{bucket}": Failed to create S3 client: no credentials '
+                    f"for {CSI_NAMESPACE}/{CSI_ACCOUNT} (Pod Identity association, agent, or "
+                    "a driver pod admitted before the association)")
+        blocked = getattr(self.source, "s3_blocked", None)  # the node's subnet reaches S3?
+        node_obj = self.store.find("nodes", "", node) if blocked is not None else None
+        return blocked(node_obj) if node_obj is not None else None
+
+    def _running_on(self, node: str, app: str) -> Obj | None:
+        for p in self.store.items("pods", "kube-system"):
+            labels = p["metadata"].get("labels") or {}
+            if (labels.get("app.kubernetes.io/name") == app
+                    and p["spec"].get("nodeName") == node
+                    and (p.get("status") or {}).get("phase") == "Running"):
+                return p  # type: ignore[no-any-return]
+        return None
+
+    def _s3_volumes(self, pod: Obj) -> dict[str, str]:
+        """Pod volume name -> bucket, for volumes whose claim is bound to a Mountpoint PV."""
+        ns = pod["metadata"].get("namespace", "default")
+        out = {}
+        for v in pod["spec"].get("volumes") or []:
+            claim = (v.get("persistentVolumeClaim") or {}).get("claimName")
+            pvc = self.store.find("persistentvolumeclaims", ns, claim) if claim else None
+            pv_name = ((pvc or {}).get("spec") or {}).get("volumeName")
+            pv = self.store.find("persistentvolumes", "", pv_name) if pv_name else None
+            csi = ((pv or {}).get("spec") or {}).get("csi") or {}
+            if csi.get("driver") == DRIVER:
+                out[v["name"]] = (csi.get("volumeAttributes") or {}).get("bucketName", "")
+        return out
+
+    def _record_reads(self, pod: Obj, volumes: dict[str, str]) -> None:
+        """What `cat <file under the mount>` prints: the object, or cat's error."""
+        for c in pod["spec"].get("containers") or []:
+            argv = list(c.get("command") or []) + list(c.get("args") or [])
+            if len(argv) != 2 or argv[0] not in ("cat", "/bin/cat"):
+                continue
+            for mount in c.get("volumeMounts") or []:
+                prefix = mount["mountPath"].rstrip("/") + "/"
+                if mount["name"] in volumes and argv[1].startswith(prefix):
+                    data = self.source.s3_object(volumes[mount["name"]],
+                                                 argv[1][len(prefix):])
+                    _OUTPUTS[(pod["metadata"]["uid"], c["name"])] = (
+                        data.decode(errors="replace") if data is not None
+                        else f"cat: {argv[1]}: No such file or directory")

@@ -1,0 +1,141 @@
+"""The `podplane` command."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from podplane.cli.clusters import cluster_app
+from podplane.cli.doctor import doctor as doctor_command
+from podplane.cli.groups import install as install_group_commands
+from podplane.cli.remote import operation_app
+from podplane.domain.effects import Role
+from podplane.domain.errors import PodplaneError
+from podplane.mcp.cli import mcp as mcp_command
+from podplane.settings import Settings
+
+
+def _install_sandbox_command(app: typer.Typer) -> None:
+    """`podplane sandbox` comes from the podplane-sandbox package when it is installed (a
+    development companion; production installs do not carry it)."""
+    try:
+        from podplane_sandbox.cli import sandbox
+    except ImportError:
+        def sandbox() -> None:
+            """Run the sandbox cloud (needs the podplane-sandbox package)."""
+            Console(stderr=True).print(SANDBOX_MISSING)
+            raise typer.Exit(1) from None
+    app.command("sandbox")(sandbox)
+
+
+SANDBOX_MISSING = ("the sandbox cloud is a separate package: `pip install ./sandbox` from a "
+                   "podplane checkout (`make up` does it), or set PODPLANE_BACKEND=aws.")
+
+app = typer.Typer(no_args_is_help=True, add_completion=False,
+                  help="Control plane for GPU clusters on AWS (EKS + SageMaker HyperPod).")
+token_app = typer.Typer(no_args_is_help=True, help="Create, list and revoke API tokens.")
+app.add_typer(token_app, name="token")
+app.add_typer(operation_app, name="operation")
+app.add_typer(cluster_app, name="cluster")
+install_group_commands(app)  # podplane group ..., podplane node ...
+app.command("mcp")(mcp_command)
+_install_sandbox_command(app)
+app.command("doctor")(doctor_command)
+out = Console()
+err = Console(stderr=True)
+
+HostOpt = Annotated[str | None, typer.Option("--host", help="Bind address (PODPLANE_HOST).")]
+PortOpt = Annotated[int | None, typer.Option("--port", help="Port (PODPLANE_PORT).")]
+HomeOpt = Annotated[Path | None, typer.Option("--home", help="State folder (PODPLANE_HOME).")]
+
+
+def _settings(
+    host: str | None = None, port: int | None = None, home: Path | None = None
+) -> Settings:
+    given = {"host": host, "port": port, "home": home}
+    return Settings(**{k: v for k, v in given.items() if v is not None})
+
+
+@app.command()
+def serve(host: HostOpt = None, port: PortOpt = None, home: HomeOpt = None) -> None:
+    """Run the control plane only (console, REST, WebSocket, MCP on one port)."""
+    from podplane import server
+
+    _guarded(lambda: server.run(_settings(host, port, home)))
+
+
+@app.command()
+def up(host: HostOpt = None, port: PortOpt = None, home: HomeOpt = None) -> None:
+    """Start the sandbox cloud (unless PODPLANE_BACKEND=aws) and the control plane."""
+    from podplane import server
+
+    _guarded(lambda: server.run(_settings(host, port, home), with_sandbox=True))
+
+
+@token_app.command("create")
+def token_create(
+    name: Annotated[str, typer.Option("--name", help="A name for the token's holder.")],
+    role: Annotated[Role, typer.Option("--role", help="viewer | operator | admin")] = Role.VIEWER,
+    home: HomeOpt = None,
+) -> None:
+    """Create a token on PODPLANE_HOME's database and print the token alone."""
+    from podplane.server import local_ctx
+    from podplane.services.access import tokens
+
+    async def go() -> str:
+        async with local_ctx(_settings(home=home)) as ctx:
+            return (await tokens.mint(ctx, name, role)).secret
+
+    typer.echo(_run(go()))
+
+
+@token_app.command("list")
+def token_list(home: HomeOpt = None) -> None:
+    """List tokens (never their secrets)."""
+    from podplane.server import local_ctx
+    from podplane.services.access import tokens
+
+    async def go() -> list[tokens.TokenInfo]:
+        async with local_ctx(_settings(home=home)) as ctx:
+            return await tokens.list_tokens(ctx)
+
+    table = Table("name", "role", "created", "last used", "revoked")
+    for t in _run(go()):
+        table.add_row(t.name, t.role, f"{t.created_at:%Y-%m-%d %H:%M}",
+                      f"{t.last_used_at:%Y-%m-%d %H:%M}" if t.last_used_at else "-",
+                      "yes" if t.revoked else "")
+    out.print(table)
+
+
+@token_app.command("revoke")
+def token_revoke(name: Annotated[str, typer.Argument()], home: HomeOpt = None) -> None:
+    """Revoke a token by name; its console sessions end too."""
+    from podplane.server import local_ctx
+    from podplane.services.access import tokens
+
+    async def go() -> None:
+        async with local_ctx(_settings(home=home)) as ctx:
+            await tokens.revoke(ctx, name)
+
+    _run(go())
+    out.print(f"revoked {name}")
+
+
+def _run(coro):  # type: ignore[no-untyped-def]
+    return _guarded(lambda: asyncio.run(coro))
+
+
+def _guarded(action):  # type: ignore[no-untyped-def]
+    """Run `action`; a classified error becomes its message and hint, exit status 1."""
+    try:
+        return action()
+    except PodplaneError as e:
+        err.print(f"[red]error[/red] ({e.code}): {e.message}")
+        if e.hint:
+            err.print(f"hint: {e.hint}")
+        raise typer.Exit(1) from None

@@ -1,0 +1,1 @@
+"""Who may call podplane: tokens, sign-in and the audit log."""

@@ -1,0 +1,1 @@
+"""Clusters: create, import, inspect, status and delete, with their workflows."""

@@ -1,0 +1,1 @@
+"""Read-only investigation: `podplane doctor` today."""

@@ -1,0 +1,1 @@
+"""Instance groups: plan, add, scale, change and delete, with their workflows."""

@@ -1,0 +1,1 @@
+"""Nodes: list, reboot, replace and delete, with their workflows."""

@@ -1,0 +1,161 @@
+"""Durable node actions: reboot, replace, delete — each one batch call exactly once, then polls
+HyperPod until the node is back (or replaced, or gone) and Kubernetes agrees. Replace and
+delete first cordon the Node and move its workload pods away."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from podplane.domain.errors import CloudError, NotFound
+from podplane.ops import workflows
+from podplane.ops.context import StepContext
+from podplane.ops.mutate import mutate_once
+from podplane.services.cloud_access import Cloud
+from podplane.services.context import AppState
+from podplane.services.groups import cloud as gc
+from podplane.services.groups import steps
+
+REBOOT, REPLACE, DELETE = "node.reboot", "node.replace", "node.delete"
+POLL_SECONDS = 20.0
+Shape = dict[str, Any]
+
+
+def register(cloud: Cloud, state: AppState) -> None:
+    hp = cloud.aws.hyperpod
+
+    async def nodes_now(ref: gc.ClusterRef) -> list[Shape]:
+        return await hp.list_cluster_nodes(ref.hyperpod)
+
+    async def batch(ctx: StepContext, call: Callable[[str, list[str]], Awaitable[Shape]],
+                    inspect: Callable[[], Awaitable[Shape | None]],
+                    done: Callable[[Shape], bool], **checkpoint: Any) -> Shape:
+        ref, node = gc.ClusterRef.of(ctx.params), ctx.params["node"]
+
+        async def submit() -> Shape:
+            answer = await call(ref.hyperpod, [node])
+            failed = answer.get("Failed") or []
+            if failed:
+                raise CloudError(f"{ctx.kind} of {node} was refused: "
+                                 f"{failed[0].get('Message', failed[0])}",
+                                 code="node_action_refused", retryable=False,
+                                 hint="Read the node's status with node_describe; a node must "
+                                 "be Running to reboot or replace it.")
+            return {"successful": answer.get("Successful", [])}
+
+        return await mutate_once(ctx, token=ctx.client_token(), submit=submit, inspect=inspect,
+                                 done=done, poll_every=POLL_SECONDS, **checkpoint)
+
+    async def reboot(ctx: StepContext) -> Shape:
+        ref, node = gc.ClusterRef.of(ctx.params), ctx.params["node"]
+        seen_down: list[bool] = []
+
+        async def inspect() -> Shape | None:
+            found = _by_id(await nodes_now(ref), node)
+            if found is None:
+                raise CloudError(f"Node {node} disappeared during its reboot.",
+                                 code="node_gone", retryable=False)
+            if _status(found) != "Running":
+                seen_down.append(True)
+            # Running before we saw it go down: the reboot has not been issued (or not begun).
+            return found if seen_down or ctx.phase_name == "polling" else None
+
+        state = await batch(ctx, hp.reboot_nodes, inspect, lambda n: _status(n) == "Running")
+        return {"instance_id": state["InstanceId"]}
+
+    async def replace(ctx: StepContext) -> Shape:
+        ref, node = gc.ClusterRef.of(ctx.params), ctx.params["node"]
+        if "before" not in ctx.checkpoint:  # the group as it was, to recognise the new node
+            everything = await nodes_now(ref)
+            old_node = _by_id(everything, node) or {}
+            group = old_node.get("InstanceGroupName")
+            ctx.checkpoint.update(group=group, logical_id=old_node.get("NodeLogicalId"),
+                                  before=sorted({n["InstanceId"] for n in everything
+                                                 if n["InstanceGroupName"] == group} | {node}))
+        group, logical = ctx.checkpoint["group"], ctx.checkpoint["logical_id"]
+        before = set(ctx.checkpoint["before"])
+
+        async def inspect() -> Shape | None:
+            nodes = [n for n in await nodes_now(ref)
+                     if n["InstanceGroupName"] == group]
+            old = _by_id(nodes, node)
+            if old is not None and _status(old) == "Running" and old.get("InstanceStatus", {}) \
+                    .get("Message") != "Replacing":
+                return None  # not replaced yet
+            fresh = [n for n in nodes if n["InstanceId"] not in before]
+            match = [n for n in fresh if n.get("NodeLogicalId") == logical] or fresh
+            return {"old": old, "new": match[0] if match else None}
+
+        def done(s: Shape) -> bool:
+            return s["old"] is None and s["new"] is not None and _status(s["new"]) == "Running"
+
+        state = await batch(ctx, hp.replace_nodes, inspect, done,
+                            before=sorted(before), logical_id=logical, group=group)
+        return {"replaced_instance_id": node, "new_instance_id": state["new"]["InstanceId"]}
+
+    async def delete(ctx: StepContext) -> Shape:
+        ref, node = gc.ClusterRef.of(ctx.params), ctx.params["node"]
+
+        async def inspect() -> Shape | None:
+            found = _by_id(await nodes_now(ref), node)
+            return {"gone": True} if found is None or _status(found) == "ShuttingDown" else None
+
+        await batch(ctx, hp.delete_nodes, inspect, lambda s: True)
+        while _by_id(await nodes_now(ref), node) is not None:
+            await ctx.sleep(POLL_SECONDS)
+        return {"deleted_instance_id": node}
+
+    async def kubernetes(ctx: StepContext) -> Shape:
+        ref, node = gc.ClusterRef.of(ctx.params), ctx.params["node"]
+        labels = {steps.CLUSTER_LABEL: ref.hyperpod}
+        if ctx.kind == REBOOT:
+            return await steps.wait_kube_nodes(ctx, cloud, ref, labels, {node})
+        if ctx.kind == DELETE:
+            return await steps.wait_kube_nodes(ctx, cloud, ref, labels, set(), {node})
+        new = (await steps.earlier_results(state, ctx))["new_instance_id"]
+        return await steps.wait_kube_nodes(ctx, cloud, ref, labels, {new}, {node})
+
+    async def drain(ctx: StepContext) -> Shape:
+        return await drain_node(cloud, gc.ClusterRef.of(ctx.params), ctx.params["node"])
+
+    workflows.register(REBOOT, [("reboot", reboot), ("kubernetes", kubernetes)])
+    workflows.register(REPLACE, [("drain", drain), ("replace", replace),
+                                 ("kubernetes", kubernetes)])
+    workflows.register(DELETE, [("drain", drain), ("delete", delete), ("kubernetes", kubernetes)])
+
+
+async def drain_node(cloud: Cloud, ref: gc.ClusterRef, node: str) -> Shape:
+    """Cordon the node's Kubernetes Node and move its workload pods away before the instance
+    goes (DaemonSet pods stay: they die with the node). Safe to run again on resume."""
+    kube = await cloud.kube_for(ref.eks)
+    found = [n for n in await kube.list("v1", "Node", labels={steps.CLUSTER_LABEL: ref.hyperpod})
+             if steps.instance_id(n) == node]
+    if not found:
+        return {"cordoned": None, "evicted": []}
+    name = found[0]["metadata"]["name"]
+    if not (found[0].get("spec") or {}).get("unschedulable"):
+        await kube.patch("v1", "Node", name, {"spec": {"unschedulable": True}})
+    evicted, unmanaged = [], []
+    for pod in await kube.list("v1", "Pod", fields={"spec.nodeName": name}):
+        meta = pod["metadata"]
+        where = f"{meta.get('namespace')}/{meta['name']}"
+        owners = {o.get("kind") for o in meta.get("ownerReferences") or []}
+        if "DaemonSet" in owners or (pod.get("status") or {}).get("phase") in ("Succeeded",
+                                                                             "Failed"):
+            continue
+        if not owners:  # nothing would recreate it: leave it, as kubectl drain does
+            unmanaged.append(where)
+            continue
+        with contextlib.suppress(NotFound):  # already gone (a resumed step)
+            await kube.delete("v1", "Pod", meta["name"], namespace=meta.get("namespace"))
+        evicted.append(where)
+    return {"cordoned": name, "evicted": evicted, "unmanaged_pods_left": unmanaged}
+
+
+def _by_id(nodes: list[Shape], instance_id: str) -> Shape | None:
+    return next((n for n in nodes if n.get("InstanceId") == instance_id), None)
+
+
+def _status(node: Shape) -> str:
+    return str((node.get("InstanceStatus") or {}).get("Status", ""))
