@@ -12,6 +12,7 @@ from podplane.cli.remote import (
     Remote,
     TokenOpt,
     UrlOpt,
+    api,
     follow,
     out,
     steps_table,
@@ -80,7 +81,7 @@ def list_clusters(url: UrlOpt = URL, token: TokenOpt = "") -> None:
 def status(name: str, url: UrlOpt = URL, token: TokenOpt = "") -> None:
     """A cluster's state as the cloud reports it."""
     out.print_json(json.dumps(Remote(url, token_of(token)).call("GET",
-                                                                 f"/api/v1/clusters/{name}")))
+                                                                 api("clusters", name))))
 
 
 @cluster_app.command("import")
@@ -103,5 +104,5 @@ def delete(name: str, yes: Annotated[bool, typer.Option("--yes", help="Do not as
     if not yes:
         typer.confirm(f"Delete cluster {name}?", abort=True)
     remote = Remote(url, token_of(token))
-    follow(remote, remote.call("DELETE", f"/api/v1/clusters/{name}",
+    follow(remote, remote.call("DELETE", api("clusters", name),
                                params={"force": str(force).lower()}))

@@ -8,7 +8,15 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from podplane.cli.remote import Remote, TokenOpt, UrlOpt, steps_table, token_or_env, wait_op
+from podplane.cli.remote import (
+    Remote,
+    TokenOpt,
+    UrlOpt,
+    api,
+    steps_table,
+    token_or_env,
+    wait_op,
+)
 from podplane.domain.instance_groups import CapacityType
 
 group_app = typer.Typer(no_args_is_help=True, help="Add, scale and delete instance groups.")
@@ -30,12 +38,12 @@ def install(app: typer.Typer) -> None:
     app.add_typer(node_app, name="node")
 
 
-def _groups(cluster: str) -> str:
-    return f"/api/v1/clusters/{cluster}/instance-groups"
+def _groups(cluster: str, *rest: str) -> str:
+    return api("clusters", cluster, "instance-groups", *rest)
 
 
-def _nodes(cluster: str) -> str:
-    return f"/api/v1/clusters/{cluster}/nodes"
+def _nodes(cluster: str, *rest: str) -> str:
+    return api("clusters", cluster, "nodes", *rest)
 
 
 def _show(answer: dict[str, Any], url: str, token: str, wait: bool) -> None:
@@ -101,7 +109,7 @@ def group_scale(cluster: Cluster, group: Group,
                 token: TokenOpt = "") -> None:
     """Scale a group (0 allowed)."""
     token = token_or_env(token)
-    answer = Remote(url, token).call("PATCH", f"{_groups(cluster)}/{group}",
+    answer = Remote(url, token).call("PATCH", _groups(cluster, group),
                                      json={"count": count, "dry_run": dry_run})
     _show(answer, url, token, wait)
 
@@ -111,7 +119,7 @@ def group_delete(cluster: Cluster, group: Group, yes: Yes = False, dry_run: DryR
                  wait: Wait = True, url: UrlOpt = URL, token: TokenOpt = "") -> None:
     """Delete a group and terminate its nodes (needs --yes)."""
     token = token_or_env(token)
-    answer = Remote(url, token).call("DELETE", f"{_groups(cluster)}/{group}",
+    answer = Remote(url, token).call("DELETE", _groups(cluster, group),
                                      params={"confirm": yes, "dry_run": dry_run})
     _show(answer, url, token, wait)
 
@@ -134,7 +142,7 @@ def node_list(cluster: Cluster, group: Annotated[str | None, typer.Option("--gro
 @node_app.command("describe")
 def node_describe(cluster: Cluster, node: Node, url: UrlOpt = URL, token: TokenOpt = "") -> None:
     """One node in full (JSON), including the escalation investigate -> reboot -> replace."""
-    out.print_json(data=Remote(url, token_or_env(token)).call("GET", f"{_nodes(cluster)}/{node}"))
+    out.print_json(data=Remote(url, token_or_env(token)).call("GET", _nodes(cluster, node)))
 
 
 @node_app.command("reboot")
@@ -142,7 +150,7 @@ def node_reboot(cluster: Cluster, node: Node, dry_run: DryRun = False, wait: Wai
                 url: UrlOpt = URL, token: TokenOpt = "") -> None:
     """Reboot a Running node (keeps instance storage)."""
     token = token_or_env(token)
-    answer = Remote(url, token).call("POST", f"{_nodes(cluster)}/{node}/reboot",
+    answer = Remote(url, token).call("POST", _nodes(cluster, node, "reboot"),
                                      params={"dry_run": dry_run})
     _show(answer, url, token, wait)
 
@@ -152,7 +160,7 @@ def node_replace(cluster: Cluster, node: Node, yes: Yes = False, dry_run: DryRun
                  wait: Wait = True, url: UrlOpt = URL, token: TokenOpt = "") -> None:
     """Replace a node with a new instance (needs --yes; instance storage is lost)."""
     token = token_or_env(token)
-    answer = Remote(url, token).call("POST", f"{_nodes(cluster)}/{node}/replace",
+    answer = Remote(url, token).call("POST", _nodes(cluster, node, "replace"),
                                      params={"confirm": yes, "dry_run": dry_run})
     _show(answer, url, token, wait)
 
@@ -162,6 +170,6 @@ def node_delete(cluster: Cluster, node: Node, yes: Yes = False, dry_run: DryRun 
                 wait: Wait = True, url: UrlOpt = URL, token: TokenOpt = "") -> None:
     """Terminate a node; its group shrinks by one (needs --yes)."""
     token = token_or_env(token)
-    answer = Remote(url, token).call("DELETE", f"{_nodes(cluster)}/{node}",
+    answer = Remote(url, token).call("DELETE", _nodes(cluster, node),
                                      params={"confirm": yes, "dry_run": dry_run})
     _show(answer, url, token, wait)

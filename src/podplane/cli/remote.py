@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from typing import Annotated, Any
+from urllib.parse import quote
 
 import httpx
 import typer
@@ -19,6 +20,12 @@ STATUS_STYLE = {"succeeded": "green", "failed": "red", "running": "cyan", "cance
 UrlOpt = Annotated[str, typer.Option("--url", envvar="PODPLANE_URL", help="Control plane URL.")]
 TokenOpt = Annotated[str, typer.Option("--token", envvar="PODPLANE_TOKEN", help="API token.",
                                        show_default=False)]
+
+
+def api(*segments: str) -> str:
+    """`/api/v1/<segments>` with each segment percent-encoded, so a name holding `/`, `?` or `#`
+    stays one path segment (the server then refuses it as a name) instead of another route."""
+    return "/api/v1/" + "/".join(quote(str(s), safe="") for s in segments)
 
 
 class Remote:
@@ -71,14 +78,14 @@ def list_ops(url: UrlOpt = "http://127.0.0.1:3099", token: TokenOpt = "",
 def get_op(op_id: str, url: UrlOpt = "http://127.0.0.1:3099", token: TokenOpt = "") -> None:
     """Show one operation with its steps."""
     remote = Remote(url, token_or_env(token))
-    out.print(steps_table(remote.call("GET", f"/api/v1/operations/{op_id}")))
+    out.print(steps_table(remote.call("GET", api("operations", op_id))))
 
 
 @operation_app.command("wait")
 def wait_op(op_id: str, url: UrlOpt = "http://127.0.0.1:3099", token: TokenOpt = "") -> None:
     """Follow an operation live until it ends; exit 1 unless it succeeded."""
     remote = Remote(url, token_or_env(token))
-    follow(remote, remote.call("GET", f"/api/v1/operations/{op_id}"))
+    follow(remote, remote.call("GET", api("operations", op_id)))
 
 
 def follow(remote: Remote, op: dict[str, Any]) -> None:
@@ -86,7 +93,7 @@ def follow(remote: Remote, op: dict[str, Any]) -> None:
     succeeded. Long-polls with the last revision, so each change shows at once."""
     with Live(steps_table(op), console=out, refresh_per_second=4) as live:
         while op["status"] not in TERMINAL:
-            op = remote.call("GET", f"/api/v1/operations/{op['id']}/wait",
+            op = remote.call("GET", api("operations", op["id"], "wait"),
                              params={"timeout": 30, "revision": op["revision"]})
             live.update(steps_table(op))
     if op["status"] != "succeeded":
@@ -102,7 +109,7 @@ def retry_step(op_id: str, step: str, url: UrlOpt = "http://127.0.0.1:3099",
                token: TokenOpt = "") -> None:
     """Re-run one failed step of an operation (and the steps after it)."""
     remote = Remote(url, token_or_env(token))
-    op = remote.call("POST", f"/api/v1/operations/{op_id}/steps/{step}/retry")
+    op = remote.call("POST", api("operations", op_id, "steps", step, "retry"))
     out.print(steps_table(op))
 
 
@@ -110,7 +117,7 @@ def retry_step(op_id: str, step: str, url: UrlOpt = "http://127.0.0.1:3099",
 def cancel_op(op_id: str, url: UrlOpt = "http://127.0.0.1:3099", token: TokenOpt = "") -> None:
     """Ask a running operation to stop at its next safe point."""
     out.print(steps_table(Remote(url, token_or_env(token)).call(
-        "POST", f"/api/v1/operations/{op_id}/cancel")))
+        "POST", api("operations", op_id, "cancel"))))
 
 
 def _detail(step: dict[str, Any]) -> str:

@@ -13,7 +13,9 @@ from podplane.services.registry import service
 from podplane.store import tokens as token_rows
 from podplane.store.models import TokenModel
 
-NAME_RULE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
+NAME_RULE = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}")
+# The engine and local maintenance act as "system" in the audit log; no token may pose as it.
+RESERVED = frozenset({"system"})
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,11 @@ def _info(row: TokenModel) -> TokenInfo:
 
 
 def check_name(name: str) -> None:
-    if not NAME_RULE.match(name):
+    # fullmatch: `$` would let a trailing newline through into audit rows and log lines.
+    if name in RESERVED:
+        raise InvalidInput(f"Token name {name!r} is reserved.",
+                           hint="Pick another name; 'system' is how podplane itself is audited.")
+    if not NAME_RULE.fullmatch(name):
         raise InvalidInput(
             f"Token name {name!r} is not valid.",
             hint="Use 1-63 characters: lowercase letters, digits, '.', '_', '-'.",
