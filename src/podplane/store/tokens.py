@@ -7,6 +7,7 @@ import secrets
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import delete, func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from podplane.store.models import SessionModel, TokenModel
@@ -31,6 +32,19 @@ async def create(db: AsyncSession, name: str, role: str) -> tuple[TokenModel, st
     db.add(row)
     await db.flush()
     return row, secret
+
+
+async def create_first(db: AsyncSession, name: str, role: str) -> str | None:
+    """Create the first token unless any token exists; None when another process won the race
+    (the unique name makes the loser's insert fail, on SQLite and PostgreSQL alike)."""
+    if await db.scalar(select(TokenModel.id).limit(1)) is not None:
+        return None
+    try:
+        async with db.begin_nested():
+            _row, secret = await create(db, name, role)
+    except IntegrityError:
+        return None
+    return secret
 
 
 async def by_secret(db: AsyncSession, secret: str) -> TokenModel | None:

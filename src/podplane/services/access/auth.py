@@ -48,10 +48,7 @@ async def close_session(app: AppState, sid: str) -> None:
 async def ensure_admin_token(app: AppState) -> str | None:
     """On first start, create the admin token and return it once (None if one exists)."""
     async with app.sessions.begin() as db:
-        if await token_rows.all_tokens(db):
-            return None
-        _row, secret = await token_rows.create(db, "admin", Role.ADMIN.value)
-        return secret
+        return await token_rows.create_first(db, "admin", Role.ADMIN.value)
 
 
 def _principal(row: TokenModel, face: Face) -> Principal:
