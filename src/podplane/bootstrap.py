@@ -28,7 +28,7 @@ SANDBOX_REGION = "us-west-2"
 
 
 def build_state(settings: Settings) -> AppState:
-    settings.home.mkdir(parents=True, exist_ok=True)
+    settings.home.mkdir(mode=0o700, parents=True, exist_ok=True)  # tokens, state: owner only
     extras: dict[str, object] = {}
     if settings.backend == "sandbox":
         _point_at_sandbox(settings, extras)

@@ -71,6 +71,9 @@ def _migration_lock(url: str) -> Iterator[None]:
 def _file_lock(db_file: Path) -> Iterator[None]:
     """SQLite lives on one host: an exclusive flock beside the database file serialises starts."""
     db_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # Created 0600 before SQLite opens it: SQLite gives its -wal and -shm files the database
+    # file's permissions (sqlite.org, "Write-Ahead Logging", and the unix VFS).
+    os.close(os.open(db_file, os.O_RDWR | os.O_CREAT, 0o600))
     fd = os.open(db_file.with_name(db_file.name + ".migrate.lock"), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
