@@ -23,3 +23,5 @@ class Principal:
 
 
 SYSTEM = Principal(name="system", role=Role.ADMIN, token_id="system", face="cli")
+# Who a refused sign-in is audited as: the token was not recognised, so nobody is named.
+ANONYMOUS = Principal(name="anonymous", role=Role.VIEWER, token_id="-", face="ui")

@@ -6,8 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 from podplane.domain.effects import Role
 from podplane.domain.errors import Unauthenticated
-from podplane.domain.principal import Face, Principal
+from podplane.domain.principal import ANONYMOUS, Face, Principal
 from podplane.services.context import AppState
+from podplane.store import audit_log
 from podplane.store import tokens as token_rows
 from podplane.store.models import TokenModel
 
@@ -32,17 +33,29 @@ async def principal_for_session(app: AppState, sid: str) -> Principal:
 
 
 async def open_session(app: AppState, secret: str) -> tuple[Principal, str]:
+    """Sign in to the console; success and refusal are both audited (`session.open`)."""
     async with app.sessions.begin() as db:
         row = await token_rows.by_secret(db, secret)
-        if row is None:
-            raise Unauthenticated("The token is unknown or revoked.")
-        sid = await token_rows.open_session(db, row.id, app.settings.session_ttl_seconds)
-        return _principal(row, "ui"), sid
+        if row is not None:
+            sid = await token_rows.open_session(db, row.id, app.settings.session_ttl_seconds)
+            principal = _principal(row, "ui")
+            await audit_log.append(db, principal=principal, action="session.open",
+                                   target=f"token/{row.name}", result="ok")
+            return principal, sid
+    async with app.sessions.begin() as db:
+        await audit_log.append(db, principal=ANONYMOUS, action="session.open", target="-",
+                               result="error:unauthenticated")
+    raise Unauthenticated("The token is unknown or revoked.")
 
 
 async def close_session(app: AppState, sid: str) -> None:
+    """Sign out: the session ends and the audit log says who left (`session.close`)."""
     async with app.sessions.begin() as db:
+        row = await token_rows.token_for_session(db, sid)
         await token_rows.close_session(db, sid)
+        if row is not None:
+            await audit_log.append(db, principal=_principal(row, "ui"), action="session.close",
+                                   target=f"token/{row.name}", result="ok")
 
 
 async def ensure_admin_token(app: AppState) -> str | None:
