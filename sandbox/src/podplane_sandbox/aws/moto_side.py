@@ -52,14 +52,30 @@ def save(path: Path) -> None:
             data[name] = {account: {r: b for r, b in regions.items() if r in KEPT_REGIONS}
                           for account, regions in backend.items()}
     tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(pickle.dumps(data))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(pickle.dumps(data))
     tmp.replace(path)
+
+
+class UntrustedState(RuntimeError):
+    """The state file is not one this user wrote: unpickling it could run anyone's code."""
+
+
+def check_owned(path: Path) -> None:
+    """Unpickle only a file this user owns and nobody else may write (pickle runs code)."""
+    st = path.stat()
+    if st.st_uid != os.getuid() or st.st_mode & 0o022:
+        raise UntrustedState(
+            f"{path} is not owned by this user or is writable by others; the sandbox will not "
+            f"load it. Delete it (the sandbox starts empty) or fix its owner and mode (0600).")
 
 
 def load(path: Path) -> bool:
     if not path.exists():
         return False
-    data = pickle.loads(path.read_bytes())  # noqa: S301 - our own file under PODPLANE_HOME
+    check_owned(path)
+    data = pickle.loads(path.read_bytes())  # noqa: S301 - checked: our own file, 0600
     for name, accounts in data.items():
         backend = get_backend(name)
         backend.clear()
