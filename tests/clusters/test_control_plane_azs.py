@@ -32,3 +32,10 @@ async def test_create_retries_eks_in_the_azs_its_refusal_offers(stack: Stack) ->
     # the nodes still run where the user asked
     hp = stack.aws("sagemaker").list_cluster_nodes(ClusterName="alpha")["ClusterNodeSummaries"]
     assert len(hp) == 2
+
+    async with stack.client("admin") as admin:  # the subnet made for EKS goes with the rest
+        r = await admin.delete("/api/v1/clusters/alpha", params={"confirm": "true"})
+        assert r.status_code == 202, r.text
+        assert (await wait_done(admin, r.json()["id"]))["status"] == "succeeded"
+    mine = [{"Name": "tag:podplane:cluster", "Values": ["alpha"]}]
+    assert stack.aws("ec2").describe_subnets(Filters=mine)["Subnets"] == []
