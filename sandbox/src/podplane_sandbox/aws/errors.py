@@ -4,11 +4,13 @@ from __future__ import annotations
 
 
 class AwsError(Exception):
-    def __init__(self, code: str, message: str, status: int = 400) -> None:
+    def __init__(self, code: str, message: str, status: int = 400,
+                 fields: dict[str, object] | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.status = status
+        self.fields = fields or {}  # members the error shape adds (botocore's model)
 
 
 # SageMaker (JSON 1.1) codes

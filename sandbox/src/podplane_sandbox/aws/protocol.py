@@ -92,7 +92,7 @@ def json_error(err: AwsError, rest: bool) -> tuple[int, dict[str, str], bytes]:
     headers = {"Content-Type": "application/x-amz-json-1.1", "x-amzn-ErrorType": err.code}
     if rest:
         headers["Content-Type"] = "application/json"
-        body = {"message": err.message}
+        body = {"message": err.message, **err.fields}
     else:
         body = {"__type": err.code, "Message": err.message}
     return err.status, headers, json.dumps(body).encode()

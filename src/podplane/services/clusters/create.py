@@ -30,6 +30,7 @@ from podplane.services.cloud_access import cloud_of
 from podplane.services.clusters import dependencies as cluster_deps
 from podplane.services.clusters import hyperpod as cluster_hyperpod
 from podplane.services.clusters import mount_check
+from podplane.services.clusters.control_plane import create_in_supported_azs, used_subnets
 from podplane.services.clusters.identity import (
     LIFECYCLE_PREFIX,
     ensure_bucket,
@@ -102,13 +103,19 @@ class CreateSteps:
         existing: dict[str, Any] | None = (None if in_flight
                                            else await eks.describe_cluster(spec.name))
         if existing is None:
-            async def submit() -> dict[str, Any]:
-                made = await while_iam_propagates(ctx, role, lambda: eks.create_cluster(
-                    spec.name, role, net["private_subnets"] + net["public_subnets"],
-                    [net["security_group"]], version=KUBERNETES_VERSION, client_token=token,
+            async def create(subnets: list[str], attempt: int) -> dict[str, Any]:
+                # a refused request created nothing; a new subnet set gets its own token
+                once = token if attempt == 0 else f"{token}-az{attempt}"
+                return await while_iam_propagates(ctx, role, lambda: eks.create_cluster(
+                    spec.name, role, subnets,
+                    [net["security_group"]], version=KUBERNETES_VERSION, client_token=once,
                     accessConfig={"authenticationMode": "API_AND_CONFIG_MAP",
                                   "bootstrapClusterCreatorAdminPermissions": True},
                     tags={CLUSTER_TAG: spec.name, MANAGED_TAG: "true"}))
+
+            async def submit() -> dict[str, Any]:
+                made = await create_in_supported_azs(ctx, self.cloud, spec.name, spec.region,
+                                                     net, create)
                 return {"arn": made["arn"]}  # what the checkpoint keeps (JSON-safe)
 
             existing = await mutate_once(
@@ -125,7 +132,9 @@ class CreateSteps:
             raise CloudError(f"EKS cluster {spec.name} failed to create.", code="eks_failed",
                              hint="Check the EKS console's health issues, delete the cluster, "
                              "then retry this step.")
-        await save_facts(self.app, spec.name, eks_arn=existing["arn"])
+        await save_facts(self.app, spec.name, eks_arn=existing["arn"],
+                         control_plane=await used_subnets(self.cloud, spec.name, spec.region,
+                                                          net["vpc_id"], existing))
         return {"eks_arn": existing["arn"], "eks_status": existing["status"]}
 
     async def access(self, ctx: StepContext) -> dict[str, Any]:

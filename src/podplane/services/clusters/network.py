@@ -13,7 +13,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from podplane.cloud.ports_aws import Ec2Port, Shape
-from podplane.domain.network import COMPUTE_TAG, SubnetFact, VpcLayout, place_compute_subnet
+from podplane.domain.network import (
+    COMPUTE_TAG,
+    SubnetFact,
+    VpcLayout,
+    next_free_block,
+    place_compute_subnet,
+)
 from podplane.domain.subnet_sizing import subnet_ips
 from podplane.ops.context import StepContext
 from podplane.services.clusters import network_reconcile as fix
@@ -113,6 +119,23 @@ class Network:
                            int(s.get("AvailableIpAddressCount", 0)),
                            {t["Key"]: t["Value"] for t in s.get("Tags", [])})
                 for s in found["Subnets"]]
+
+    async def control_plane_subnets(self, vpc_id: str, vpc_cidr: str,
+                                    azs: list[str]) -> list[str]:
+        """The cluster's private subnet in each of `azs` (a /24 made where none exists yet),
+        then its public subnets in those AZs: what EKS CreateCluster is given."""
+        facts = await self.subnet_facts(vpc_id)
+        role_of = {f.subnet_id: f.tags.get(ROLE_TAG, "") for f in facts}
+        private, used = [], [f.cidr for f in facts]
+        for az in azs:
+            found = [f.subnet_id for f in facts if role_of[f.subnet_id] == f"private-{az}"]
+            if not found:
+                used.append(next_free_block(vpc_cidr, used, 24))
+                found = [await self._subnet(vpc_id, f"private-{az}", az, used[-1])]
+            private.append(found[0])
+        public = [f.subnet_id for az in azs for f in facts
+                  if role_of[f.subnet_id] == f"public-{az}"]
+        return private + public
 
     async def compute_subnet(self, ctx: StepContext, vpc_id: str, vpc_cidr: str, az: str,
                              needed_ips: int) -> str:

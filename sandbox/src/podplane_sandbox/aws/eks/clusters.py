@@ -11,6 +11,7 @@ from podplane_sandbox.aws.base import paginate
 from podplane_sandbox.aws.eks.access import AccessMixin
 from podplane_sandbox.aws.eks.addons import AddonsMixin
 from podplane_sandbox.aws.eks.catalog import K8S_VERSIONS
+from podplane_sandbox.aws.eks.zones import ZonesMixin
 from podplane_sandbox.aws.errors import (
     AwsError,
     eks_in_use,
@@ -28,7 +29,7 @@ CONFIG_FIELDS = ("resourcesVpcConfig", "logging", "accessConfig", "upgradePolicy
                  "remoteNetworkConfig")
 
 
-class ClustersMixin(AccessMixin, AddonsMixin):
+class ClustersMixin(AccessMixin, AddonsMixin, ZonesMixin):
     def create_cluster(self, p: dict[str, Any]) -> dict[str, Any]:
         name = p["name"]
         existing = self.table("clusters").get(name)
@@ -39,6 +40,7 @@ class ClustersMixin(AccessMixin, AddonsMixin):
         if p.get("version") and p["version"] not in K8S_VERSIONS:
             raise eks_invalid_param(f"unsupported Kubernetes version {p['version']}")
         self._check_subnets(p.get("resourcesVpcConfig", {}).get("subnetIds", []))
+        self.check_zones(name, p.get("resourcesVpcConfig", {}).get("subnetIds", []))
         iam_rules.check_eks_cluster_role(self.w, p["roleArn"])
         now = self.w.now()
         access = {"authenticationMode": "CONFIG_MAP",
