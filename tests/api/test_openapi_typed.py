@@ -29,9 +29,10 @@ def untyped(schema: Any) -> bool:
         return False
     if schema == {} or set(schema) <= {"title", "description", "default"}:
         return True
-    is_object = schema.get("type") == "object"
-    return is_object and "properties" not in schema and not isinstance(
-        schema.get("additionalProperties"), dict) and schema.get("additionalProperties") is not False
+    if schema.get("type") != "object" or "properties" in schema:
+        return False
+    extra = schema.get("additionalProperties")
+    return not isinstance(extra, dict) and extra is not False
 
 
 def findings(schema: Any, where: str, out: list[str]) -> list[str]:
@@ -41,7 +42,7 @@ def findings(schema: Any, where: str, out: list[str]) -> list[str]:
     if untyped(schema):
         out.append(where)
     for name, prop in schema.get("properties", {}).items():
-        findings(prop, f"{where}.{name}" if "." not in where else f"{where}.{name}", out)
+        findings(prop, f"{where}.{name}", out)
     for key in ("items", "additionalProperties"):
         findings(schema.get(key), where, out)
     for key in ("anyOf", "oneOf", "allOf", "prefixItems"):

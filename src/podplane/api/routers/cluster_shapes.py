@@ -4,6 +4,8 @@ generated from these). The services build these bodies; the routes answer them w
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from podplane.domain.clusters import ClusterSpec
@@ -182,11 +184,15 @@ class ClusterStatusOut(Shape):
 
 # --- plan ------------------------------------------------------------------------------------
 
+# A pair as a two-item list: TypeScript generators read arrays more reliably than tuples.
+AzCidr = Annotated[list[str], Field(min_length=2, max_length=2)]
+
+
 class NetworkPlanOut(Shape):
     vpc_cidr: str
-    public: list[tuple[str, str]] = Field(description="(AZ, CIDR) of each public subnet.")
-    private: list[tuple[str, str]] = Field(description="(AZ, CIDR) of each private subnet.")
-    compute: tuple[str, str] = Field(description="(AZ, CIDR) of the /20 compute subnet.")
+    public: list[AzCidr] = Field(description="[AZ, CIDR] of each public subnet.")
+    private: list[AzCidr] = Field(description="[AZ, CIDR] of each private subnet.")
+    compute: AzCidr = Field(description="[AZ, CIDR] of the /20 compute subnet.")
 
 
 class GroupPlanOut(Shape):
@@ -223,7 +229,8 @@ class ClusterPlanOut(Shape):
     dependencies: list[PlannedUnitOut]
     storage: StoragePlanOut
     notes: list[str]
-    eta_minutes: tuple[int, int] = Field(description="Low and high estimate on AWS.")
+    eta_minutes: Annotated[list[int], Field(min_length=2, max_length=2)] = Field(
+        description="[low, high] estimate on AWS.")
     preflight: list[Finding]
     blocked: bool
     availability_zone: str

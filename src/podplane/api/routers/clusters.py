@@ -3,11 +3,12 @@ caller's current-cluster preference."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from podplane.api.auth import ctx_for
 from podplane.api.routers.cluster_shapes import (
@@ -25,9 +26,20 @@ from podplane.services.context import Ctx
 router = APIRouter(tags=["clusters"])
 ClusterPath = Annotated[str, Path(min_length=1, max_length=DNS_LABEL_MAX,
                                   pattern=DNS_LABEL_PATTERN)]
-# The bodies are the domain's declarations (fields and rules written once, in domain.clusters).
-ClusterIn = ClusterRequest
-ImportIn = ImportRequest
+
+
+# The bodies are the domain's declarations (fields and rules written once, in domain.clusters);
+# the subclasses only keep the names the API has always given them.
+@dataclass(frozen=True, kw_only=True)
+class ClusterIn(ClusterRequest):
+    """Only decisions: everything else is derived and shown in the plan."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImportIn(ImportRequest):
+    """An existing EKS cluster (and its HyperPod cluster) to manage under `name`."""
+
+
 # The services build these bodies as plain JSON; answering them with exclude_unset keeps every
 # key the service wrote and adds none.
 AS_BUILT: dict[str, Any] = {"response_model_exclude_unset": True}

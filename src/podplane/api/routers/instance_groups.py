@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, Path, Query
@@ -31,9 +32,18 @@ IdempotencyKey = Annotated[
 DryRun = Annotated[bool, Query(description="Return the plan without acting.")]
 Confirm = Annotated[bool, Query(description="Required for destructive changes.")]
 BASE = "/clusters/{cluster}/instance-groups"
-# The bodies are the domain's declarations (domain.group_requests).
-NewGroupIn = NewGroupRequest
-ScaleIn = ScaleRequest
+
+
+# The bodies are the domain's declarations (domain.group_requests); the subclasses only keep
+# the names the API has always given them.
+@dataclass(frozen=True, kw_only=True)
+class NewGroupIn(NewGroupRequest):
+    """Add a group: capacity type, EFA-only and subnet placement are decided together."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScaleIn(ScaleRequest):
+    """PATCH a group: only `count` changes; the immutable fields are refused if they differ."""
 
 
 class GroupOut(BaseModel):
