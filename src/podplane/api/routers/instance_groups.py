@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, Path, Query
@@ -13,7 +13,6 @@ from pydantic import BaseModel, Field
 from podplane.api.auth import ctx_for
 from podplane.api.routers.operations import OperationOut, out
 from podplane.domain.group_requests import NewGroupRequest, ScaleRequest
-from podplane.domain.instance_groups import CapacityType
 from podplane.domain.names import DNS_LABEL_MAX, DNS_LABEL_PATTERN
 from podplane.services.context import Ctx
 from podplane.services.groups import service as svc
@@ -46,20 +45,9 @@ class ScaleIn(ScaleRequest):
     """PATCH a group: only `count` changes; the immutable fields are refused if they differ."""
 
 
-class GroupOut(BaseModel):
-    name: str
-    instance_type: str | None
-    status: str | None
-    target_count: int | None
-    current_count: int | None
-    capacity_type: CapacityType
-    efa_only: bool
-    training_plan_arn: str | None
-    threads_per_core: int | None
-    ebs_gb: int | None
-    subnets: list[str]
-    deep_health_checks: list[str]
-    failure_message: str | None
+@dataclass(frozen=True)
+class GroupOut(svc.GroupView):
+    """An instance group (the service's GroupView, under the name the API gives it)."""
 
 
 class SubnetPlanOut(BaseModel):
@@ -134,14 +122,14 @@ def answer(outcome: Outcome) -> JSONResponse:
 
 @router.get(BASE, response_model=list[GroupOut])
 async def list_groups(cluster: ClusterName,
-                      ctx: Annotated[Ctx, Depends(ctx_for(svc.list_groups))]) -> list[GroupOut]:
-    return [GroupOut.model_validate(g) for g in await svc.list_groups(ctx, cluster)]
+                      ctx: Annotated[Ctx, Depends(ctx_for(svc.list_groups))]) -> Any:
+    return [asdict(g) for g in await svc.list_groups(ctx, cluster)]
 
 
 @router.get(BASE + "/{group}", response_model=GroupOut)
 async def get_group(cluster: ClusterName, group: GroupName,
-                    ctx: Annotated[Ctx, Depends(ctx_for(svc.get_group))]) -> GroupOut:
-    return GroupOut.model_validate(await svc.get_group(ctx, cluster, group))
+                    ctx: Annotated[Ctx, Depends(ctx_for(svc.get_group))]) -> Any:
+    return asdict(await svc.get_group(ctx, cluster, group))
 
 
 @router.post(BASE, response_model=None, status_code=202, responses=RESPONSES)
