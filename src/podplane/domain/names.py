@@ -29,6 +29,8 @@ TRAINING_PLAN_ARN_MAX = 256
 SUBNET_ID_PATTERN = r"^subnet-[0-9a-f]{8,17}$"
 # A HyperPod node: its instance id, or the Kubernetes Node name HyperPod gives it.
 NODE_PATTERN = r"^(hyperpod-)?i-[0-9a-f]{8,17}$"
+# API token names: lowercase alnum first, then alnum, '.', '_' or '-', <=63.
+TOKEN_NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,62}$"
 # Our own references in paths (operation ids, step names): no separators, no dots first.
 REF_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 # Free text we store and filter on: no control characters (PostgreSQL rejects NUL in text).

@@ -6,13 +6,13 @@ parameters go to the query string (GET) or the JSON body (other methods).
 
 from __future__ import annotations
 
-from podplane.domain.names import PLAIN_TEXT_PATTERN, REF_PATTERN
+from podplane.domain.names import PLAIN_TEXT_PATTERN, REF_PATTERN, TOKEN_NAME_PATTERN
 from podplane.mcp import tools_clusters, tools_nodes
 from podplane.mcp.tool import Tool, boolean, integer, text
 from podplane.services import operations
 from podplane.services.access import audit, tokens
 
-NAME = {"pattern": "^[a-z0-9][a-z0-9._-]{0,62}$", "minLength": 1, "maxLength": 63}
+NAME = {"pattern": TOKEN_NAME_PATTERN, "minLength": 1, "maxLength": 63}
 OPERATION_ID = text("The operation's id (op-...).", required=True, pattern=REF_PATTERN,
                     minLength=1, maxLength=40)
 STATUSES = ["pending", "running", "succeeded", "failed", "cancelled"]
