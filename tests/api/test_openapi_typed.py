@@ -56,6 +56,8 @@ def untyped_places(doc: dict[str, Any]) -> list[str]:
     for path, ops in doc["paths"].items():
         for method, op in ops.items():
             for code, answer in op.get("responses", {}).items():
+                if code.startswith("2") and code != "204" and not answer.get("content"):
+                    out.append(f"{method.upper()} {path} {code} (no body schema)")
                 for media in answer.get("content", {}).values():
                     findings(media.get("schema"), f"{method.upper()} {path} {code}", out)
     for name, schema in doc["components"]["schemas"].items():
@@ -78,3 +80,5 @@ def test_the_check_finds_an_untyped_response_and_property() -> None:
             "any": {"items": {}, "type": "array"},
             "labels": {"type": "object", "additionalProperties": {"type": "string"}}}}}}}
     assert untyped_places(doc) == ["GET /x 200", "A.free", "A.any"]
+    doc["paths"]["/x"]["get"]["responses"]["200"] = {"description": "whatever"}
+    assert untyped_places(doc) == ["GET /x 200 (no body schema)", "A.free", "A.any"]
