@@ -11,7 +11,7 @@ NPM ?= npm
 CONSOLE := src/podplane/web/static/console/index.html
 CONSOLE_SRC := $(shell find web/src web/scripts web/index.html web/package.json web/vite.config.ts \
 	web/tsconfig.json -type f -not -path '*/generated/*' 2>/dev/null) \
-	$(shell find src/podplane/api -name '*.py' 2>/dev/null)
+	$(shell find src/podplane/api src/podplane/domain -name '*.py' 2>/dev/null)
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)

@@ -2,19 +2,35 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import asdict, dataclass, field, fields
+from typing import Annotated, Any
+
+from pydantic import Field, TypeAdapter
 
 from podplane.domain.dependencies import CORE_UNITS, Unit
 from podplane.domain.errors import InvalidInput
 from podplane.domain.instance_groups import (
     DEFAULT_EBS_GB,
+    MAX_COUNT,
     CapacityType,
     check_count,
     deep_health_checks_for,
     threads_per_core,
 )
-from podplane.domain.names import check_cluster_name, derived_name
+from podplane.domain.names import (
+    AVAILABILITY_ZONE_PATTERN,
+    DNS_LABEL_MAX,
+    DNS_LABEL_PATTERN,
+    EKS_CLUSTER_PATTERN,
+    HYPERPOD_PATTERN,
+    INSTANCE_TYPE_MAX,
+    INSTANCE_TYPE_PATTERN,
+    REGION_PATTERN,
+    TRAINING_PLAN_ARN_MAX,
+    TRAINING_PLAN_ARN_PATTERN,
+    check_cluster_name,
+    derived_name,
+)
 from podplane.domain.network import VpcLayout, plan_vpc
 
 KUBERNETES_VERSION = "1.33"
@@ -25,18 +41,38 @@ CREATE_STEPS = ("preflight", "network", "eks", "access", "dependencies", "hyperp
                 "node_dependencies", "storage", "verify")
 
 
-@dataclass(frozen=True)
+# Each field of a cluster is declared here once, with its rules: the REST request model, the
+# MCP tools' input schemas and the JSON an operation stores all derive from these declarations.
+ClusterName = Annotated[str, Field(
+    min_length=1, max_length=DNS_LABEL_MAX, pattern=DNS_LABEL_PATTERN,
+    description="The cluster's name: a DNS label (it names the EKS cluster, the HyperPod "
+    "cluster and Kubernetes labels).")]
+InstanceTypeName = Annotated[str, Field(
+    min_length=4, max_length=INSTANCE_TYPE_MAX, pattern=INSTANCE_TYPE_PATTERN,
+    description="A HyperPod (SageMaker) instance type, e.g. ml.p5.48xlarge.")]
+TrainingPlanArn = Annotated[str | None, Field(
+    max_length=TRAINING_PLAN_ARN_MAX, pattern=TRAINING_PLAN_ARN_PATTERN,
+    description="Only with capacity_type training-plan (see the training plans).")]
+WarningCode = Annotated[str, Field(max_length=64, pattern=r"^[a-z_]+$")]
+
+
+@dataclass(frozen=True, kw_only=True)
 class ClusterSpec:
     """Only decisions: everything else is derived and shown in the plan."""
 
-    name: str
-    region: str
-    availability_zone: str
-    instance_type: str
-    count: int
+    name: ClusterName
+    region: Annotated[str, Field(pattern=REGION_PATTERN,
+                                 description="The control plane's region.")] = "us-west-2"
+    availability_zone: Annotated[str, Field(
+        pattern=AVAILABILITY_ZONE_PATTERN,
+        description="The AZ of the accelerated nodes (see the availability zones).")]
+    instance_type: InstanceTypeName
+    count: Annotated[int, Field(ge=1, le=MAX_COUNT, description="Number of instances.")]
     capacity_type: CapacityType = CapacityType.ON_DEMAND
-    training_plan_arn: str | None = None
-    deep_health_checks: bool = True
+    training_plan_arn: TrainingPlanArn = None
+    deep_health_checks: Annotated[bool, Field(
+        description="On-start deep health checks (stress + connectivity). On unless you "
+        "turn them off.")] = True
 
     def validate(self) -> None:
         check_cluster_name(self.name)
@@ -50,6 +86,37 @@ class ClusterSpec:
             raise InvalidInput(
                 "training_plan_arn goes with capacity_type 'training-plan', and only with it.",
                 field="training_plan_arn")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClusterRequest(ClusterSpec):
+    """A create (or plan) request: the decisions, and the pre-flight warnings accepted."""
+
+    override_warnings: Annotated[list[WarningCode], Field(
+        max_length=10,
+        description="Pre-flight warnings you accept, e.g. training_plan_az_adopted.",
+    )] = field(default_factory=list)
+
+    def spec(self) -> ClusterSpec:
+        return ClusterSpec(**{k: getattr(self, k) for k in SPEC_FIELDS})
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImportRequest:
+    """An existing EKS cluster (and its HyperPod cluster) to manage under `name`."""
+
+    name: ClusterName
+    eks_cluster_name: Annotated[str | None, Field(
+        max_length=100, pattern=EKS_CLUSTER_PATTERN,
+        description="The EKS cluster's name (default: name).")] = None
+    hyperpod_cluster_name: Annotated[str | None, Field(
+        max_length=63, pattern=HYPERPOD_PATTERN,
+        description="The HyperPod cluster orchestrated by it, if any.")] = None
+
+
+# ClusterSpec <-> the JSON an operation and the cluster row store (the same field names).
+SPEC: TypeAdapter[ClusterSpec] = TypeAdapter(ClusterSpec)
+SPEC_FIELDS = tuple(f.name for f in fields(ClusterSpec))
 
 
 @dataclass(frozen=True)

@@ -106,7 +106,8 @@ def request_for(
     tool: Tool, args: dict[str, Any]
 ) -> tuple[str, str, dict[str, Any], dict[str, Any] | None]:
     # The tool's declared defaults are what is sent (e.g. operation_wait waits 50 s, not 30).
-    defaults = {k: p.schema["default"] for k, p in tool.params.items() if "default" in p.schema}
+    defaults = {k: p.schema["default"] for k, p in tool.params.items()
+                if p.schema.get("default") is not None}
     # confirm=true travels on (checked above): the REST route asks for it too.
     values = {**defaults, **{k: v for k, v in args.items() if v is not None}}
     in_path = {k: quote(str(values.pop(k)), safe="") for k in tool.path_params}

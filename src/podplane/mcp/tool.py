@@ -11,6 +11,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from podplane.domain.effects import Effect, Role, mcp_hints
 from podplane.services.registry import ServiceSpec, effect_of
 
@@ -85,6 +87,39 @@ class Tool:
             extra.append("Destructive: needs confirm=true after the user agreed.")
         extra.append(f"REST: {self.method} {self.path}.")
         return " ".join([self.description, *extra])
+
+
+def fields_of(shape: Any, require: tuple[str, ...] = ()) -> dict[str, Param]:
+    """The tool arguments of a REST body, read from the body's own declaration (the fields,
+    their rules and descriptions are written once, in `domain`). `require` may make an
+    optional field required for agents, never the other way round."""
+    schema = TypeAdapter(shape).json_schema()
+    defs = schema.get("$defs", {})
+    required = set(schema.get("required", [])) | set(require)
+    return {name: Param(_inlined(prop, defs), name in required)
+            for name, prop in schema["properties"].items()}
+
+
+def typed(shape: Any, description: str, required: bool = False) -> Param:
+    """One argument declared by a domain type (e.g. ClusterName): its rules, our words."""
+    schema = _inlined(TypeAdapter(shape).json_schema(), {})
+    return Param({**schema, "description": description}, required)
+
+
+def _inlined(schema: Any, defs: dict[str, Any], names: bool = False) -> Any:
+    """JSON Schema without $refs or titles: MCP clients read each tool's schema alone.
+    `names`: `schema` maps property names to schemas (keep every key)."""
+    if isinstance(schema, list):
+        return [_inlined(s, defs) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    if names:
+        return {k: _inlined(v, defs) for k, v in schema.items()}
+    ref = schema.get("$ref", "")
+    base = defs[ref.rsplit("/", 1)[-1]] if ref else {}
+    merged = {**base, **{k: v for k, v in schema.items() if k != "$ref"}}
+    return {k: _inlined(v, defs, names=k == "properties") for k, v in merged.items()
+            if k not in ("title", "$defs")}
 
 
 def text(description: str, required: bool = False, **rules: Any) -> Param:

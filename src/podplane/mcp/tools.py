@@ -6,14 +6,15 @@ parameters go to the query string (GET) or the JSON body (other methods).
 
 from __future__ import annotations
 
+from podplane.domain.names import PLAIN_TEXT_PATTERN, REF_PATTERN, TOKEN_NAME_PATTERN
 from podplane.mcp import tools_clusters, tools_nodes
 from podplane.mcp.tool import Tool, boolean, integer, text
 from podplane.services import operations
 from podplane.services.access import audit, tokens
 
-NAME = {"pattern": "^[a-z0-9][a-z0-9._-]{0,62}$", "maxLength": 63}
-OPERATION_ID = text("The operation's id (op-...).", required=True,
-                    pattern="^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+NAME = {"pattern": TOKEN_NAME_PATTERN, "minLength": 1, "maxLength": 63}
+OPERATION_ID = text("The operation's id (op-...).", required=True, pattern=REF_PATTERN,
+                    minLength=1, maxLength=40)
 STATUSES = ["pending", "running", "succeeded", "failed", "cancelled"]
 
 TOOLS: tuple[Tool, ...] = (
@@ -22,10 +23,13 @@ TOOLS: tuple[Tool, ...] = (
         "List operations (durable mutations), newest first; filter by status, kind or target.",
         {
             "status": text("Only operations in this status.", enum=STATUSES),
-            "kind": text("Only this kind, e.g. 'cluster.create'.", maxLength=64),
-            "target": text("Only operations on this target.", maxLength=256),
+            "kind": text("Only this kind, e.g. 'cluster.create'.", maxLength=64,
+                         pattern=PLAIN_TEXT_PATTERN),
+            "target": text("Only operations on this target.", maxLength=256,
+                           pattern=PLAIN_TEXT_PATTERN),
             "limit": integer("How many (1-200).", minimum=1, maximum=200, default=50),
-            "cursor": text("next_cursor from the previous page.", maxLength=40),
+            "cursor": text("next_cursor from the previous page.", maxLength=40,
+                           pattern=REF_PATTERN),
         },
     ),
     Tool(
@@ -43,7 +47,8 @@ TOOLS: tuple[Tool, ...] = (
         {"operation_id": OPERATION_ID,
          "timeout": integer("Seconds to wait (0-50).", minimum=0, maximum=50, default=50),
          "revision": integer("Also return as soon as the operation's revision differs "
-                             "from this one (pass the revision you last saw).", minimum=0)},
+                             "from this one (pass the revision you last saw).", minimum=0,
+                             maximum=2**31)},
     ),
     Tool(
         "operation_retry_step", "POST", "/api/v1/operations/{operation_id}/steps/{step}/retry",
@@ -52,7 +57,7 @@ TOOLS: tuple[Tool, ...] = (
         "the steps after it. Completed earlier steps are not repeated.",
         {"operation_id": OPERATION_ID,
          "step": text("The step's name, as in the operation's steps.", required=True,
-                      pattern="^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")},
+                      pattern=REF_PATTERN, minLength=1, maxLength=64)},
     ),
     Tool(
         "operation_cancel", "POST", "/api/v1/operations/{operation_id}/cancel",
@@ -66,7 +71,8 @@ TOOLS: tuple[Tool, ...] = (
         "List audit log entries, newest first: who did what, through which face, with what result.",
         {
             "limit": integer("How many entries (1-1000).", minimum=1, maximum=1000, default=100),
-            "before_id": integer("Only entries older than this id (for paging).", minimum=1),
+            "before_id": integer("Only entries older than this id (for paging).", minimum=1,
+                                 maximum=2**62),
             "principal": text("Only entries by this token name.", maxLength=64),
             "action": text("Only this action, e.g. 'token.revoke'.", maxLength=64),
         },

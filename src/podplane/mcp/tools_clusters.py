@@ -1,46 +1,23 @@
-"""MCP tool rows for clusters and inspect-before-create (each row is one REST call)."""
+"""MCP tool rows for clusters and inspect-before-create (each row is one REST call).
+
+Bodies are not described here: a body tool's arguments are read from the same domain
+declaration the REST route validates against (`fields_of`)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from podplane.mcp.tool import Param, Tool, boolean, integer, text
+from podplane.domain.clusters import ClusterName, ClusterRequest, ImportRequest
+from podplane.domain.names import (
+    AVAILABILITY_ZONE_PATTERN,
+    EKS_CLUSTER_PATTERN,
+    INSTANCE_TYPE_MAX,
+    INSTANCE_TYPE_PATTERN,
+)
+from podplane.mcp.tool import Tool, boolean, fields_of, integer, text, typed
 from podplane.services.clusters import inspect
 from podplane.services.clusters import service as clusters
 from podplane.services.diagnostics import doctor
 
-CLUSTER = text("The cluster's name (as in cluster_list).", required=True,
-               pattern="^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$", maxLength=63)
-AZ_PATTERN = "^[a-z]{2}-[a-z]+-[0-9][a-z]$"
-TYPE_PATTERN = "^ml\\.[a-z0-9.\\-]+$"
-
-
-def _decisions() -> dict[str, Param]:
-    """The only things a user decides; everything else is derived and shown in the plan."""
-    return {
-        "name": CLUSTER,
-        "availability_zone": text("AZ for the accelerated nodes (region_list_azs).",
-                                  required=True, pattern=AZ_PATTERN),
-        "instance_type": text("HyperPod instance type (instance_type_list), e.g. "
-                              "ml.p5.48xlarge.", required=True, pattern=TYPE_PATTERN),
-        "count": integer("Number of instances.", required=True, minimum=1, maximum=1000),
-        "capacity_type": text("on-demand | spot | training-plan.",
-                              enum=["on-demand", "spot", "training-plan"],
-                              default="on-demand"),
-        "training_plan_arn": text("Only with capacity_type training-plan "
-                                  "(training_plan_list).", maxLength=256),
-        "region": text("The control plane's region.", pattern="^[a-z]{2}-[a-z]+-[0-9]$"),
-        "deep_health_checks": boolean("On-start deep health checks (keep on unless the "
-                                      "user asks otherwise).", default=True),
-        "override_warnings": _list("Pre-flight warning codes the user accepted, e.g. "
-                                   "training_plan_az_adopted."),
-    }
-
-
-def _list(description: str) -> Param:
-    schema: dict[str, Any] = {"type": "array", "description": description, "maxItems": 10,
-                              "items": {"type": "string", "pattern": "^[a-z_]+$"}}
-    return Param(schema)
+CLUSTER = typed(ClusterName, "The cluster's name (as in cluster_list).", required=True)
 
 
 TOOLS: tuple[Tool, ...] = (
@@ -52,18 +29,19 @@ TOOLS: tuple[Tool, ...] = (
          "operation's steps.", {"name": CLUSTER}),
     Tool("cluster_plan_create", "POST", "/api/v1/cluster-plans", clusters.plan_create,
          "Dry run of cluster_create: the derived plan (network, versions, dependencies, "
-         "resilience settings) and pre-flight findings. Creates nothing.", _decisions()),
+         "resilience settings) and pre-flight findings. Creates nothing. Decide the AZ "
+         "(region_list_azs), instance type (instance_type_list) and capacity with the user.",
+         fields_of(ClusterRequest)),
     Tool("cluster_create", "POST", "/api/v1/clusters", clusters.create_cluster,
          "Create a cluster (EKS + HyperPod, ~25-40 min on AWS) as one durable operation with "
          "steps preflight, network, eks, access, dependencies, hyperpod, storage, verify. "
-         "Returns changed=false when the cluster already exists as asked.", _decisions()),
+         "Keep deep health checks on unless the user asks otherwise. "
+         "Returns changed=false when the cluster already exists as asked.",
+         fields_of(ClusterRequest)),
     Tool("cluster_import", "POST", "/api/v1/clusters/import", clusters.import_cluster,
          "Import an existing EKS cluster (and optionally its HyperPod cluster): tests the "
          "connection, detects add-ons and operators, then manages it like a created one.",
-         {"name": CLUSTER,
-          "eks_cluster_name": text("The EKS cluster's name (default: name).", maxLength=100),
-          "hyperpod_cluster_name": text("The HyperPod cluster orchestrated by it, if any.",
-                                        maxLength=63)}),
+         fields_of(ImportRequest)),
     Tool("cluster_delete", "DELETE", "/api/v1/clusters/{name}", clusters.delete_cluster,
          "Delete a cluster in order (HyperPod, EKS, network, IAM). Only podplane-tagged "
          "resources unless force; imported clusters are only detached unless "
@@ -77,11 +55,13 @@ TOOLS: tuple[Tool, ...] = (
     Tool("instance_type_list", "GET", "/api/v1/instance-types", inspect.list_instance_types,
          "HyperPod instance types with the AZs offering them, GPUs, GPU memory, EFA, vCPU, "
          "memory and approximate on-demand price.",
-         {"availability_zone": text("Only types offered in this AZ.", pattern=AZ_PATTERN),
+         {"availability_zone": text("Only types offered in this AZ.",
+                                    pattern=AVAILABILITY_ZONE_PATTERN),
           "accelerated_only": boolean("Only GPU / Trainium types.", default=False)}),
     Tool("quota_get", "GET", "/api/v1/quotas", inspect.get_quota,
          "The SageMaker '<type> for cluster usage' quota: limit, in use, available.",
-         {"instance_type": text("e.g. ml.p5.48xlarge", required=True, pattern=TYPE_PATTERN)}),
+         {"instance_type": text("e.g. ml.p5.48xlarge", required=True,
+                                pattern=INSTANCE_TYPE_PATTERN, maxLength=INSTANCE_TYPE_MAX)}),
     Tool("training_plan_list", "GET", "/api/v1/training-plans", inspect.list_training_plans,
          "Training plans in the account: instance type, AZ, instances available, dates."),
     Tool("doctor_run", "GET", "/api/v1/doctor", doctor.run_doctor,
@@ -89,9 +69,10 @@ TOOLS: tuple[Tool, ...] = (
          "service-linked role, podplane's own IAM permissions (policy simulation), the quota "
          "for count x instance_type, and an existing EKS cluster's access entry. Each finding "
          "has status ok/warn/fail and its fix. Reads only.",
-         {"instance_type": text("e.g. ml.p5.48xlarge", pattern=TYPE_PATTERN),
+         {"instance_type": text("e.g. ml.p5.48xlarge", pattern=INSTANCE_TYPE_PATTERN,
+                                maxLength=INSTANCE_TYPE_MAX),
           "count": integer("Instances the create would ask for.", minimum=1, maximum=1000,
                            default=1),
           "cluster": text("A managed cluster's or EKS cluster's name: check its access "
-                          "entry.", pattern="^[0-9A-Za-z][A-Za-z0-9\\-_]*$", maxLength=100)}),
+                          "entry.", pattern=EKS_CLUSTER_PATTERN, maxLength=100)}),
 )

@@ -3,78 +3,67 @@ caller's current-cluster preference."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from podplane.api.auth import ctx_for
+from podplane.api.routers.cluster_shapes import (
+    ClusterListOut,
+    ClusterPlanOut,
+    ClusterStatusOut,
+    UnchangedOut,
+)
 from podplane.api.routers.operations import IdempotencyKey, OperationOut, out
-from podplane.domain.clusters import ClusterSpec
-from podplane.domain.instance_groups import CapacityType
+from podplane.domain.clusters import ClusterName, ClusterRequest, ImportRequest
+from podplane.domain.names import DNS_LABEL_MAX, DNS_LABEL_PATTERN
 from podplane.services.clusters import service as svc
 from podplane.services.context import Ctx
 
 router = APIRouter(tags=["clusters"])
-CLUSTER_NAME = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
-ClusterPath = Annotated[str, Path(min_length=1, max_length=63, pattern=CLUSTER_NAME)]
-AZ = r"^[a-z]{2}-[a-z]+-\d[a-z]$"
+ClusterPath = Annotated[str, Path(min_length=1, max_length=DNS_LABEL_MAX,
+                                  pattern=DNS_LABEL_PATTERN)]
 
 
-class ClusterIn(BaseModel):
+# The bodies are the domain's declarations (fields and rules written once, in domain.clusters);
+# the subclasses only keep the names the API has always given them.
+@dataclass(frozen=True, kw_only=True)
+class ClusterIn(ClusterRequest):
     """Only decisions: everything else is derived and shown in the plan."""
 
-    name: str = Field(min_length=1, max_length=63, pattern=CLUSTER_NAME)
-    region: str = Field("us-west-2", pattern=r"^[a-z]{2}-[a-z]+-\d$")
-    availability_zone: str = Field(pattern=AZ)
-    instance_type: str = Field(min_length=4, max_length=40, pattern=r"^ml\.[a-z0-9.\-]+$")
-    count: int = Field(ge=1, le=1000)
-    capacity_type: CapacityType = CapacityType.ON_DEMAND
-    training_plan_arn: str | None = Field(None, max_length=256,
-                                          pattern=r"^arn:aws[a-z-]*:sagemaker:[^\s]+$")
-    deep_health_checks: bool = Field(True, description="On-start deep health checks "
-                                     "(stress + connectivity). On unless you turn them off.")
-    override_warnings: list[Annotated[str, Field(max_length=64, pattern=r"^[a-z_]+$")]] = Field(
-        default_factory=list, max_length=10,
-        description="Pre-flight warnings you accept, e.g. training_plan_az_adopted.")
 
-    def spec(self) -> ClusterSpec:
-        return ClusterSpec(self.name, self.region, self.availability_zone, self.instance_type,
-                           self.count, self.capacity_type, self.training_plan_arn,
-                           self.deep_health_checks)
+@dataclass(frozen=True, kw_only=True)
+class ImportIn(ImportRequest):
+    """An existing EKS cluster (and its HyperPod cluster) to manage under `name`."""
 
 
-class UnchangedOut(BaseModel):
-    changed: bool = False
-    plan: list[Any] = Field(default_factory=list)
-
-
-class ImportIn(BaseModel):
-    name: str = Field(min_length=1, max_length=63, pattern=CLUSTER_NAME)
-    eks_cluster_name: str | None = Field(None, max_length=100,
-                                         pattern=r"^[0-9A-Za-z][A-Za-z0-9\-_]*$")
-    hyperpod_cluster_name: str | None = Field(None, max_length=63,
-                                              pattern=r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
+# The services build these bodies as plain JSON; answering them with exclude_unset keeps every
+# key the service wrote and adds none.
+AS_BUILT: dict[str, Any] = {"response_model_exclude_unset": True}
 
 
 class CurrentClusterIn(BaseModel):
-    name: str | None = Field(None, max_length=63, pattern=CLUSTER_NAME)
+    name: ClusterName | None = None
 
 
 class CurrentClusterOut(BaseModel):
     name: str | None
 
 
-@router.post("/cluster-plans", summary="Plan a cluster (dry run, nothing is created)")
+@router.post("/cluster-plans", summary="Plan a cluster (dry run, nothing is created)",
+             response_model=ClusterPlanOut, **AS_BUILT)
 async def plan_cluster(body: ClusterIn,
-                       ctx: Annotated[Ctx, Depends(ctx_for(svc.plan_create))]) -> dict[str, Any]:
+                       ctx: Annotated[Ctx, Depends(ctx_for(svc.plan_create))]) -> Any:
     return await svc.plan_create(ctx, body.spec())
 
 
 @router.post("/clusters", status_code=202, response_model=OperationOut,
-             responses={200: {"model": UnchangedOut,
-                              "description": "The cluster exists as asked: nothing to do."}})
+             responses={200: {"model": UnchangedOut | ClusterPlanOut,
+                              "description": "The cluster exists as asked (nothing to do), "
+                              "or the plan (dry_run=true)."}})
 async def create_cluster(
     body: ClusterIn, ctx: Annotated[Ctx, Depends(ctx_for(svc.create_cluster))],
     idempotency_key: IdempotencyKey = None, dry_run: bool = False,
@@ -87,8 +76,8 @@ async def create_cluster(
     return out(result.operation)
 
 
-@router.get("/clusters")
-async def list_clusters(ctx: Annotated[Ctx, Depends(ctx_for(svc.list_clusters))]) -> dict[str, Any]:
+@router.get("/clusters", response_model=ClusterListOut, **AS_BUILT)
+async def list_clusters(ctx: Annotated[Ctx, Depends(ctx_for(svc.list_clusters))]) -> Any:
     return await svc.list_clusters(ctx)
 
 
@@ -100,9 +89,9 @@ async def import_cluster(body: ImportIn,
                                         body.hyperpod_cluster_name, idempotency_key))
 
 
-@router.get("/clusters/{cluster}")
+@router.get("/clusters/{cluster}", response_model=ClusterStatusOut, **AS_BUILT)
 async def get_cluster(cluster: ClusterPath,
-                      ctx: Annotated[Ctx, Depends(ctx_for(svc.get_cluster))]) -> dict[str, Any]:
+                      ctx: Annotated[Ctx, Depends(ctx_for(svc.get_cluster))]) -> Any:
     return await svc.get_cluster(ctx, cluster)
 
 

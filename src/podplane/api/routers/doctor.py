@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, Field
 
 from podplane.api.auth import ctx_for
+from podplane.domain.names import EKS_CLUSTER_PATTERN, INSTANCE_TYPE_MAX, INSTANCE_TYPE_PATTERN
 from podplane.services.context import Ctx
 from podplane.services.diagnostics import doctor as svc
 
@@ -32,10 +33,11 @@ class DoctorOut(BaseModel):
             summary="Check the AWS account for what a cluster create needs")
 async def doctor(
     ctx: Annotated[Ctx, Depends(ctx_for(svc.run_doctor))],
-    instance_type: Annotated[str | None, Query(max_length=40, pattern=r"^ml\.[a-z0-9.\-]+$")
+    instance_type: Annotated[str | None, Query(max_length=INSTANCE_TYPE_MAX,
+                                                         pattern=INSTANCE_TYPE_PATTERN)
                              ] = None,
     count: Annotated[int, Query(ge=1, le=1000)] = 1,
     cluster: Annotated[str | None, Query(max_length=100,
-                                         pattern=r"^[0-9A-Za-z][A-Za-z0-9\-_]*$")] = None,
+                                         pattern=EKS_CLUSTER_PATTERN)] = None,
 ) -> DoctorOut:
     return DoctorOut.model_validate(await svc.run_doctor(ctx, instance_type, count, cluster))

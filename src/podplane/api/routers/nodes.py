@@ -18,12 +18,12 @@ from podplane.api.routers.instance_groups import (
     IdempotencyKey,
     answer,
 )
+from podplane.domain.names import DNS_LABEL_MAX, DNS_LABEL_PATTERN, NODE_PATTERN
 from podplane.services.context import Ctx
 from podplane.services.nodes import service as svc
 
 router = APIRouter(tags=["nodes"])
-NodeName = Annotated[str, Path(min_length=10, max_length=40,
-                               pattern=r"^(hyperpod-)?i-[0-9a-f]{8,17}$",
+NodeName = Annotated[str, Path(min_length=10, max_length=40, pattern=NODE_PATTERN,
                                description="Instance id, or the Kubernetes Node name.")]
 BASE = "/clusters/{cluster}/nodes"
 
@@ -87,8 +87,8 @@ class NodeDetailOut(NodeOut):
 @router.get(BASE, response_model=list[NodeOut])
 async def list_nodes(
     cluster: ClusterName, ctx: Annotated[Ctx, Depends(ctx_for(svc.list_nodes))],
-    instance_group: Annotated[str | None, Query(max_length=63,
-                                                pattern=r"^[a-z0-9][-a-z0-9]*$")] = None,
+    instance_group: Annotated[str | None, Query(max_length=DNS_LABEL_MAX,
+                                                pattern=DNS_LABEL_PATTERN)] = None,
 ) -> list[NodeOut]:
     return [NodeOut.model_validate(n) for n in await svc.list_nodes(ctx, cluster,
                                                                      instance_group)]

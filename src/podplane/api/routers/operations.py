@@ -14,13 +14,14 @@ from starlette.websockets import WebSocketDisconnect
 
 from podplane.api.auth import ctx_for, websocket_principal
 from podplane.domain.errors import Forbidden, NotFound, Unauthenticated
+from podplane.domain.names import PLAIN_TEXT_PATTERN, REF_PATTERN
 from podplane.services import operations as svc
 from podplane.services.context import Ctx
 from podplane.services.registry import check_role, effect_of
 
 router = APIRouter(tags=["operations"])
-NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
-TEXT = r"^[^\x00-\x1f\x7f]*$"  # no control characters (PostgreSQL rejects NUL in text)
+NAME = REF_PATTERN
+TEXT = PLAIN_TEXT_PATTERN
 OpId = Annotated[str, Path(min_length=1, max_length=40, pattern=NAME)]
 StepName = Annotated[str, Path(min_length=1, max_length=64, pattern=NAME)]
 IdempotencyKey = Annotated[
@@ -77,7 +78,7 @@ class OperationOut(BaseModel):
     revision: int
     cancel_requested: bool
     result: dict[str, Any] | None
-    error: dict[str, Any] | None
+    error: ErrorOut | None = Field(description="The failed step's error.")
     status_url: str
     status_tool: str = Field(description="The MCP tool that decides completion.")
 

@@ -8,12 +8,13 @@ from datetime import datetime
 
 from podplane.domain.effects import Effect, Role
 from podplane.domain.errors import Conflict, InvalidInput, NotFound
+from podplane.domain.names import TOKEN_NAME_PATTERN
 from podplane.services.context import Ctx
 from podplane.services.registry import service
 from podplane.store import tokens as token_rows
 from podplane.store.models import TokenModel
 
-NAME_RULE = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}")
+NAME_RULE = re.compile(TOKEN_NAME_PATTERN)
 # The engine and local maintenance act as "system" in the audit log; no token may pose as it.
 RESERVED = frozenset({"system"})
 

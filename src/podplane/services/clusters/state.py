@@ -4,27 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from podplane.domain.clusters import ClusterSpec
-from podplane.domain.instance_groups import CapacityType
+from podplane.domain.clusters import SPEC, ClusterSpec
 from podplane.services.context import AppState
 from podplane.store import clusters as repo
 
 
 def spec_from(data: dict[str, Any]) -> ClusterSpec:
-    return ClusterSpec(
-        name=data["name"], region=data["region"], availability_zone=data["availability_zone"],
-        instance_type=data["instance_type"], count=int(data["count"]),
-        capacity_type=CapacityType(data.get("capacity_type", "on-demand")),
-        training_plan_arn=data.get("training_plan_arn"),
-        deep_health_checks=bool(data.get("deep_health_checks", True)))
+    """The spec an operation or a cluster row stored (fields and rules: ClusterSpec)."""
+    return SPEC.validate_python(data)
 
 
 def spec_dict(spec: ClusterSpec) -> dict[str, Any]:
-    return {"name": spec.name, "region": spec.region,
-            "availability_zone": spec.availability_zone, "instance_type": spec.instance_type,
-            "count": spec.count, "capacity_type": spec.capacity_type.value,
-            "training_plan_arn": spec.training_plan_arn,
-            "deep_health_checks": spec.deep_health_checks}
+    return dict(SPEC.dump_python(spec, mode="json"))
 
 
 async def facts_of(app: AppState, name: str) -> dict[str, Any]:

@@ -8,7 +8,7 @@ is reached.
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from podplane.domain.effects import Effect
@@ -39,33 +39,53 @@ def target(cluster: str) -> str:
     return f"cluster/{cluster}/instance-groups"
 
 
-def group_view(described: Shape, group: Shape) -> Shape:
+@dataclass(frozen=True)
+class GroupView:
+    """A group as HyperPod reports it now (DescribeCluster), in our words. The REST response
+    model is this very declaration."""
+
+    name: str
+    instance_type: str | None
+    status: str | None
+    target_count: int | None
+    current_count: int | None
+    capacity_type: CapacityType
+    efa_only: bool
+    training_plan_arn: str | None
+    threads_per_core: int | None
+    ebs_gb: int | None
+    subnets: list[str]
+    deep_health_checks: list[str]
+    failure_message: str | None
+
+
+def group_view(described: Shape, group: Shape) -> GroupView:
     shape = shape_of(group)
     ebs = [c["EbsVolumeConfig"].get("VolumeSizeInGB") for c in
            group.get("InstanceStorageConfigs") or [] if "EbsVolumeConfig" in c]
-    return {
-        "name": group["InstanceGroupName"], "instance_type": group.get("InstanceType"),
-        "status": group.get("Status"), "target_count": group.get("TargetCount"),
-        "current_count": group.get("CurrentCount"),
-        "capacity_type": shape.capacity_type.value, "efa_only": shape.efa_only,
-        "training_plan_arn": group.get("TrainingPlanArn"),
-        "threads_per_core": group.get("ThreadsPerCore"), "ebs_gb": ebs[0] if ebs else None,
-        "subnets": gc.vpc_config(described, group).get("Subnets", []),
-        "deep_health_checks": list(group.get("OnStartDeepHealthChecks") or []),
-        "failure_message": described.get("FailureMessage")
+    return GroupView(
+        name=group["InstanceGroupName"], instance_type=group.get("InstanceType"),
+        status=group.get("Status"), target_count=group.get("TargetCount"),
+        current_count=group.get("CurrentCount"),
+        capacity_type=shape.capacity_type, efa_only=shape.efa_only,
+        training_plan_arn=group.get("TrainingPlanArn"),
+        threads_per_core=group.get("ThreadsPerCore"), ebs_gb=ebs[0] if ebs else None,
+        subnets=list(gc.vpc_config(described, group).get("Subnets", [])),
+        deep_health_checks=list(group.get("OnStartDeepHealthChecks") or []),
+        failure_message=described.get("FailureMessage")
         if group.get("Status") in ("Degraded", "Failed") else None,
-    }
+    )
 
 
 @service(Effect.READ, "instance_group.list")
-async def list_groups(ctx: Ctx, cluster: str) -> list[Shape]:
+async def list_groups(ctx: Ctx, cluster: str) -> list[GroupView]:
     ref = await gc.cluster_ref(ctx, cluster)
     described = await gc.describe(cloud_of(ctx.app).aws.hyperpod, ref)
     return [group_view(described, g) for g in gc.groups_of(described)]
 
 
 @service(Effect.READ, "instance_group.get")
-async def get_group(ctx: Ctx, cluster: str, group: str) -> Shape:
+async def get_group(ctx: Ctx, cluster: str, group: str) -> GroupView:
     ref = await gc.cluster_ref(ctx, cluster)
     described = await gc.describe(cloud_of(ctx.app).aws.hyperpod, ref)
     return group_view(described, gc.require_group(described, ref, group))

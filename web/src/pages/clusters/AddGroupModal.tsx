@@ -9,10 +9,11 @@ import RadioGroup from "@cloudscape-design/components/radio-group";
 import Select from "@cloudscape-design/components/select";
 import { useState } from "react";
 import { api } from "../../api/client";
+import { RULES } from "../../api/generated/rules";
 import { ProblemAlert } from "../../components/ProblemAlert";
 import { useInstanceTypes, useTrainingPlans, useZones } from "./CreateSteps";
 import { ActionModal, useRun } from "./GroupModals";
-import { CAPACITY_TYPES, formatPrice, type CapacityType, type ClusterDetail } from "./model";
+import { CAPACITY_TYPES, formatPrice, specOf, type CapacityType, type ClusterDetail, type NewGroupRequest } from "./model";
 
 type Placement = "auto" | "new" | "existing";
 
@@ -28,17 +29,7 @@ interface Form {
   subnet_id: string;
 }
 
-export interface NewGroupBody {
-  name: string;
-  instance_type: string;
-  count: number;
-  availability_zone?: string;
-  capacity_type?: CapacityType;
-  training_plan_arn?: string;
-  efa_only?: boolean;
-  subnet_id?: string;
-  new_subnet?: boolean;
-}
+export type NewGroupBody = NewGroupRequest;
 
 export function newGroupBody(f: Form): NewGroupBody {
   const body: NewGroupBody = { name: f.name.trim(), instance_type: f.instance_type, count: Number(f.count) };
@@ -81,11 +72,11 @@ export function AddGroupModal({ cluster, onClose, onDone }: Props) {
     }),
   );
   const valid =
-    /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(body.name) && Boolean(f.instance_type) &&
+    RULES.groupName.test(body.name) && Boolean(f.instance_type) &&
     Number.isInteger(body.count) && body.count >= 1 &&
     (f.capacity_type !== "training-plan" || Boolean(f.training_plan_arn)) &&
-    (f.placement !== "existing" || /^subnet-[0-9a-f]{8,17}$/.test(f.subnet_id.trim()));
-  const defaultAz = cluster.spec?.availability_zone;
+    (f.placement !== "existing" || RULES.subnetId.test(f.subnet_id.trim()));
+  const defaultAz = specOf(cluster)?.availability_zone;
   const typeOptions = (types.data ?? []).map((t) => ({
     value: t.name, label: t.name, tags: [`${t.gpu_count} × ${t.gpu_model ?? "GPU"}`, `EFA ${t.efa_interfaces}`, formatPrice(t.price_per_hour)],
   }));

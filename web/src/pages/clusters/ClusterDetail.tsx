@@ -18,7 +18,7 @@ import { usePrincipal } from "../../session";
 import { DeleteClusterModal } from "./DeleteClusterModal";
 import { DependenciesTable } from "./DependenciesTable";
 import { GroupsTable } from "./GroupsTable";
-import { clusterKey, type ClusterDetail as Detail } from "./model";
+import { clusterKey, specOf } from "./model";
 import { NodesTable } from "./NodesTable";
 import { ProgressPanel } from "./ProgressPanel";
 import { RecentOps, useRecentOps } from "./RecentOps";
@@ -28,7 +28,7 @@ export default function ClusterDetail({ params }: PageProps) {
   const query = useQuery({
     queryKey: clusterKey(name),
     queryFn: async () =>
-      (await unwrap(api.GET("/api/v1/clusters/{cluster}", { params: { path: { cluster: name } } }))) as unknown as Detail,
+      unwrap(api.GET("/api/v1/clusters/{cluster}", { params: { path: { cluster: name } } })),
   });
   const [followed, setFollowed] = useState(false);
   const recent = useRecentOps(name);
@@ -75,7 +75,7 @@ export default function ClusterDetail({ params }: PageProps) {
             { label: "EKS", value: c.eks ? `${c.eks.status ?? "-"} (Kubernetes ${c.eks.version ?? "-"})` : "-" },
             { label: "HyperPod", value: c.hyperpod?.status ?? "-" },
             { label: "Node recovery", value: c.hyperpod?.node_recovery ?? "-" },
-            { label: "Availability zone", value: c.spec?.availability_zone ?? "-" },
+            { label: "Availability zone", value: specOf(c)?.availability_zone ?? "-" },
             { label: "Compute subnet", value: c.facts?.network?.compute_subnet ?? "-" },
             { label: "VPC", value: c.facts?.network?.vpc_id ?? "-" },
             { label: "Bucket", value: c.facts?.bucket ?? "-" },

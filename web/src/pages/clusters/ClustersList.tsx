@@ -11,7 +11,7 @@ import { Status } from "../../components/Status";
 import { deniedReason } from "../../permissions";
 import { followHandler, navigate } from "../../router";
 import { usePrincipal } from "../../session";
-import { clusterKey, type ClusterDetail, type ClusterList, type ManagedCluster } from "./model";
+import { clusterKey, type ManagedCluster } from "./model";
 
 const SETTLED = new Set(["active", "failed", "deleted"]);
 
@@ -20,7 +20,7 @@ export default function ClustersList() {
   const denied = deniedReason(who.role, "cluster.create");
   const query = useQuery({
     queryKey: ["clusters"],
-    queryFn: async () => (await unwrap(api.GET("/api/v1/clusters"))) as unknown as ClusterList,
+    queryFn: async () => unwrap(api.GET("/api/v1/clusters")),
     refetchInterval: (q) => (q.state.data?.managed.some((c) => !SETTLED.has(c.state)) ? 3000 : false),
   });
   const items = query.data?.managed ?? [];
@@ -90,7 +90,7 @@ function GroupsSummary({ cluster }: { cluster: ManagedCluster }) {
   const query = useQuery({
     queryKey: clusterKey(cluster.name),
     queryFn: async () =>
-      (await unwrap(api.GET("/api/v1/clusters/{cluster}", { params: { path: { cluster: cluster.name } } }))) as unknown as ClusterDetail,
+      unwrap(api.GET("/api/v1/clusters/{cluster}", { params: { path: { cluster: cluster.name } } })),
   });
   const groups = query.data?.hyperpod?.instance_groups;
   if (query.isLoading) return <>…</>;

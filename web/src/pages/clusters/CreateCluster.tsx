@@ -5,10 +5,11 @@ import Wizard from "@cloudscape-design/components/wizard";
 import { useQuery } from "@tanstack/react-query";
 import { useCallback, useMemo, useState } from "react";
 import { api, unwrap } from "../../api/client";
+import { RULES } from "../../api/generated/rules";
 import { navigate } from "../../router";
 import { CapacityStep, NameStep, type Decisions } from "./CreateSteps";
 import { PlanReview } from "./PlanReview";
-import type { ClusterPlan } from "./model";
+import type { ClusterRequest } from "./model";
 
 const START: Decisions = {
   name: "",
@@ -20,16 +21,7 @@ const START: Decisions = {
   training_plan_arn: "",
 };
 
-export type ClusterBody = {
-  name: string;
-  region: string;
-  availability_zone: string;
-  instance_type: string;
-  count: number;
-  capacity_type: Decisions["capacity_type"];
-  training_plan_arn?: string;
-  override_warnings?: string[];
-};
+export type ClusterBody = ClusterRequest;
 
 export function bodyOf(d: Decisions, accepted: string[]): ClusterBody {
   const body: ClusterBody = {
@@ -60,11 +52,11 @@ export default function CreateCluster() {
     queryKey: ["cluster-plan", body],
     enabled: active === 2,
     queryFn: async () =>
-      (await unwrap(api.POST("/api/v1/cluster-plans", { body }))) as unknown as ClusterPlan,
+      unwrap(api.POST("/api/v1/cluster-plans", { body })),
   });
 
   const stepValid = [
-    /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(d.name.trim()) && Boolean(d.region),
+    RULES.clusterName.test(d.name.trim()) && Boolean(d.region),
     Boolean(d.instance_type && d.availability_zone) && Number(d.count) >= 1 &&
       (d.capacity_type !== "training-plan" || Boolean(d.training_plan_arn)),
   ];

@@ -10,8 +10,9 @@ import SpaceBetween from "@cloudscape-design/components/space-between";
 import { useQuery } from "@tanstack/react-query";
 import { useEffect } from "react";
 import { api, unwrap } from "../../api/client";
+import { RULES } from "../../api/generated/rules";
 import { ProblemAlert } from "../../components/ProblemAlert";
-import { CAPACITY_TYPES, formatPrice, type CapacityType, type InstanceType, type Quota, type TrainingPlan, type Zone } from "./model";
+import { CAPACITY_TYPES, formatPrice, type CapacityType } from "./model";
 
 export interface Decisions {
   name: string;
@@ -32,7 +33,7 @@ interface StepProps {
 export function useZones() {
   return useQuery({
     queryKey: ["inspect", "zones"],
-    queryFn: async () => (await unwrap(api.GET("/api/v1/availability-zones"))) as unknown as Zone[],
+    queryFn: async () => unwrap(api.GET("/api/v1/availability-zones")),
     staleTime: 60_000,
   });
 }
@@ -41,7 +42,7 @@ export function useInstanceTypes() {
   return useQuery({
     queryKey: ["inspect", "types"],
     queryFn: async () =>
-      (await unwrap(api.GET("/api/v1/instance-types", { params: { query: { accelerated_only: true } } }))) as unknown as InstanceType[],
+      unwrap(api.GET("/api/v1/instance-types", { params: { query: { accelerated_only: true } } })),
     staleTime: 60_000,
   });
 }
@@ -50,7 +51,7 @@ export function useTrainingPlans(enabled: boolean) {
   return useQuery({
     queryKey: ["inspect", "plans"],
     enabled,
-    queryFn: async () => (await unwrap(api.GET("/api/v1/training-plans"))) as unknown as TrainingPlan[],
+    queryFn: async () => unwrap(api.GET("/api/v1/training-plans")),
   });
 }
 
@@ -59,7 +60,7 @@ export function useQuota(type: string) {
     queryKey: ["inspect", "quota", type],
     enabled: Boolean(type),
     queryFn: async () =>
-      (await unwrap(api.GET("/api/v1/quotas", { params: { query: { instance_type: type } } }))) as unknown as Quota,
+      unwrap(api.GET("/api/v1/quotas", { params: { query: { instance_type: type } } })),
   });
 }
 
@@ -72,7 +73,7 @@ export function NameStep({ d, update, showErrors }: StepProps) {
   useEffect(() => {
     if (!d.region && first) update({ region: first });
   }, [d.region, first, update]);
-  const nameOk = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(d.name.trim());
+  const nameOk = RULES.clusterName.test(d.name.trim());
   return (
     <Container header={<Header variant="h2">Name and region</Header>}>
       <SpaceBetween size="l">

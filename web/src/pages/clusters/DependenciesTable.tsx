@@ -4,18 +4,18 @@ import Box from "@cloudscape-design/components/box";
 import Header from "@cloudscape-design/components/header";
 import Table from "@cloudscape-design/components/table";
 import { Status } from "../../components/Status";
-import type { Dependency } from "./model";
+import type { Dependencies, Dependency } from "./model";
 
-export function DependenciesTable({ deps }: { deps: Record<string, Dependency | { code?: string; message?: string }> }) {
-  if ("error" in deps) {
-    const error = deps.error as { code?: string; message?: string };
+export function DependenciesTable({ deps }: { deps: Dependencies }) {
+  if (isUnknown(deps)) {
+    const error = deps.error;
     return (
       <Box color="text-status-error">
         Dependencies could not be read: {error.code}: {error.message}
       </Box>
     );
   }
-  const items = Object.entries(deps).map(([name, d]) => ({ name, ...(d as Dependency) }));
+  const items = Object.entries(deps).map(([name, d]) => ({ name, ...d }));
   return (
     <Table
       variant="container"
@@ -41,3 +41,10 @@ export function DependenciesTable({ deps }: { deps: Record<string, Dependency | 
     />
   );
 }
+
+/** The status says why it could not read the cluster's dependencies, or lists them. */
+function isUnknown(deps: Dependencies): deps is Extract<Dependencies, { error: unknown }> {
+  return "error" in deps && typeof deps.error === "object" && deps.error !== null && "code" in deps.error;
+}
+
+export type { Dependency };

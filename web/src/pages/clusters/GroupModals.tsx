@@ -7,7 +7,7 @@ import Input from "@cloudscape-design/components/input";
 import Modal from "@cloudscape-design/components/modal";
 import SpaceBetween from "@cloudscape-design/components/space-between";
 import { useMemo, useState, type ReactNode } from "react";
-import { api } from "../../api/client";
+import { api, type Schemas } from "../../api/client";
 import { ProblemAlert } from "../../components/ProblemAlert";
 import { useFlash } from "../../layout/flash";
 import type { Group } from "./model";
@@ -21,7 +21,7 @@ interface Props {
 }
 
 /** The scale body: only the fields the user changed (the diff contract). */
-export function scaleBody(group: Group, count: string): { count?: number } {
+export function scaleBody(group: Group, count: string): Schemas["ScaleIn"] {
   const n = Number(count);
   return n !== group.target_count ? { count: n } : {};
 }

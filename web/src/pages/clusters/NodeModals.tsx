@@ -7,6 +7,7 @@ import { api, unwrap } from "../../api/client";
 import { ProblemAlert } from "../../components/ProblemAlert";
 import { ActionModal, useRun } from "./GroupModals";
 import type { Node } from "./model";
+import type { Change } from "./mutation";
 
 export type NodeAction = "reboot" | "replace" | "delete";
 
@@ -42,7 +43,7 @@ export function NodeActionModal({ cluster, node, action, onClose, onDone }: Prop
           : action === "replace"
             ? api.POST("/api/v1/clusters/{cluster}/nodes/{node}/replace", { params: { path, query } })
             : api.POST("/api/v1/clusters/{cluster}/nodes/{node}/reboot", { params: { path, query } });
-      return (await unwrap(call)) as { plan?: { warning?: string } };
+      return (await unwrap(call)) as Change;
     },
   });
   const run = useRun(onDone, `${action} ${node.id}`, () => {
@@ -52,7 +53,8 @@ export function NodeActionModal({ cluster, node, action, onClose, onDone }: Prop
     if (action === "replace") return api.POST("/api/v1/clusters/{cluster}/nodes/{node}/replace", { params: { path, query, header } });
     return api.DELETE("/api/v1/clusters/{cluster}/nodes/{node}", { params: { path, query, header } });
   });
-  const warning = plan.data?.plan?.warning;
+  const answer = plan.data?.plan;
+  const warning = answer && "warning" in answer ? answer.warning : undefined;
   return (
     <ActionModal header={`${VERB[action]} node ${node.id}?`} action={`${VERB[action]} node`} busy={run.busy} onClose={onClose} onAction={run.go}>
       <Box variant="p">

@@ -104,12 +104,11 @@ function LiveBadge({ op, live }: { op: Operation; live: LiveState }) {
   return <StatusIndicator type="loading">{text}</StatusIndicator>;
 }
 
-function OperationError({ error }: { error: Record<string, unknown> }) {
-  const text = (key: string) => (typeof error[key] === "string" ? (error[key] as string) : undefined);
+function OperationError({ error }: { error: NonNullable<Operation["error"]> }) {
   return (
-    <Alert type="error" header={`The operation failed${text("code") ? `: ${text("code")}` : ""}`}>
-      {text("message") ?? JSON.stringify(error)}
-      {text("hint") && <Box variant="p" color="text-body-secondary">Hint: {text("hint")}</Box>}
+    <Alert type="error" header={`The operation failed: ${error.code}`}>
+      {error.message}
+      {error.hint && <Box variant="p" color="text-body-secondary">Hint: {error.hint}</Box>}
     </Alert>
   );
 }

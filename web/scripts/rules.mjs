@@ -1,0 +1,24 @@
+// Write src/api/generated/rules.ts: the validation patterns of the request bodies, read from
+// the server's OpenAPI document, so the console checks a name with the server's own rule
+// instead of a copy of it. Run by `npm run gen` after openapi-typescript.
+import { readFileSync, writeFileSync } from "node:fs";
+
+const doc = JSON.parse(readFileSync("openapi.json", "utf8"));
+const schemas = doc.components.schemas;
+
+function pattern(schema, field) {
+  const prop = schemas[schema].properties[field];
+  const found = prop.pattern ?? (prop.anyOf ?? []).find((s) => s.pattern)?.pattern;
+  if (!found) throw new Error(`${schema}.${field} has no pattern in openapi.json`);
+  return found;
+}
+
+const rules = {
+  clusterName: pattern("ClusterIn", "name"),
+  groupName: pattern("NewGroupIn", "name"),
+  subnetId: pattern("NewGroupIn", "subnet_id"),
+};
+const lines = Object.entries(rules).map(([k, v]) => `  ${k}: new RegExp(${JSON.stringify(v)}),`);
+writeFileSync("src/api/generated/rules.ts",
+  "// Generated from openapi.json by scripts/rules.mjs: do not edit.\nexport const RULES = {\n" +
+  lines.join("\n") + "\n} as const;\n");
