@@ -43,7 +43,9 @@ DNS_LABEL = re.compile(DNS_LABEL_PATTERN)
 
 def check_cluster_name(name: str) -> None:
     """Our cluster name is used for EKS, HyperPod and Kubernetes labels: satisfy all three."""
-    if not (EKS_CLUSTER.fullmatch(name) and HYPERPOD.fullmatch(name) and DNS_LABEL.fullmatch(name)):
+    # fullmatch: with `match`, `$` would also accept a trailing newline.
+    rules = (EKS_CLUSTER, HYPERPOD, DNS_LABEL)
+    if not all(rule.fullmatch(name) for rule in rules):
         raise InvalidInput(
             f"Cluster name {name!r} is not valid.",
             hint="Use 1-63 lowercase letters, digits and '-', starting and ending with a "
