@@ -1,0 +1,113 @@
+"""deploy/cloudformation: cfn-lint clean, the reviewer's checks pass, the control plane's role
+holds exactly docs/aws-permissions.md, and the outputs give the SSM command."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from cfnlint.api import lint, lint_file
+
+from podplane.domain.aws_policy import POLICY
+from tests.deploy.guard import violations
+from tests.deploy.templates import MAIN, ROOT, load, templates
+from tests.permissions.test_policy_doc import doc_policy
+
+sys.path.insert(0, str(ROOT / "deploy"))
+import render_policy  # noqa: E402
+
+
+@pytest.mark.parametrize("path", templates(), ids=lambda p: p.name)
+def test_cfn_lint_finds_nothing(path: Path) -> None:
+    assert [str(m) for m in lint_file(path)] == []
+
+
+def test_cfn_lint_does_report_a_broken_template() -> None:
+    broken = MAIN.read_text().replace("StorageEncrypted: true", "StorageEncrypted: maybe")
+    assert any("maybe" in str(m) for m in lint(broken))
+
+
+@pytest.mark.parametrize("path", templates(), ids=lambda p: p.name)
+def test_the_security_checks_pass(path: Path) -> None:
+    assert violations(load(path)) == []
+
+
+def test_the_role_policy_is_the_documented_one_and_nothing_more() -> None:
+    resources = load()["Resources"]
+    document = resources["ControlPlanePolicy"]["Properties"]["PolicyDocument"]
+    assert document == POLICY == doc_policy()
+    role = resources["ControlPlaneRole"]["Properties"]
+    assert role["ManagedPolicyArns"] == [{"Ref": "ControlPlanePolicy"}]
+    assert "Policies" not in role  # no inline policy beside it
+
+
+def test_the_template_is_what_render_policy_writes() -> None:
+    text = MAIN.read_text()
+    assert render_policy.render(text, POLICY) == text
+    assert render_policy.main(["--check", str(MAIN)]) == 0
+
+
+def test_render_policy_check_fails_on_a_drifted_template(tmp_path: Path) -> None:
+    drifted = tmp_path / "t.yaml"
+    drifted.write_text(MAIN.read_text().replace("- eks:ListClusters\n", ""))
+    assert render_policy.main(["--check", str(drifted)]) == 1
+    assert render_policy.main([str(drifted)]) == 0  # rewrites it
+    assert drifted.read_text() == MAIN.read_text()
+
+
+def test_the_control_plane_role_cannot_be_one_it_manages() -> None:
+    """OwnRoles lets podplane attach policies to role/podplane-*: its own role must not match."""
+    param = load()["Parameters"]["ControlPlaneRoleName"]
+    pattern = re.compile(param["AllowedPattern"])
+    assert pattern.match(param["Default"])
+    assert not pattern.match("podplane-control-plane")
+    own = [s["Resource"] for s in POLICY["Statement"] if s["Sid"] == "OwnRoles"]
+    assert own == ["arn:aws:iam::*:role/podplane-*"]
+
+
+def test_outputs_give_the_port_forwarding_command() -> None:
+    t = load()
+    command = t["Outputs"]["SsmPortForwardCommand"]["Value"]["Fn::Sub"]
+    assert command.startswith("aws ssm start-session --region ${AWS::Region} "
+                              "--target ${InstanceA} ")
+    assert "--document-name AWS-StartPortForwardingSession" in command
+    assert """'{"portNumber":["3099"],"localPortNumber":["3099"]}'""" in command
+    assert t["Outputs"]["SsmPortForwardCommandB"]["Condition"] == "UsePostgres"
+
+
+def test_parameters_choose_network_size_and_database() -> None:
+    t = load()
+    params = t["Parameters"]
+    assert params["VpcMode"]["AllowedValues"] == ["new", "existing"]
+    assert params["DatabaseMode"]["AllowedValues"] == ["sqlite", "postgres"]
+    assert "InstanceType" in params
+    resources = t["Resources"]
+    assert resources["Vpc"]["Condition"] == "NewVpc"
+    for name in ("Database", "InstanceB", "DatabaseSecurityGroup"):
+        assert resources[name]["Condition"] == "UsePostgres"
+    assert resources["DataVolume"]["Condition"] == "UseSqlite"
+    assert "Condition" not in resources["InstanceA"]
+
+
+def test_the_database_is_private_encrypted_and_kept_on_delete() -> None:
+    db = load()["Resources"]["Database"]
+    props = db["Properties"]
+    assert (props["StorageEncrypted"], props["PubliclyAccessible"]) == (True, False)
+    assert props["ManageMasterUserPassword"] is True and "MasterUserPassword" not in props
+    assert db["DeletionPolicy"] == "Snapshot"
+    ingress = load()["Resources"]["DatabaseSecurityGroup"]["Properties"]["SecurityGroupIngress"]
+    assert ingress == [{"Description": "PostgreSQL from the control plane", "IpProtocol": "tcp",
+                        "FromPort": 5432, "ToPort": 5432,
+                        "SourceSecurityGroupId": {"Ref": "InstanceSecurityGroup"}}]
+
+
+def test_instances_require_imdsv2_with_room_for_the_container() -> None:
+    data = load()["Resources"]["LaunchTemplate"]["Properties"]["LaunchTemplateData"]
+    assert data["MetadataOptions"] == {"HttpEndpoint": "enabled", "HttpTokens": "required",
+                                       "HttpPutResponseHopLimit": 2}
+    script = data["UserData"]["Fn::Base64"]["Fn::Sub"][0]
+    for flag in ("--read-only", "--cap-drop ALL", "-p 127.0.0.1:3099:3099",
+                 "--log-driver awslogs", "credential_source = Ec2InstanceMetadata"):
+        assert flag in script
