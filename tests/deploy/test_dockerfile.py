@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.deploy.dockerfile_rules import problems, stages
 
@@ -72,3 +73,13 @@ def test_dockerignore_sends_only_the_sources() -> None:
     assert rules[0] == "**"  # everything out, then an allow-list
     allowed = {line[1:].rstrip("/") for line in lines if line.startswith("!")}
     assert allowed == {"pyproject.toml", "README.md", "src", "web", "sandbox"}
+
+
+def test_the_demo_compose_file_builds_the_demo_target_read_only_on_loopback() -> None:
+    compose = yaml.safe_load((ROOT / "compose.yaml").read_text())
+    demo = compose["services"]["demo"]
+    assert demo["build"]["target"] in {s.name for s in stages(DOCKERFILE.read_text())}
+    assert demo["build"]["target"] == "demo"
+    assert demo["ports"] == ["127.0.0.1:3099:3099"]
+    assert demo["read_only"] is True and demo["cap_drop"] == ["ALL"]
+    assert any(v.endswith(":/data") for v in demo["volumes"])
