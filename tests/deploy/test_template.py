@@ -3,10 +3,12 @@ holds exactly docs/aws-permissions.md, and the outputs give the SSM command."""
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
 
+import boto3
 import pytest
 from cfnlint.api import lint, lint_file
 
@@ -103,11 +105,47 @@ def test_the_database_is_private_encrypted_and_kept_on_delete() -> None:
                         "SourceSecurityGroupId": {"Ref": "InstanceSecurityGroup"}}]
 
 
-def test_instances_require_imdsv2_with_room_for_the_container() -> None:
+def test_the_container_gets_the_control_plane_role_and_not_the_hosts() -> None:
+    """IMDSv2 with a hop limit of 1: a container (one hop further) cannot reach the instance
+    role; the host hands it ControlPlaneRole's credentials through credential_process."""
     data = load()["Resources"]["LaunchTemplate"]["Properties"]["LaunchTemplateData"]
     assert data["MetadataOptions"] == {"HttpEndpoint": "enabled", "HttpTokens": "required",
-                                       "HttpPutResponseHopLimit": 2}
+                                       "HttpPutResponseHopLimit": 1}
     script = data["UserData"]["Fn::Base64"]["Fn::Sub"][0]
+    assert "credential_process = cat /run/aws/credentials.json" in script
+    assert "credential_source" not in script and "--network host" not in script
+    assert "aws sts assume-role" in script
+    assert "CONTROL_PLANE_ROLE=${ControlPlaneRole.Arn}" in script
     for flag in ("--read-only", "--cap-drop ALL", "-p 127.0.0.1:3099:3099",
-                 "--log-driver awslogs", "credential_source = Ec2InstanceMetadata"):
+                 "--log-driver awslogs", "-v /run/podplane-aws:/run/aws:ro"):
         assert flag in script
+
+
+def _heredoc(script: str, path: str) -> str:
+    """The body of `cat > PATH <<'EOF'` in the user data."""
+    body = script.split(f"cat > {path} <<'EOF'\n", 1)[1]
+    return body.split("\nEOF\n", 1)[0] + "\n"
+
+
+def test_the_sdk_reads_the_credentials_the_host_writes(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """botocore runs the profile's credential_process and takes the JSON the host script makes
+    from `aws sts assume-role --query Credentials` plus Version 1."""
+    script = load()["Resources"]["LaunchTemplate"]["Properties"]["LaunchTemplateData"][
+        "UserData"]["Fn::Base64"]["Fn::Sub"][0]
+    creds = tmp_path / "credentials.json"
+    config = tmp_path / "aws-config"
+    config.write_text(_heredoc(script, "/etc/podplane/aws-config")
+                      .replace("/run/aws/credentials.json", str(creds))
+                      .replace("${AWS::Region}", "us-west-2"))
+    assumed = {"AccessKeyId": "ASIAEXAMPLE", "SecretAccessKey": "s", "SessionToken": "t",
+               "Expiration": "2999-01-01T00:00:00+00:00"}
+    creds.write_text(json.dumps({"Version": 1, **assumed}))
+    for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    session = boto3.session.Session(profile_name="podplane")
+    got = session.get_credentials()
+    assert (got.method, got.access_key, got.token) == ("custom-process", "ASIAEXAMPLE", "t")
+    assert session.region_name == "us-west-2"
