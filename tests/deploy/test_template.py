@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -149,3 +150,23 @@ def test_the_sdk_reads_the_credentials_the_host_writes(tmp_path: Path,
     got = session.get_credentials()
     assert (got.method, got.access_key, got.token) == ("custom-process", "ASIAEXAMPLE", "t")
     assert session.region_name == "us-west-2"
+
+
+def test_the_user_data_and_the_scripts_it_writes_are_valid_bash(tmp_path: Path) -> None:
+    """After CloudFormation's Fn::Sub (every ${...} is one of its variables), bash parses the
+    user data and each script it installs; a planted syntax error is caught the same way."""
+    sub = load()["Resources"]["LaunchTemplate"]["Properties"]["LaunchTemplateData"][
+        "UserData"]["Fn::Base64"]["Fn::Sub"]
+    template, variables = sub
+    names = set(re.findall(r"\$\{([^}]+)\}", template))
+    parameters_and_resources = set(load()["Parameters"]) | set(load()["Resources"])
+    unknown = {n for n in names - set(variables) if not n.startswith("AWS::")
+               and n.split(".")[0] not in parameters_and_resources}
+    assert unknown == set()  # a shell ${VAR} here would be taken by Fn::Sub
+    script = re.sub(r"\$\{[^}]+\}", "value", template)
+    installed = re.findall(r"cat > (/usr/local/bin/\S+) <<", script)
+    scripts = {"user-data": script} | {path: _heredoc(script, path) for path in installed}
+    assert len(scripts) == 4
+    for name, body in [*scripts.items(), ("planted", "if true; then\n")]:
+        run = subprocess.run(["bash", "-n"], input=body, capture_output=True, text=True)
+        assert (run.returncode == 0) == (name != "planted"), (name, run.stderr)
