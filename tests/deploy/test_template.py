@@ -60,14 +60,23 @@ def test_render_policy_check_fails_on_a_drifted_template(tmp_path: Path) -> None
     assert drifted.read_text() == MAIN.read_text()
 
 
-def test_the_control_plane_role_cannot_be_one_it_manages() -> None:
-    """OwnRoles lets podplane attach policies to role/podplane-*: its own role must not match."""
-    param = load()["Parameters"]["ControlPlaneRoleName"]
+def test_no_role_of_the_stack_is_one_podplane_manages() -> None:
+    """OwnRoles lets podplane attach policies to role/podplane-*: neither the control plane's
+    role nor the host's may match, whatever the stack's name (a generated role name starts
+    with it), so both are named from a parameter that refuses the prefix."""
+    t = load()
+    param = t["Parameters"]["ControlPlaneRoleName"]
     pattern = re.compile(param["AllowedPattern"])
-    assert pattern.match(param["Default"])
-    assert not pattern.match("podplane-control-plane")
+    assert pattern.match(param["Default"]) and pattern.match("a" * 59)
+    assert not pattern.match("podplane-control-plane") and not pattern.match("a" * 60)
     own = [s["Resource"] for s in POLICY["Statement"] if s["Sid"] == "OwnRoles"]
     assert own == ["arn:aws:iam::*:role/podplane-*"]
+    names = {name: res["Properties"].get("RoleName")
+             for name, res in t["Resources"].items() if res["Type"] == "AWS::IAM::Role"}
+    assert names == {"ControlPlaneRole": {"Ref": "ControlPlaneRoleName"},
+                     "InstanceRole": {"Fn::Sub": "${ControlPlaneRoleName}-host"}}
+    assert all("Path" not in res["Properties"] for res in t["Resources"].values()
+               if res["Type"] == "AWS::IAM::Role")  # role/podplane-*/x would match too
 
 
 def test_outputs_give_the_port_forwarding_command() -> None:
