@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from podplane.cli.clusters import cluster_app
+from podplane.cli.deploy import deploy_app
 from podplane.cli.doctor import doctor as doctor_command
 from podplane.cli.groups import install as install_group_commands
 from podplane.cli.remote import operation_app
@@ -46,6 +47,7 @@ install_group_commands(app)  # podplane group ..., podplane node ...
 app.command("mcp")(mcp_command)
 _install_sandbox_command(app)
 app.command("doctor")(doctor_command)
+app.add_typer(deploy_app, name="deploy")  # podplane deploy print-ssm-command
 out = Console()
 err = Console(stderr=True)
 
