@@ -21,7 +21,7 @@ install: $(BIN)/python
 	$(BIN)/pip install -q -e . -e ./sandbox
 
 install-test: $(BIN)/python hyp-venv
-	$(BIN)/pip install -q -e '.[test]' -e ./sandbox
+	$(BIN)/pip install -q -e '.[test]' -e ./sandbox -e ./testkit
 
 # The official HyperPod CLI (`hyp`), a judge in tests/hyp. Its pins (pytest, ruff, click) clash
 # with ours, so it gets its own virtualenv; never a dependency of the product.
