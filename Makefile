@@ -50,7 +50,7 @@ up: install console
 lint: install-test
 	$(BIN)/ruff check src sandbox/src tests bench
 	$(BIN)/lint-imports
-	$(BIN)/mypy src/podplane/domain src/podplane/services src/podplane/ops
+	$(BIN)/mypy src/podplane testkit/src
 
 test: install-test console lint
 	$(BIN)/pytest -q

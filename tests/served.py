@@ -119,9 +119,11 @@ class ControlPlane:
         return self.home / "serve.log"
 
     def start(self, crash_at: str | None = None) -> None:
-        """Serve; with `crash_at` ("<step>:<phase>") the test kit SIGKILLs it at that point."""
+        """Serve; with `crash_at` ("<step>:<phase>") the test kit's crash point SIGKILLs it
+        there (the kit, and with it the crash points, loads with PODPLANE_TEST_WORKFLOWS=1)."""
         self.home.mkdir(parents=True, exist_ok=True)
-        env = {**self.env, **({"PODPLANE_CRASH_AT": crash_at} if crash_at else {})}
+        crash = {"PODPLANE_CRASH_AT": crash_at, "PODPLANE_TEST_WORKFLOWS": "1"} if crash_at else {}
+        env = {**self.env, **crash}
         self.proc = spawn(["serve", "--host", "127.0.0.1", "--port", str(self.port)], env,
                           self.log)
         wait_up(f"{self.url}/api/v1/health", self.proc, self.log)
@@ -180,7 +182,7 @@ class SandboxProcess:
         log = self.home / "sandbox.log"
         self.proc = spawn(["sandbox", "--home", str(self.home), "--aws-port", str(self.aws_port),
                            "--kube-port", str(self.kube_port), "--speed", str(self.speed),
-                           "--seed", str(self.seed)], self.env, log)
+                           "--seed", str(self.seed)], {**self.env, "PYTHONPATH": str(SRC)}, log)
         deadline = time.monotonic() + 60
         while True:  # up, and its secret (written at start) is readable
             wait_up(f"{self.url}/_sandbox/clock", self.proc, log)
