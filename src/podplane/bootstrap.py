@@ -33,7 +33,8 @@ from podplane.web import pages
 
 SANDBOX_AWS_URL = "http://127.0.0.1:4566"
 SANDBOX_REGION = "us-west-2"
-# Set to 1 by tests only: load the test kit (podplane-testkit, docs/adr/0003-test-kit.md).
+# Set to 1 by tests only: load the test kit (podplane-testkit; see
+# docs/adr/0003-engine-boundary-and-test-kit.md).
 TESTKIT_ENV = "PODPLANE_TEST_WORKFLOWS"
 TESTKIT_GROUP = "podplane.testkit"
 
@@ -83,7 +84,8 @@ def load_testkit() -> TestKit | None:
         raise ConfigError(f"{TESTKIT_ENV}=1 but the test kit is not installed.",
                           hint="`make install-test` installs it (pip install -e ./testkit).")
     kit = found[0].load()()
-    assert isinstance(kit, TestKit)
+    if not isinstance(kit, TestKit):
+        raise ConfigError(f"The {TESTKIT_GROUP} entry point {found[0].value} gave no TestKit.")
     return kit
 
 

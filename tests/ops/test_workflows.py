@@ -8,14 +8,17 @@ from typing import Any
 
 import pytest
 
+from podplane import bootstrap
 from podplane.bootstrap import product_workflows
-from podplane.domain.errors import CloudError, InvalidInput
+from podplane.domain.errors import CloudError, ConfigError, InvalidInput
 from podplane.ops.clock import ManualClock
 from podplane.ops.context import StepContext
 from podplane.ops.engine import OpsEngine
 from podplane.ops.workflows import Workflow, Workflows
 from podplane.services.context import AppState
 from podplane.services.groups.workflows import ADD, GroupSteps
+from podplane.settings import Settings
+from tests.conftest import client_for
 from tests.ops.conftest import engine_with
 
 
@@ -78,3 +81,20 @@ async def test_a_step_runs_alone_and_reads_what_earlier_steps_returned() -> None
     with pytest.raises(CloudError) as missing:
         await steps.add_group(ctx)
     assert missing.value.code == "placement_missing"
+
+
+async def test_the_product_alone_has_no_test_kit(settings: Settings,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PODPLANE_TEST_WORKFLOWS", raising=False)
+    assert bootstrap.load_testkit() is None
+    async with client_for(bootstrap.build_app(settings), None) as anon:
+        known = await anon.get("/api/v1/operations")  # a route: it asks who we are
+        unknown = await anon.post("/api/v1/operations/_test", json={"target": "t"})
+    # only GET /operations/{op_id} matches that path: no route accepts the POST
+    assert known.status_code == 401 and unknown.status_code == 405
+    monkeypatch.setenv("PODPLANE_TEST_WORKFLOWS", "1")
+    kit = bootstrap.load_testkit()
+    assert kit is not None and [r.path for r in kit.routers[0].routes] == ["/operations/_test"]
+    monkeypatch.setattr(bootstrap, "entry_points", lambda group: [])
+    with pytest.raises(ConfigError, match="test kit is not installed"):
+        bootstrap.load_testkit()
