@@ -21,7 +21,7 @@ install: $(BIN)/python
 	$(BIN)/pip install -q -e . -e ./sandbox
 
 install-test: $(BIN)/python hyp-venv
-	$(BIN)/pip install -q -e '.[test]' -e ./sandbox
+	$(BIN)/pip install -q -e '.[test]' -e ./sandbox -e ./testkit
 
 # The official HyperPod CLI (`hyp`), a judge in tests/hyp. Its pins (pytest, ruff, click) clash
 # with ours, so it gets its own virtualenv; never a dependency of the product.
@@ -50,7 +50,7 @@ up: install console
 lint: install-test
 	$(BIN)/ruff check src sandbox/src tests bench
 	$(BIN)/lint-imports
-	$(BIN)/mypy src/podplane/domain src/podplane/services src/podplane/ops
+	$(BIN)/mypy src/podplane testkit/src
 
 test: install-test console lint
 	$(BIN)/pytest -q

@@ -127,8 +127,7 @@ async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
     settings = Settings(home=tmp_path / "cp", database_url=f"sqlite:///{tmp_path / 'cp.db'}",
                         aws_endpoint_url=sandbox.box.aws_url)
     app = build_app(settings)
-    app.state.podplane.extras["ops_clock"] = SteppingClock(sandbox.box.aws_url,
-                                                                 sandbox.box.secret)
+    app.state.podplane.ops_clock = SteppingClock(sandbox.box.aws_url, sandbox.box.secret)
     try:
         async with app.router.lifespan_context(app):
             tokens = {r.value: await mint(app, f"stack-{r.value}", r) for r in Role}

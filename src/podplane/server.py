@@ -34,7 +34,7 @@ async def local_ctx(settings: Settings) -> AsyncIterator[Ctx]:
     try:
         yield Ctx(principal=SYSTEM, app=state)
     finally:
-        await state.extras["engine"].dispose()
+        await state.db_engine.dispose()
 
 
 def run(settings: Settings, with_sandbox: bool = False) -> None:

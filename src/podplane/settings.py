@@ -1,4 +1,4 @@
-"""Settings from the environment (PODPLANE_*) and CLI flags (DESIGN §3)."""
+"""Settings from the environment (PODPLANE_*) and CLI flags (README.md, "Configuration")."""
 
 from __future__ import annotations
 

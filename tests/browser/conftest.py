@@ -6,16 +6,10 @@ test. Screenshots go to artifacts/screenshots/ (kept out of git).
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx
 import pytest
 from playwright.sync_api import (
     Browser,
@@ -26,7 +20,8 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.served import REPO, ControlPlane
+
 CONSOLE_INDEX = REPO / "src" / "podplane" / "web" / "static" / "console" / "index.html"
 SCREENSHOTS = REPO / "artifacts" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"
@@ -38,82 +33,19 @@ DESKTOP = {"width": 1440, "height": 900}
 MakeToken = Callable[[str, str], str]
 
 
-@dataclass
-class Server:
-    """`python -m podplane serve` in a subprocess, on a free port, with its own PODPLANE_HOME."""
+class Server(ControlPlane):
+    """`python -m podplane serve` in a subprocess (tests/served.py), on the default SQLite
+    database of its own PODPLANE_HOME, with the test kit: its workflow (test.touch) gives the
+    Operations page operations."""
 
-    home: Path
-    port: int = field(default_factory=lambda: _free_port())
-    proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+    def __init__(self, home: Path, **env: str) -> None:
+        super().__init__(home, {"PODPLANE_TEST_WORKFLOWS": "1", **env})
 
     @property
     def env(self) -> dict[str, str]:
-        env = {**os.environ, "PODPLANE_HOME": str(self.home), "PYTHONPATH": str(REPO / "src"),
-               # the engine's test workflow (test.touch) gives the Operations page operations
-               "PODPLANE_TEST_WORKFLOWS": "1"}
+        env = super().env
         env.pop("PODPLANE_DATABASE_URL", None)
         return env
-
-    def start(self) -> None:
-        self.home.mkdir(parents=True, exist_ok=True)
-        log = self.home / "serve.log"  # a file, not a pipe nobody reads: the server never blocks
-        with log.open("ab") as out:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "podplane", "serve", "--host", "127.0.0.1",
-                 "--port", str(self.port)],
-                env=self.env, stdout=out, stderr=subprocess.STDOUT,
-            )
-        _wait_healthy(self.url, self.proc, log)
-
-    def stop(self) -> None:
-        if self.proc is None:
-            return
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
-        self.proc = None
-
-    def token(self, name: str, role: str) -> str:
-        """A token made the way an operator makes one: `podplane token create`."""
-        out = subprocess.run(
-            [sys.executable, "-m", "podplane", "token", "create", "--name", name, "--role", role,
-             "--home", str(self.home)],
-            env=self.env, capture_output=True, text=True, check=True, timeout=60,
-        )
-        return out.stdout.strip()
-
-    def api(self, token: str) -> httpx.Client:
-        """The REST API as a script would use it (bearer token, face "api")."""
-        return httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {token}"},
-                            timeout=30)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path, seconds: float = 30) -> None:
-    # Waiting for a child process to bind its port is the one real-time wait here, bounded.
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"podplane serve exited early:\n{log.read_text()}")
-        try:
-            if httpx.get(f"{url}/api/v1/health", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError("podplane serve did not become healthy in time")
 
 
 def running_server(home: Path) -> Iterator[Server]:

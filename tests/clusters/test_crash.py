@@ -11,8 +11,6 @@ import os
 import secrets
 import signal
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,84 +19,44 @@ import httpx
 import pytest
 
 from tests.clusters.helpers import BODY
-from tests.ops.test_crash import free_port
-
-SRC = Path(__file__).resolve().parents[2] / "src"
+from tests.served import ControlPlane, SandboxProcess
 
 
 class Procs:
+    """The sandbox at speed 600 and a control plane pointed at it, both subprocesses."""
+
     def __init__(self, tmp: Path) -> None:
-        self.tmp = tmp
-        self.aws_port, self.kube_port = free_port(), free_port()
-        self.aws_url = f"http://127.0.0.1:{self.aws_port}"
-        self.secret = secrets.token_urlsafe(16)  # the sandbox adopts it; serve's clock sends it
-        base = {**os.environ, "PYTHONPATH": str(SRC), "AWS_ACCESS_KEY_ID": "test",
-                "AWS_SECRET_ACCESS_KEY": "test", "PODPLANE_SANDBOX_SECRET": self.secret}
-        base.pop("PODPLANE_CRASH_AT", None)
-        self.cloud_env = {**base, "PODPLANE_HOME": str(tmp / "cloud")}
-        self.cp_env = {**base, "PODPLANE_HOME": str(tmp / "cp"),
-                       "PODPLANE_AWS_ENDPOINT_URL": self.aws_url}
-        self.sandbox = self._spawn(["sandbox", "--aws-port", str(self.aws_port), "--kube-port",
-                                    str(self.kube_port), "--speed", "600", "--seed", "3"],
-                                   self.cloud_env, "sandbox.log")
-        self._until_up(f"{self.aws_url}/_sandbox/clock", self.sandbox, "sandbox.log")
-        self.token = subprocess.run(
-            [sys.executable, "-m", "podplane", "token", "create", "--name", "crash",
-             "--role", "admin"], env=self.cp_env, capture_output=True, text=True, check=True,
-            timeout=60).stdout.strip()
-        self.server: subprocess.Popen[bytes] | None = None
-        self.port = 0
-
-    def _spawn(self, args: list[str], env: dict[str, str], log: str) -> subprocess.Popen[bytes]:
-        return subprocess.Popen([sys.executable, "-m", "podplane", *args], env=env,
-                                stdout=subprocess.DEVNULL,
-                                stderr=open(self.tmp / log, "ab"))  # noqa: SIM115
-
-    def _until_up(self, url: str, proc: subprocess.Popen[bytes], log: str) -> None:
-        for _ in range(600):
-            assert proc.poll() is None, (self.tmp / log).read_text()
-            try:
-                if httpx.get(url, timeout=1).status_code < 500:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.05)
-        raise AssertionError(f"{url} did not come up")
+        secret = secrets.token_urlsafe(16)  # the sandbox adopts it; serve's clock sends it
+        base = {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
+                "PODPLANE_SANDBOX_SECRET": secret}
+        self.sandbox = SandboxProcess(tmp / "cloud", speed=600, seed=3,
+                                      env={**os.environ, **base})
+        self.sandbox.start()
+        self.cp = ControlPlane(tmp / "cp", {**base,
+                                            "PODPLANE_AWS_ENDPOINT_URL": self.sandbox.url})
+        self.token = self.cp.token("crash")
 
     def serve(self, crash_at: str | None) -> None:
-        env = dict(self.cp_env)
-        if crash_at:
-            env["PODPLANE_CRASH_AT"] = crash_at
-        self.port = free_port()
-        self.server = self._spawn(["serve", "--port", str(self.port)], env, "server.log")
-        self._until_up(f"{self.url}/api/v1/health", self.server, "server.log")
+        self.cp.start(crash_at)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return self.cp.url
 
     def client(self) -> httpx.Client:
-        return httpx.Client(base_url=self.url, timeout=70,
-                            headers={"Authorization": f"Bearer {self.token}"})
+        return self.cp.api(self.token, timeout=70)
 
     def killed(self) -> int:
-        assert self.server is not None
-        return self.server.wait(timeout=120)
+        code = self.cp.killed()
+        self.cp.proc = None
+        return code
 
     def ledger(self, service: str, action: str) -> list[dict[str, Any]]:
-        r = httpx.get(f"{self.aws_url}/_sandbox/ledger",
-                      params={"service": service, "action": action},
-                      headers={"X-Podplane-Sandbox-Secret": self.secret})
-        return list(r.json())
+        return self.sandbox.ledger(service=service, action=action)
 
     def stop(self) -> None:
-        for proc in (self.server, self.sandbox):
-            if proc is not None and proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+        self.cp.stop()
+        self.sandbox.stop()
 
 
 @pytest.fixture
@@ -142,10 +100,8 @@ def test_sigkill_during_eks_and_hyperpod_then_complete(procs: Procs) -> None:
 
 
 def cli(procs: Procs, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**procs.cp_env, "PODPLANE_URL": procs.url, "PODPLANE_TOKEN": procs.token,
-           "COLUMNS": "160"}
-    return subprocess.run([sys.executable, "-m", "podplane", "cluster", *args], env=env,
-                          capture_output=True, text=True, timeout=120)
+    return procs.cp.run("cluster", *args, PODPLANE_URL=procs.url, PODPLANE_TOKEN=procs.token,
+                        COLUMNS="160")
 
 
 def test_cli_create_with_live_steps_then_unchanged(procs: Procs) -> None:

@@ -8,10 +8,6 @@ is sped up so the paced engine clock needs little real time.
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +22,7 @@ from podplane.services.access import tokens
 from podplane.settings import Settings
 from podplane.store import clusters as cluster_rows
 from tests.groups.conftest import CLUSTER, _create, _network
-from tests.ops.test_crash import SRC, free_port
+from tests.served import ControlPlane
 from tests.stack import SandboxThread
 
 
@@ -72,27 +68,10 @@ def _register(settings: Settings, vpc: str) -> str:
     return asyncio.run(go())
 
 
-def _serve(home: Path, db_url: str, cloud: Cloud, crash_at: str | None) -> tuple[
-        subprocess.Popen[bytes], str]:
-    env = {**os.environ, "PODPLANE_HOME": str(home), "PODPLANE_DATABASE_URL": db_url,
-           "AWS_ENDPOINT_URL": cloud.url, "PYTHONPATH": SRC, "PODPLANE_BACKEND": "sandbox",
-           "PODPLANE_SANDBOX_SECRET": cloud.sandbox.box.secret}  # for its paced clock
-    env.pop("PODPLANE_CRASH_AT", None)
-    if crash_at:
-        env["PODPLANE_CRASH_AT"] = crash_at
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "podplane", "serve", "--port", str(port)],
-                            env=env, stdout=subprocess.DEVNULL,
-                            stderr=open(home / "server.log", "ab"))  # noqa: SIM115
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        assert proc.poll() is None, (home / "server.log").read_text()
-        try:
-            if httpx.get(f"{url}/api/v1/health", timeout=1).status_code == 200:
-                return proc, url
-        except httpx.TransportError:
-            time.sleep(0.05)
-    raise AssertionError("server did not start")
+def _control_plane(home: Path, db_url: str, cloud: Cloud) -> ControlPlane:
+    return ControlPlane(home, {"PODPLANE_DATABASE_URL": db_url, "AWS_ENDPOINT_URL": cloud.url,
+                               "PODPLANE_BACKEND": "sandbox",
+                               "PODPLANE_SANDBOX_SECRET": cloud.sandbox.box.secret})
 
 
 @pytest.mark.slow
@@ -108,30 +87,29 @@ def test_add_resumes_after_a_crash_with_exactly_one_update_cluster(
               headers=cloud.sandbox.box.control_headers).raise_for_status()
     headers = {"Authorization": f"Bearer {token}"}
 
-    proc, url = _serve(home, db_url, cloud, "update-cluster:after_call")
+    cp = _control_plane(home, db_url, cloud)
+    cp.start("update-cluster:after_call")
     try:
-        r = httpx.post(f"{url}/api/v1/clusters/{CLUSTER}/instance-groups", headers=headers,
+        r = httpx.post(f"{cp.url}/api/v1/clusters/{CLUSTER}/instance-groups", headers=headers,
                        json={"name": "after-crash", "instance_type": "ml.m5.xlarge",
                              "count": 1})
         assert r.status_code == 202, r.text
         op_id = r.json()["id"]
-        assert proc.wait(timeout=60) != 0  # killed itself right after the call
+        assert cp.killed(timeout=60) != 0  # killed itself right after the call
     finally:
-        if proc.poll() is None:
-            proc.kill()
+        cp.stop()
     assert len(cloud.ledger(service="sagemaker", action="UpdateCluster")) == 1
 
-    proc, url = _serve(home, db_url, cloud, None)
+    cp.start()
     try:
         op: dict[str, Any] = {}
         for _ in range(30):
-            op = httpx.get(f"{url}/api/v1/operations/{op_id}/wait", params={"timeout": 10},
+            op = httpx.get(f"{cp.url}/api/v1/operations/{op_id}/wait", params={"timeout": 10},
                            headers=headers, timeout=30).json()
             if op["status"] in ("succeeded", "failed"):
                 break
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        cp.stop()
     assert op["status"] == "succeeded", op
     (update,) = cloud.ledger(service="sagemaker", action="UpdateCluster")
     assert update["params"]["added"] == ["after-crash"]

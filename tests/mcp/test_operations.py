@@ -11,10 +11,10 @@ import pytest
 from mcp.client.client import Client
 
 from podplane.bootstrap import build_app
-from podplane.ops import testing
 from podplane.ops.clock import ManualClock
-from podplane.services.operations import LEDGER_ENV
 from podplane.settings import Settings
+from podplane_testkit import touch as testing
+from podplane_testkit.touch import LEDGER_ENV
 from tests.conftest import client_for
 from tests.mcp.conftest import mcp_client, structured
 
@@ -25,7 +25,7 @@ async def app(settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv(testing.ENV, "1")
     monkeypatch.setenv(LEDGER_ENV, str(tmp_path / "ledger.jsonl"))
     application = build_app(settings)
-    application.state.podplane.extras["ops_clock"] = ManualClock(auto=True)
+    application.state.podplane.ops_clock = ManualClock(auto=True)
     async with application.router.lifespan_context(application):
         yield application
 

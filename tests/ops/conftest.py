@@ -9,11 +9,13 @@ import httpx
 import pytest
 
 from podplane.bootstrap import build_app, build_state
-from podplane.ops import testing
 from podplane.ops.clock import ManualClock
-from podplane.ops.testing import FakeCloud
+from podplane.ops.engine import OpsEngine
+from podplane.ops.workflows import Workflow, Workflows
 from podplane.services.context import AppState
 from podplane.settings import Settings
+from podplane_testkit import touch
+from podplane_testkit.touch import FakeCloud
 
 
 @pytest.fixture
@@ -27,7 +29,7 @@ async def app(settings: Settings, clock: ManualClock, monkeypatch: pytest.Monkey
     monkeypatch.setenv("PODPLANE_TEST_WORKFLOWS", "1")
     monkeypatch.delenv("PODPLANE_CRASH_AT", raising=False)
     application = build_app(settings)
-    application.state.podplane.extras["ops_clock"] = clock
+    application.state.podplane.ops_clock = clock
     async with application.router.lifespan_context(application):
         yield application
 
@@ -35,10 +37,19 @@ async def app(settings: Settings, clock: ManualClock, monkeypatch: pytest.Monkey
 @pytest.fixture
 async def state(settings: Settings) -> AsyncIterator[AppState]:
     """The store alone (no server, no runner): for engine-level tests."""
-    testing.register(settings.home / "fake-cloud.jsonl")
     st = build_state(settings)
     yield st
-    await st.extras["engine"].dispose()
+    await st.db_engine.dispose()
+
+
+def touch_workflow(state: AppState) -> Workflow:
+    return touch.workflow(state.settings.home / "fake-cloud.jsonl")
+
+
+def engine_with(state: AppState, clock: ManualClock, *flows: Workflow) -> OpsEngine:
+    """An engine (runner not started) with the test workflow and `flows`."""
+    return OpsEngine.build(state.sessions, clock,
+                           workflows=Workflows([touch_workflow(state), *flows]))
 
 
 @pytest.fixture

@@ -6,12 +6,7 @@ These start `python -m podplane serve` as a real process, so real (short) time p
 from __future__ import annotations
 
 import json
-import os
 import signal
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,76 +16,24 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from podplane.ops.testing import FakeCloud
-
-SRC = Path(__file__).resolve().parents[2] / "src"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from podplane_testkit.touch import FakeCloud
+from tests.served import ControlPlane
 
 
-class Server:
+class Server(ControlPlane):
+    """A control plane with the test kit, on the test's database, with an admin token."""
+
     def __init__(self, home: Path, db_url: str) -> None:
-        self.home = home
-        self.env = {**os.environ, "PODPLANE_HOME": str(home), "PODPLANE_DATABASE_URL": db_url,
-                    "PODPLANE_TEST_WORKFLOWS": "1", "PYTHONPATH": str(SRC)}
-        self.env.pop("PODPLANE_CRASH_AT", None)
-        self.token = self._cli("token", "create", "--name", "crash-admin", "--role", "admin")
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.port = 0
-
-    def _cli(self, *args: str) -> str:
-        done = subprocess.run([sys.executable, "-m", "podplane", *args], env=self.env,
-                              capture_output=True, text=True, timeout=60, check=True)
-        return done.stdout.strip()
-
-    def start(self, crash_at: str | None = None) -> None:
-        env = dict(self.env)
-        if crash_at:
-            env["PODPLANE_CRASH_AT"] = crash_at
-        self.port = free_port()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "podplane", "serve", "--port", str(self.port)], env=env,
-            stdout=subprocess.DEVNULL, stderr=open(self.home / "server.log", "ab"))  # noqa: SIM115
-        for _ in range(300):
-            assert self.proc.poll() is None, (self.home / "server.log").read_text()
-            try:
-                if httpx.get(f"{self.url}/api/v1/health", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.05)
-        raise AssertionError("server did not start")
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        super().__init__(home, {"PODPLANE_DATABASE_URL": db_url, "PODPLANE_TEST_WORKFLOWS": "1"})
+        self.admin = self.token("crash-admin")
 
     def client(self) -> httpx.Client:
-        return httpx.Client(base_url=self.url, timeout=60,
-                            headers={"Authorization": f"Bearer {self.token}"})
-
-    def wait_killed(self) -> int:
-        assert self.proc is not None
-        return self.proc.wait(timeout=60)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        return self.api(self.admin)
 
 
 @pytest.fixture
 def server(tmp_path: Path, db_url: str) -> Iterator[Server]:
-    home = tmp_path / "home"
-    home.mkdir()
-    srv = Server(home, db_url)
+    srv = Server(tmp_path / "home", db_url)
     yield srv
     srv.stop()
 
@@ -130,7 +73,7 @@ def test_kill_and_restart_makes_exactly_one_side_effect(
     server.start(crash_at=crash_at)
     with server.client() as c:
         start_touch(c, "crash-key", "crashy")
-    assert server.wait_killed() == -signal.SIGKILL
+    assert server.killed() == -signal.SIGKILL
     assert len(cloud.entries()) == touched_before_restart
 
     server.start()
@@ -165,7 +108,7 @@ def test_websocket_streams_changes_until_terminal(server: Server) -> None:
             "target": "test/ws", "params": {"name": "ws", "delay": 0.3, "poll": 0.05}}).json()
     frames = []
     with connect(f"{ws_url}/{op['id']}/events",
-                 additional_headers={"Authorization": f"Bearer {server.token}"}) as ws:
+                 additional_headers={"Authorization": f"Bearer {server.admin}"}) as ws:
         try:
             while True:
                 frames.append(json.loads(ws.recv(timeout=30)))

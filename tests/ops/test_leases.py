@@ -9,21 +9,23 @@ from pathlib import Path
 
 import pytest
 
-from podplane.ops import starting, testing
+from podplane.ops import starting
 from podplane.ops.clock import ManualClock, RealClock
 from podplane.ops.engine import OpsEngine
 from podplane.ops.execute import Execution
 from podplane.ops.runner import HOST
 from podplane.services.context import AppState
 from podplane.store import operations as repo
+from podplane_testkit import touch
+from tests.ops.conftest import engine_with
 
 
 def engine(state: AppState, clock: ManualClock) -> OpsEngine:
-    return OpsEngine.build(state.sessions, clock)
+    return engine_with(state, clock)
 
 
 async def new_op(eng: OpsEngine, name: str, **params: object) -> str:
-    op_id, _ = await starting.create(eng.sessions, eng.clock, kind=testing.KIND,
+    op_id, _ = await starting.create(eng.sessions, eng.clock, eng.workflows, kind=touch.KIND,
                                      target=f"test/{name}", params={"name": name, **params},
                                      key=None, face="api", principal="tester")
     return op_id
@@ -140,5 +142,5 @@ async def test_two_processes_scanning_together_run_each_operation_once(
     assert sorted(claimed_a + claimed_b) == sorted(ops)
     await asyncio.gather(a.runner.drain(), b.runner.drain())
     assert {(await row_of(a, op_id))[0] for op_id in ops} == {"succeeded"}
-    ledger = testing.FakeCloud(Path(state.settings.home) / "fake-cloud.jsonl").entries()
+    ledger = touch.FakeCloud(Path(state.settings.home) / "fake-cloud.jsonl").entries()
     assert sorted(e["name"] for e in ledger) == sorted(f"pair-{i}" for i in range(10))

@@ -6,11 +6,12 @@ from typing import Any
 
 import pytest
 
-from podplane.ops import starting, workflows
+from podplane.ops import starting
 from podplane.ops.clock import ManualClock
 from podplane.ops.context import StepContext
 from podplane.ops.engine import OpsEngine
 from podplane.ops.mutate import mutate_once
+from podplane.ops.workflows import Workflow, Workflows
 from podplane.services.context import AppState
 from podplane.store import operations as repo
 
@@ -23,6 +24,7 @@ class TokenCloud:
     def __init__(self) -> None:
         self.calls: list[str] = []
         self.resources: dict[str, dict[str, Any]] = {}
+        self.flows = Workflows()
 
     async def create(self, token: str) -> dict[str, Any]:
         self.calls.append(token)
@@ -48,15 +50,20 @@ def cloud_port() -> TokenCloud:
                           done=lambda s: s["status"] == "READY", poll_every=30, name="res-1")
         return {"token": token}
 
-    workflows.register(KIND, [("make", make)])
+    cloud.flows.add(Workflow.of(KIND, ("make", make)))
     return cloud
 
 
-async def resumed_at(state: AppState, phase: str) -> tuple[OpsEngine, str]:
+def engine(state: AppState, cloud: TokenCloud) -> OpsEngine:
+    return OpsEngine.build(state.sessions, ManualClock(), workflows=cloud.flows)
+
+
+async def resumed_at(state: AppState, cloud: TokenCloud, phase: str) -> tuple[OpsEngine, str]:
     """An operation that a dead process left in `phase` of step 'make' (attempt 1)."""
-    eng = OpsEngine.build(state.sessions, ManualClock())
-    op_id, _ = await starting.create(eng.sessions, eng.clock, kind=KIND, target="t/m",
-                                     params={}, key=None, face="api", principal="tester")
+    eng = engine(state, cloud)
+    op_id, _ = await starting.create(eng.sessions, eng.clock, eng.workflows, kind=KIND,
+                                     target="t/m", params={}, key=None, face="api",
+                                     principal="tester")
     async with eng.sessions.begin() as db:
         row = await repo.by_id(db, op_id)
         assert row is not None
@@ -87,7 +94,7 @@ async def run(eng: OpsEngine) -> dict[str, Any]:
 async def test_submitted_but_missing_is_resubmitted_with_the_same_token(
     state: AppState, cloud_port: TokenCloud, db_url: str
 ) -> None:
-    eng, op_id = await resumed_at(state, "submitted")
+    eng, op_id = await resumed_at(state, cloud_port, "submitted")
     out = await run(eng)
     assert out["status"] == "succeeded"
     assert cloud_port.calls == [token_for(op_id)]
@@ -98,7 +105,7 @@ async def test_submitted_but_missing_is_resubmitted_with_the_same_token(
 @pytest.mark.postgres
 async def test_polling_resumes_without_calling(state: AppState, cloud_port: TokenCloud,
                                                db_url: str) -> None:
-    eng, op_id = await resumed_at(state, "polling")
+    eng, op_id = await resumed_at(state, cloud_port, "polling")
     cloud_port.resources[token_for(op_id)] = {"status": "CREATING", "polls": 0}
     out = await run(eng)
     assert out["status"] == "succeeded"
@@ -109,9 +116,10 @@ async def test_polling_resumes_without_calling(state: AppState, cloud_port: Toke
 async def test_first_run_records_phases_before_and_after_the_call(
     state: AppState, cloud_port: TokenCloud
 ) -> None:
-    eng = OpsEngine.build(state.sessions, ManualClock())
-    op_id, _ = await starting.create(eng.sessions, eng.clock, kind=KIND, target="t/m",
-                                     params={}, key=None, face="api", principal="tester")
+    eng = engine(state, cloud_port)
+    op_id, _ = await starting.create(eng.sessions, eng.clock, eng.workflows, kind=KIND,
+                                     target="t/m", params={}, key=None, face="api",
+                                     principal="tester")
     out = await run(eng)
     assert out["status"] == "succeeded"
     assert cloud_port.calls == [token_for(op_id)]

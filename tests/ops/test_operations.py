@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from podplane.ops.clock import ManualClock
-from podplane.ops.testing import FakeCloud
+from podplane_testkit.touch import FakeCloud
 from tests.conftest import client_for
 from tests.ops.conftest import settle, start, step, until
 

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import boto3
@@ -18,6 +15,7 @@ import pytest
 from podplane.cloud.sandbox_secret import control_headers, sandbox_secret
 from tests.sandbox_aws.conftest import Box, group, hyperpod_cluster, network
 from tests.sandbox_aws.iam_setup import prepare
+from tests.served import SandboxProcess, free_port
 
 AWS = str(Path(sys.executable).parent / "aws")
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -73,33 +71,15 @@ def test_pypi_aws_cli_works_unchanged(box: Box, tmp_path: Path) -> None:
     assert "server: https://127.0.0.1:16443" in (tmp_path / "kubeconfig").read_text()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def secret_of(home: Path) -> dict[str, str]:
     """The control API's header, from the secret the sandbox wrote to its env file."""
     return control_headers(sandbox_secret(home / "sandbox"))
 
 
-def start_process(home: Path, port: int) -> subprocess.Popen[str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "podplane", "sandbox", "--home", str(home), "--aws-port",
-         str(port), "--kube-port", str(free_port()), "--speed", "0", "--seed", "3"],
-        env=cli_env(home), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/_sandbox/clock",
-                         headers=secret_of(home)).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
-            time.sleep(0.1)
-    proc.kill()
-    raise AssertionError("sandbox process did not start")
+def start_process(home: Path, port: int) -> SandboxProcess:
+    box = SandboxProcess(home, aws_port=port, env=cli_env(home))
+    box.start()
+    return box
 
 
 @pytest.mark.slow
@@ -124,8 +104,7 @@ def test_sandbox_process_writes_env_and_keeps_state_across_restart(tmp_path: Pat
         httpx.post(f"{url}/_sandbox/clock/advance", json={"seconds": 1234},
                    headers=secret_of(tmp_path))
     finally:
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 0
+        assert proc.stop() == 0  # SIGTERM: it saves its state and exits cleanly
     proc = start_process(tmp_path, port)
     try:
         assert httpx.get(f"{url}/_sandbox/clock",
@@ -135,8 +114,7 @@ def test_sandbox_process_writes_env_and_keeps_state_across_restart(tmp_path: Pat
                                 "Content-Type": "application/x-amz-json-1.1"})
         assert r.json()["ClusterStatus"] == "InService"
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
+        proc.stop()
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""The `/_sandbox` control API (DESIGN §3 "Sandbox control"): clock, faults, ledger, reset, seed,
+"""The `/_sandbox` control API (docs/sandbox.md, "Control API"): clock, faults, ledger, reset, seed,
 plus capacity and quota knobs. JSON in, JSON out."""
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ def create_app(state: AppState, lifespan: Lifespan | None = None) -> FastAPI:
     app.state.podplane = state
     problems.install(app)
     api = APIRouter(prefix="/api/v1")
-    for router in API_ROUTERS + list(state.extras.get("routers", [])):
+    for router in API_ROUTERS:
         api.include_router(router)
     app.include_router(api)
     app.add_middleware(BodyLimit, max_bytes=state.settings.max_body_bytes)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from podplane.api.problems import problem
 
@@ -20,7 +20,7 @@ class BodyLimit:
             return await self._reject(scope, receive, send)
         seen = 0
 
-        async def limited() -> dict:  # type: ignore[type-arg]
+        async def limited() -> Message:
             nonlocal seen
             message = await receive()
             seen += len(message.get("body", b""))

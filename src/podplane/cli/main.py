@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -19,6 +20,8 @@ from podplane.domain.effects import Role
 from podplane.domain.errors import PodplaneError
 from podplane.mcp.cli import mcp as mcp_command
 from podplane.settings import Settings
+
+T = TypeVar("T")
 
 
 def _install_sandbox_command(app: typer.Typer) -> None:
@@ -59,7 +62,7 @@ HomeOpt = Annotated[Path | None, typer.Option("--home", help="State folder (PODP
 def _settings(
     host: str | None = None, port: int | None = None, home: Path | None = None
 ) -> Settings:
-    given = {"host": host, "port": port, "home": home}
+    given: dict[str, Any] = {"host": host, "port": port, "home": home}
     return Settings(**{k: v for k, v in given.items() if v is not None})
 
 
@@ -128,11 +131,11 @@ def token_revoke(name: Annotated[str, typer.Argument()], home: HomeOpt = None) -
     out.print(f"revoked {name}")
 
 
-def _run(coro):  # type: ignore[no-untyped-def]
+def _run(coro: Coroutine[Any, Any, T]) -> T:
     return _guarded(lambda: asyncio.run(coro))
 
 
-def _guarded(action):  # type: ignore[no-untyped-def]
+def _guarded(action: Callable[[], T]) -> T:
     """Run `action`; a classified error becomes its message and hint, exit status 1."""
     try:
         return action()

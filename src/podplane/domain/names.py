@@ -1,4 +1,4 @@
-"""Name rules of the APIs names reach, checked before any call (DESIGN §6)."""
+"""Name rules of the APIs names reach (each rule cites its API below), checked before any call."""
 
 from __future__ import annotations
 

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from podplane.ops.clock import Clock
-from podplane.ops.crash import maybe_crash
 
 if TYPE_CHECKING:
     from podplane.ops.execute import Execution
+
+# Called with (step, point) right after a phase is persisted and at named points such as
+# "after_call". The product installs none; the test kit's crash points use it (docs/adr/0003).
+PointHook = Callable[[str, str], None]
 
 
 @dataclass
@@ -26,6 +30,8 @@ class StepContext:
     # The persisted phase ("submitting", "submitted", "polling", ...) and what came with it.
     phase_name: str | None
     checkpoint: dict[str, Any] = field(default_factory=dict)
+    # What the operation's finished steps returned so far (saved with each step).
+    results: dict[str, Any] = field(default_factory=dict)
     _run: Execution | None = None
 
     @property
@@ -48,7 +54,7 @@ class StepContext:
         self.phase_name = name
         assert self._run is not None
         await self._run.save_phase(self, name)
-        maybe_crash(self.step, name)
+        self.crash_point(name)
 
     async def note(self, message: str, /, **detail: Any) -> None:
         """Record progress in the step's detail and history (no phase change)."""
@@ -56,7 +62,9 @@ class StepContext:
         await self._run.save_note(self, message, detail)
 
     def crash_point(self, label: str) -> None:
-        maybe_crash(self.step, label)
+        """A named point the engine's PointHook sees (reliability tests kill the process here)."""
+        if self._run is not None:
+            self._run.reached(self.step, label)
 
     async def check_cancel(self) -> None:
         """Raise if someone asked to cancel: the cooperative cancel point."""

@@ -1,4 +1,7 @@
-"""Acting on an existing operation from outside its execution: cancel, retry a step, wait."""
+"""Acting on an existing operation from outside its execution: cancel, retry a step, wait.
+
+Services reach these through `OpsEngine`'s methods, never directly.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +9,18 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.exc import IntegrityError
 
 from podplane.domain.errors import Conflict, NotFound
 from podplane.ops import views
-from podplane.ops.engine import OpsEngine
 from podplane.ops.starting import raise_if_busy
 from podplane.store import operations as repo
 from podplane.store.models import OperationModel, StepModel
+
+if TYPE_CHECKING:
+    from podplane.ops.engine import OpsEngine
 
 # Waiters re-read the database at least this often, to see changes made by other processes.
 REREAD_SECONDS = 1.0

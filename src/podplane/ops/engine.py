@@ -1,16 +1,26 @@
-"""The engine as the process sees it: clock, notifier, runner, built once at start."""
+"""The engine as the process sees it, and the only door services use: start, read, list, wait,
+retry a step, cancel. Services never read the engine's tables (store.operations) themselves.
+
+Built once per app by the composition root with that app's workflows.
+"""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from podplane.ops import control, starting
 from podplane.ops.clock import Clock, RealClock
+from podplane.ops.context import PointHook
 from podplane.ops.execute import Engine
 from podplane.ops.notify import Notifier
 from podplane.ops.runner import Runner, new_owner_id
+from podplane.ops.views import Operation
+from podplane.ops.workflows import Workflows
+from podplane.store import operations as repo
 
 LEASE_ENV = "PODPLANE_OPS_LEASE_SECONDS"
 
@@ -21,16 +31,19 @@ class OpsEngine:
     clock: Clock
     notifier: Notifier
     runner: Runner
+    workflows: Workflows
 
     @classmethod
     def build(cls, sessions: async_sessionmaker[AsyncSession], clock: Clock | None = None,
-              backoff_base: float = 2.0) -> OpsEngine:
+              backoff_base: float = 2.0, *, workflows: Workflows | None = None,
+              on_point: PointHook | None = None) -> OpsEngine:
         clock = clock or RealClock()
+        flows = workflows if workflows is not None else Workflows()
         notifier = Notifier()
         core = Engine(sessions=sessions, clock=clock, notifier=notifier, owner=new_owner_id(),
-                      backoff_base=backoff_base)
+                      workflows=flows, backoff_base=backoff_base, on_point=on_point)
         lease = float(os.environ.get(LEASE_ENV, "30"))
-        return cls(sessions, clock, notifier, Runner(core, lease_seconds=lease))
+        return cls(sessions, clock, notifier, Runner(core, lease_seconds=lease), flows)
 
     async def start(self) -> None:
         await self.runner.start()
@@ -42,3 +55,39 @@ class OpsEngine:
         """Tell watchers and the runner that an operation changed outside an execution."""
         self.notifier.notify(op_id)
         self.runner.kick()
+
+    # -- what services call ---------------------------------------------------------------
+
+    async def begin(self, kind: str, target: str, params: dict[str, Any], *, key: str | None,
+                    face: str, principal: str) -> Operation:
+        """Create the operation (or find the one this idempotency key made) and wake the
+        runner. Raises IdempotencyMismatch or TargetBusy."""
+        op_id, created = await starting.create(
+            self.sessions, self.clock, self.workflows, kind=kind, target=target, params=params,
+            key=key, face=face, principal=principal)
+        if created:
+            self.changed(op_id)
+        return await self.read(op_id, history=False)
+
+    async def key_used(self, key: str) -> bool:
+        """True when an operation was already started with this idempotency key."""
+        async with self.sessions() as db:
+            return await repo.by_key(db, key) is not None
+
+    async def read(self, op_id: str, *, history: bool = True) -> Operation:
+        return await control.read(self, op_id, history=history)
+
+    async def page(self, *, status: str | None, kind: str | None, target: str | None,
+                   limit: int, cursor: str | None,
+                   history: bool) -> tuple[list[Operation], str | None]:
+        return await control.page(self, status=status, kind=kind, target=target, limit=limit,
+                                  cursor=cursor, history=history)
+
+    async def wait(self, op_id: str, timeout: float, revision: int | None = None) -> Operation:
+        return await control.wait(self, op_id, timeout, revision)
+
+    async def retry_step(self, op_id: str, step: str, by: str) -> Operation:
+        return await control.retry_step(self, op_id, step, by)
+
+    async def cancel(self, op_id: str) -> Operation:
+        return await control.cancel(self, op_id)

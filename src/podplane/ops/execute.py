@@ -14,10 +14,10 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from podplane.domain.errors import CloudError, PodplaneError
-from podplane.ops import workflows
 from podplane.ops.clock import Clock
-from podplane.ops.context import StepContext
+from podplane.ops.context import PointHook, StepContext
 from podplane.ops.notify import Notifier
+from podplane.ops.workflows import StepFn, Workflow, Workflows
 from podplane.store import operations as repo
 from podplane.store.models import OperationModel, StepModel
 
@@ -48,7 +48,9 @@ class Engine:
     clock: Clock
     notifier: Notifier
     owner: str
+    workflows: Workflows
     backoff_base: float = 2.0
+    on_point: PointHook | None = None
 
 
 def backoff(base: float, retry: int) -> float:
@@ -76,7 +78,7 @@ class Execution:
 
     async def _run(self) -> None:
         op, steps = await self._load()
-        flow = workflows.get(op.kind)
+        flow = self.e.workflows.get(op.kind)
         result = dict(op.result or {})
         try:
             await self.check_cancel()
@@ -101,7 +103,7 @@ class Execution:
             return op, await repo.steps(db, [self.op_id])
 
     async def _run_step(
-        self, op: OperationModel, flow: workflows.Workflow, step: StepModel,
+        self, op: OperationModel, flow: Workflow, step: StepModel,
         result: dict[str, Any],
     ) -> None:
         fn = flow.step(step.name)
@@ -113,7 +115,7 @@ class Execution:
         ctx = StepContext(
             op_id=op.id, kind=op.kind, target=op.target, params=dict(op.params), step=step.name,
             idx=step.idx, attempt=step.attempt, clock=self.e.clock, phase_name=step.phase,
-            checkpoint=dict(step.checkpoint or {}), _run=self,
+            checkpoint=dict(step.checkpoint or {}), results=dict(result), _run=self,
         )
         result.update(await self._call_with_retries(ctx, fn, step) or {})
         # The result so far is saved with the step, so a retried operation keeps it.
@@ -121,7 +123,7 @@ class Execution:
                                "succeeded", message=None, op_values={"result": dict(result)})
 
     async def _call_with_retries(
-        self, ctx: StepContext, fn: workflows.StepFn, step: StepModel
+        self, ctx: StepContext, fn: StepFn, step: StepModel
     ) -> dict[str, Any] | None:
         retries = 0
         while True:
@@ -192,6 +194,10 @@ class Execution:
         async with self.e.sessions() as db:
             if await repo.cancel_requested(db, self.op_id):
                 raise Cancelled()
+
+    def reached(self, step: str, point: str) -> None:
+        if self.e.on_point is not None:
+            self.e.on_point(step, point)
 
     def _step(self, ctx: StepContext) -> StepModel:
         assert self.current is not None and self.current.idx == ctx.idx

@@ -16,7 +16,6 @@ import secrets
 import socket
 from datetime import UTC, datetime, timedelta
 
-from podplane.ops import workflows
 from podplane.ops.clock import Clock, RealClock
 from podplane.ops.execute import Engine, Execution
 from podplane.store import operations as repo
@@ -110,7 +109,7 @@ class Runner:
     async def scan_once(self) -> list[str]:
         now = self.lease_clock.now()
         async with self.engine.sessions() as db:
-            rows = await repo.claimable(db, workflows.kinds())
+            rows = await repo.claimable(db, self.engine.workflows.kinds())
         claimed = []
         for op_id, owner, expires in rows:
             if op_id in self._tasks or not self._takeable(op_id, owner, expires, now):

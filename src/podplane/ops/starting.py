@@ -16,8 +16,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from podplane.domain.errors import IdempotencyMismatch, TargetBusy
-from podplane.ops import workflows
 from podplane.ops.clock import Clock
+from podplane.ops.workflows import Workflow, Workflows
 from podplane.store import operations as repo
 from podplane.store.models import OperationModel
 
@@ -35,14 +35,14 @@ def new_operation_id() -> str:
 
 
 async def create(
-    sessions: async_sessionmaker[AsyncSession], clock: Clock, *, kind: str, target: str,
-    params: dict[str, Any], key: str | None, face: str, principal: str,
+    sessions: async_sessionmaker[AsyncSession], clock: Clock, flows: Workflows, *, kind: str,
+    target: str, params: dict[str, Any], key: str | None, face: str, principal: str,
 ) -> tuple[str, bool]:
     """Create the operation, or return the one this idempotency key already made.
 
     Returns (operation id, created). Raises IdempotencyMismatch or TargetBusy (both 409).
     """
-    flow = workflows.get(kind)
+    flow = flows.get(kind)
     digest = request_hash(kind, target, params)
     for _ in range(_RACE_ATTEMPTS):
         if key is not None and (existing := await _by_key(sessions, key, digest)):
@@ -60,7 +60,7 @@ async def create(
     raise TargetBusy(f"Target {target!r} stayed busy; try again.", hint="Retry the request.")
 
 
-def _new_row(clock: Clock, flow: workflows.Workflow, target: str, params: dict[str, Any],
+def _new_row(clock: Clock, flow: Workflow, target: str, params: dict[str, Any],
              key: str | None, digest: str, face: str, principal: str) -> OperationModel:
     now = clock.now()
     return OperationModel(

@@ -1,4 +1,4 @@
-"""The operation as clients see it (DESIGN §3), read from the store."""
+"""The operation as clients see it (docs/operations.md), read from the store."""
 
 from __future__ import annotations
 

@@ -1,4 +1,10 @@
-"""Workflows registered by kind: an ordered list of named async steps.
+"""How a workflow is declared: an ordered list of named async steps, held per app.
+
+A step is a named function `async (ctx: StepContext) -> dict | None`: in practice a method of a
+small steps class built with the ports it needs (`GroupSteps(cloud).place`), so each step can be
+called alone in a unit test. Each workflow module exposes `declare(...) -> list[Workflow]`; the
+composition root puts them in the engine's own `Workflows` (there is no process-global
+registry: two apps in one process each run their own).
 
 A step returns an optional dict that is merged into the operation's result. Step names are
 persisted when the operation is created; a resumed operation finds its code again by name.
@@ -6,7 +12,7 @@ persisted when the operation is created; a resumed operation finds its code agai
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +31,17 @@ class Workflow:
     # Mutating workflows hold their target: at most one at a time per target.
     mutating: bool = True
 
+    def __post_init__(self) -> None:
+        names = self.step_names
+        if not names or len(set(names)) != len(names):
+            raise ValueError(f"workflow {self.kind!r} needs at least one step and unique "
+                             "step names")
+
+    @classmethod
+    def of(cls, kind: str, *steps: tuple[str, StepFn], mutating: bool = True) -> Workflow:
+        """`Workflow.of("node.reboot", ("reboot", s.reboot), ("kubernetes", s.kubernetes))`."""
+        return cls(kind, tuple(steps), mutating)
+
     @property
     def step_names(self) -> list[str]:
         return [name for name, _ in self.steps]
@@ -33,24 +50,27 @@ class Workflow:
         return dict(self.steps).get(name)
 
 
-_REGISTRY: dict[str, Workflow] = {}
+class Workflows:
+    """One engine's workflows by kind."""
 
+    def __init__(self, flows: Iterable[Workflow] = ()) -> None:
+        self._by_kind: dict[str, Workflow] = {}
+        self.add(*flows)
 
-def register(kind: str, steps: Sequence[tuple[str, StepFn]], *, mutating: bool = True) -> Workflow:
-    names = [name for name, _ in steps]
-    if not names or len(set(names)) != len(names):
-        raise ValueError(f"workflow {kind!r} needs at least one step and unique step names")
-    flow = Workflow(kind, tuple(steps), mutating)
-    _REGISTRY[kind] = flow
-    return flow
+    def add(self, *flows: Workflow) -> None:
+        for flow in flows:
+            if flow.kind in self._by_kind:
+                raise ValueError(f"workflow {flow.kind!r} is declared twice")
+            self._by_kind[flow.kind] = flow
 
+    def get(self, kind: str) -> Workflow:
+        flow = self._by_kind.get(kind)
+        if flow is None:
+            raise InvalidInput(f"No workflow of kind {kind!r} is registered.")
+        return flow
 
-def get(kind: str) -> Workflow:
-    flow = _REGISTRY.get(kind)
-    if flow is None:
-        raise InvalidInput(f"No workflow of kind {kind!r} is registered.")
-    return flow
+    def kinds(self) -> list[str]:
+        return sorted(self._by_kind)
 
-
-def kinds() -> list[str]:
-    return sorted(_REGISTRY)
+    def __contains__(self, kind: object) -> bool:
+        return kind in self._by_kind

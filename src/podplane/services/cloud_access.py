@@ -29,13 +29,9 @@ def attach_cloud(state: AppState) -> Cloud:
     endpoint = settings.aws_endpoint_url or os.environ.get("AWS_ENDPOINT_URL")
     aws = build_aws(settings.region, endpoint)
     cloud = Cloud(aws, KubeConnector(aws.eks, settings.region, sts_endpoint=endpoint))
-    state.extras["cloud"] = cloud
+    state.cloud = cloud
     return cloud
 
 
 def cloud_of(app: AppState) -> Cloud:
-    cloud = app.extras.get("cloud")
-    if cloud is None:
-        cloud = attach_cloud(app)
-    assert isinstance(cloud, Cloud)
-    return cloud
+    return app.cloud if app.cloud is not None else attach_cloud(app)

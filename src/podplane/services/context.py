@@ -2,22 +2,31 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from podplane.domain.principal import Principal
+from podplane.ops.clock import Clock
+from podplane.ops.engine import OpsEngine
 from podplane.settings import Settings
+
+if TYPE_CHECKING:
+    from podplane.services.cloud_access import Cloud
 
 
 @dataclass
 class AppState:
-    """Process-wide wiring built by bootstrap. Holds ports, never a 'current cluster'."""
+    """Process-wide wiring built by the composition root (bootstrap). Holds ports, never a
+    'current cluster'."""
 
     settings: Settings
     sessions: async_sessionmaker[AsyncSession]
-    extras: dict[str, Any] = field(default_factory=dict)
+    db_engine: AsyncEngine  # disposed when the process stops
+    ops_clock: Clock | None = None  # the engine's clock (None: wall-clock time)
+    ops: OpsEngine | None = None  # set when the engine starts (bootstrap's lifespan)
+    cloud: Cloud | None = None  # set by cloud_access.attach_cloud
 
 
 @dataclass(frozen=True)

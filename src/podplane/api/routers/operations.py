@@ -88,11 +88,6 @@ class OperationPageOut(BaseModel):
     next_cursor: str | None
 
 
-class TestOperationIn(BaseModel):
-    target: str = Field(min_length=1, max_length=256, pattern=TEXT)
-    params: dict[str, Any] = Field(default_factory=dict)
-
-
 def out(op: svc.Operation) -> OperationOut:
     return OperationOut.model_validate(op, from_attributes=True)
 
@@ -109,16 +104,6 @@ async def list_operations(
 ) -> OperationPageOut:
     page = await svc.list_operations(ctx, status, kind, target, limit, cursor, history)
     return OperationPageOut(items=[out(op) for op in page.items], next_cursor=page.next_cursor)
-
-
-@router.post("/operations/_test", response_model=OperationOut, status_code=202,
-             include_in_schema=False)
-async def start_test_operation(
-    body: TestOperationIn, ctx: Annotated[Ctx, Depends(ctx_for(svc.start_test_operation))],
-    idempotency_key: IdempotencyKey = None,
-) -> OperationOut:
-    """Only with PODPLANE_TEST_WORKFLOWS=1 (otherwise 404)."""
-    return out(await svc.start_test_operation(ctx, body.target, body.params, idempotency_key))
 
 
 @router.get("/operations/{op_id}", response_model=OperationOut)

@@ -23,9 +23,9 @@ from podplane.domain.iam_policies import (
     execution_role_policies,
 )
 from podplane.domain.preflight import check_capacity, raise_if_blocked
-from podplane.ops import workflows
 from podplane.ops.context import StepContext
 from podplane.ops.mutate import IN_FLIGHT, mutate_once
+from podplane.ops.workflows import Workflow
 from podplane.services.cloud_access import cloud_of
 from podplane.services.clusters import dependencies as cluster_deps
 from podplane.services.clusters import hyperpod as cluster_hyperpod
@@ -55,9 +55,9 @@ KIND = "cluster.create"
 EKS_POLL = 30.0
 
 
-def register(app: AppState) -> None:
+def declare(app: AppState) -> list[Workflow]:
     steps = CreateSteps(app)
-    workflows.register(KIND, [(name, getattr(steps, name)) for name in CREATE_STEPS])
+    return [Workflow.of(KIND, *((name, getattr(steps, name)) for name in CREATE_STEPS))]
 
 
 class CreateSteps:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from podplane.domain.errors import Conflict
-from podplane.ops import workflows
 from podplane.ops.context import StepContext
+from podplane.ops.workflows import Workflow
 from podplane.services.cloud_access import Cloud, cloud_of
 from podplane.services.clusters.identity import delete_identity
 from podplane.services.clusters.network import MANAGED_TAG
@@ -23,10 +23,10 @@ KIND = "cluster.delete"
 POLL = 30.0
 
 
-def register(app: AppState) -> None:
+def declare(app: AppState) -> list[Workflow]:
     steps = DeleteSteps(app)
-    workflows.register(KIND, [(n, getattr(steps, n)) for n in
-                              ("hyperpod", "eks", "network", "identity", "forget")])
+    return [Workflow.of(KIND, *((n, getattr(steps, n)) for n in
+                                ("hyperpod", "eks", "network", "identity", "forget")))]
 
 
 def _ours(tags: dict[str, str], force: bool, what: str) -> None:

@@ -10,8 +10,8 @@ from typing import Any
 
 from podplane.domain.dependencies import CORE_UNITS
 from podplane.domain.errors import CloudError, NotFound
-from podplane.ops import workflows
 from podplane.ops.context import StepContext
+from podplane.ops.workflows import Workflow
 from podplane.services.cloud_access import cloud_of
 from podplane.services.clusters import dependencies as cluster_deps
 from podplane.services.clusters.access import ensure_access_entry, unauthorized
@@ -29,9 +29,18 @@ OPERATOR_CRDS = {
 }
 
 
-def register(app: AppState) -> None:
-    async def connect(ctx: StepContext) -> dict[str, Any]:
-        cloud = cloud_of(app)
+def declare(app: AppState) -> list[Workflow]:
+    steps = ImportSteps(app)
+    return [Workflow.of(KIND, ("connect", steps.connect), ("detect", steps.detect),
+                        ("register", steps.register_row))]
+
+
+class ImportSteps:
+    def __init__(self, app: AppState) -> None:
+        self.app = app
+
+    async def connect(self, ctx: StepContext) -> dict[str, Any]:
+        cloud = cloud_of(self.app)
         eks_name = ctx.params["eks_cluster_name"]
         eks = await cloud.aws.eks.describe_cluster(eks_name)
         if eks is None:
@@ -58,26 +67,24 @@ def register(app: AppState) -> None:
                 "namespaces": len(namespaces),
                 "hyperpod_status": hp.get("ClusterStatus") if hp else None}
 
-    async def detect(ctx: StepContext) -> dict[str, Any]:
-        detected = await detect_state(app, ctx.params["eks_cluster_name"],
+    async def detect(self, ctx: StepContext) -> dict[str, Any]:
+        detected = await detect_state(self.app, ctx.params["eks_cluster_name"],
                                       ctx.params.get("hyperpod_cluster_name"))
         await ctx.phase("detected")
         return {"detected": detected}
 
-    async def register_row(ctx: StepContext) -> dict[str, Any]:
+    async def register_row(self, ctx: StepContext) -> dict[str, Any]:
         p = ctx.params
-        cloud = cloud_of(app)
-        detected = await detect_state(app, p["eks_cluster_name"], p.get("hyperpod_cluster_name"))
-        async with app.sessions.begin() as db:
+        cloud = cloud_of(self.app)
+        detected = await detect_state(self.app, p["eks_cluster_name"],
+                                      p.get("hyperpod_cluster_name"))
+        async with self.app.sessions.begin() as db:
             await repo.upsert(db, p["name"], region=cloud.aws.caller.region,
                               eks_cluster_name=p["eks_cluster_name"],
                               hyperpod_cluster_name=p.get("hyperpod_cluster_name"),
                               origin="imported", state="active", spec={},
                               facts={"detected": detected}, operation_id=ctx.op_id)
         return {"cluster": p["name"], "origin": "imported"}
-
-    workflows.register(KIND, [("connect", connect), ("detect", detect),
-                              ("register", register_row)])
 
 
 async def detect_state(app: AppState, eks_name: str, hp_name: str | None) -> dict[str, Any]:

@@ -22,10 +22,9 @@ from podplane.services.clusters.inspect import availability_zones, capacity_fact
 from podplane.services.clusters.state import spec_dict
 from podplane.services.clusters.status import status_of
 from podplane.services.context import AppState, Ctx
-from podplane.services.operations import Operation, get_operation, start_operation
+from podplane.services.operations import Operation, get_operation, key_used, start_operation
 from podplane.services.registry import service
 from podplane.store import clusters as repo
-from podplane.store import operations as ops_repo
 
 CURRENT_CLUSTER = "current-cluster"
 
@@ -37,12 +36,6 @@ class CreateResult:
     operation: Operation | None
     changed: bool
     plan: list[Any] = field(default_factory=list)
-
-
-def register_workflows(app: AppState) -> None:
-    cluster_create.register(app)
-    cluster_import.register(app)
-    cluster_delete.register(app)
 
 
 def _check_region(ctx: Ctx, spec: ClusterSpec) -> None:
@@ -119,8 +112,7 @@ async def create_cluster(ctx: Ctx, spec: ClusterSpec, override_warnings: list[st
 
 
 async def _key_used(app: AppState, key: str) -> bool:
-    async with app.sessions() as db:
-        return await ops_repo.by_key(db, key) is not None
+    return await key_used(app, key)
 
 
 @service(Effect.READ, "cluster.list")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from podplane.services import operations
 from podplane.services.context import Ctx
 from podplane.services.operations import Operation, start_operation
-from podplane.store import operations as op_rows
 
 
 @dataclass(frozen=True)
@@ -25,10 +25,7 @@ class Outcome:
 async def key_used(ctx: Ctx, key: str | None) -> bool:
     """A replay (same Idempotency-Key) must return its operation even though the cloud has
     moved on, so it skips the checks that compare against current state."""
-    if key is None:
-        return False
-    async with ctx.app.sessions() as db:
-        return await op_rows.by_key(db, key) is not None
+    return await operations.key_used(ctx.app, key)
 
 
 async def start(ctx: Ctx, kind: str, target: str, params: dict[str, Any], key: str | None,

@@ -10,12 +10,10 @@ from podplane.cloud.aws.errors import classify
 from podplane.domain.errors import CloudError
 from podplane.domain.instance_groups import for_update
 from podplane.domain.node_identity import instance_id_of
-from podplane.ops import control
 from podplane.ops.context import StepContext
 from podplane.ops.mutate import mutate_once
 from podplane.services.cloud_access import Cloud
 from podplane.services.clusters.hyperpod import check_deadline, shortfall_of
-from podplane.services.context import AppState
 from podplane.services.groups import cloud as gc
 
 Shape = dict[str, Any]
@@ -162,8 +160,3 @@ def node_ready(node: Shape) -> bool:
     labels = node["metadata"].get("labels") or {}
     return ready and labels.get(HEALTH_LABEL, "Schedulable") == "Schedulable"
 
-
-async def earlier_results(state: AppState, ctx: StepContext) -> Shape:
-    """What the operation's finished steps returned (saved with each step)."""
-    op = await control.read(state.extras["ops"], ctx.op_id, history=False)
-    return dict(op.result or {})

@@ -11,12 +11,11 @@ from typing import Any
 from podplane.domain.errors import CloudError
 from podplane.domain.instance_groups import CapacityType, NewGroup, group_spec
 from podplane.domain.network import COMPUTE_TAG
-from podplane.ops import workflows
 from podplane.ops.context import StepContext
 from podplane.ops.mutate import mutate_once
+from podplane.ops.workflows import Workflow
 from podplane.services.cloud_access import Cloud
 from podplane.services.clusters.network import add_vpc_cidr
-from podplane.services.context import AppState
 from podplane.services.groups import cloud as gc
 from podplane.services.groups import steps
 from podplane.services.groups.plan import new_group_checks, plan_add
@@ -31,67 +30,78 @@ def new_group(params: Shape) -> NewGroup:
     return NewGroup(**raw)
 
 
-def register(cloud: Cloud, state: AppState) -> None:
-    async def place(ctx: StepContext) -> Shape:
+def declare(cloud: Cloud) -> list[Workflow]:
+    s = GroupSteps(cloud)
+    return [
+        Workflow.of(ADD, ("place", s.place), ("update-cluster", s.add_group),
+                    ("wait-nodes", s.wait_nodes), ("kubernetes", s.kubernetes)),
+        Workflow.of(SCALE, ("update-cluster", s.scale), ("wait-nodes", s.wait_nodes),
+                    ("kubernetes", s.kubernetes)),
+        Workflow.of(DELETE, ("update-cluster", s.delete), ("wait-nodes", s.wait_nodes),
+                    ("kubernetes", s.kubernetes)),
+    ]
+
+
+class GroupSteps:
+    """The steps of the instance-group workflows, each callable alone with a StepContext."""
+
+    def __init__(self, cloud: Cloud) -> None:
+        self.cloud = cloud
+
+    async def place(self, ctx: StepContext) -> Shape:
         ref, group = gc.ClusterRef.of(ctx.params), new_group(ctx.params)
         if "subnet_id" in ctx.checkpoint:  # placed before a restart
             return _placed(ctx.checkpoint)
-        plan = await plan_add(cloud, ref, group)
+        plan = await plan_add(self.cloud, ref, group)
         subnet_id = plan.placement.subnet_id
         if subnet_id is None:
-            subnet_id = await _create_subnet(ctx, cloud, ref, plan.availability_zone,
+            subnet_id = await _create_subnet(ctx, self.cloud, ref, plan.availability_zone,
                                              str(plan.placement.cidr),
                                              plan.placement.secondary_cidr)
         await ctx.phase("placed", subnet_id=subnet_id, availability_zone=plan.availability_zone,
                         notes=plan.notes, adopted=plan.az_adopted_from_training_plan)
         return _placed(ctx.checkpoint)
 
-    async def add_group(ctx: StepContext) -> Shape:
+    async def add_group(self, ctx: StepContext) -> Shape:
         ref, group = gc.ClusterRef.of(ctx.params), new_group(ctx.params)
-        subnet_id = await _placed_subnet(state, ctx)
+        subnet_id = _placed_subnet(ctx)
 
         def build(described: Shape) -> Shape:
             return steps.update_params(described, ref, add=[_spec_from(described, group,
                                                                          subnet_id)])
 
-        await steps.update_once(ctx, cloud, ref, build,
+        await steps.update_once(ctx, self.cloud, ref, build,
                                 landed=lambda d: gc.find_group(d, group.name) is not None)
         return {}
 
-    async def scale(ctx: StepContext) -> Shape:
+    async def scale(self, ctx: StepContext) -> Shape:
         ref, name, count = gc.ClusterRef.of(ctx.params), ctx.params["group"], ctx.params["count"]
         await steps.update_once(
-            ctx, cloud, ref,
+            ctx, self.cloud, ref,
             lambda d: steps.update_params(d, ref, changes={name: {"InstanceCount": count}}),
             landed=lambda d: (gc.find_group(d, name) or {}).get("TargetCount") == count)
         return {}
 
-    async def delete(ctx: StepContext) -> Shape:
+    async def delete(self, ctx: StepContext) -> Shape:
         ref, name = gc.ClusterRef.of(ctx.params), ctx.params["group"]
         await steps.update_once(
-            ctx, cloud, ref, lambda d: steps.update_params(d, ref, delete=[name]),
+            ctx, self.cloud, ref, lambda d: steps.update_params(d, ref, delete=[name]),
             landed=lambda d: (gc.find_group(d, name) or {"Status": "Deleting"}).get("Status")
             == "Deleting")
         return {}
 
-    async def wait_nodes(ctx: StepContext) -> Shape:
+    async def wait_nodes(self, ctx: StepContext) -> Shape:
         ref = gc.ClusterRef.of(ctx.params)
-        return await steps.wait_group(ctx, cloud, ref, _name(ctx.params), _count(ctx))
+        return await steps.wait_group(ctx, self.cloud, ref, _name(ctx.params), _count(ctx))
 
-    async def kubernetes(ctx: StepContext) -> Shape:
+    async def kubernetes(self, ctx: StepContext) -> Shape:
         ref = gc.ClusterRef.of(ctx.params)
         name = _name(ctx.params)
-        running = {n["InstanceId"] for n in await gc.group_nodes(cloud.aws.hyperpod, ref, name)
+        running = {n["InstanceId"] for n in await gc.group_nodes(self.cloud.aws.hyperpod, ref,
+                                                                  name)
                    if n["InstanceStatus"]["Status"] == "Running"}
         labels = {steps.GROUP_LABEL: name, steps.CLUSTER_LABEL: ref.hyperpod}
-        return await steps.wait_kube_nodes(ctx, cloud, ref, labels, running, exact=True)
-
-    workflows.register(ADD, [("place", place), ("update-cluster", add_group),
-                             ("wait-nodes", wait_nodes), ("kubernetes", kubernetes)])
-    workflows.register(SCALE, [("update-cluster", scale), ("wait-nodes", wait_nodes),
-                               ("kubernetes", kubernetes)])
-    workflows.register(DELETE, [("update-cluster", delete), ("wait-nodes", wait_nodes),
-                                ("kubernetes", kubernetes)])
+        return await steps.wait_kube_nodes(ctx, self.cloud, ref, labels, running, exact=True)
 
 
 def _name(params: Shape) -> str:
@@ -115,9 +125,9 @@ def _placed(checkpoint: Shape) -> Shape:
             "notes": checkpoint.get("notes", [])}
 
 
-async def _placed_subnet(state: AppState, ctx: StepContext) -> str:
-    """What the place step decided, read back from the operation's saved result."""
-    subnet = (await steps.earlier_results(state, ctx)).get("subnet_id")
+def _placed_subnet(ctx: StepContext) -> str:
+    """What the place step decided, from the operation's result so far."""
+    subnet = ctx.results.get("subnet_id")
     if not subnet:
         raise CloudError("The place step did not record a subnet; retry it.",
                          code="placement_missing", retryable=False)

@@ -9,11 +9,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from podplane.domain.errors import CloudError, NotFound
-from podplane.ops import workflows
 from podplane.ops.context import StepContext
 from podplane.ops.mutate import mutate_once
+from podplane.ops.workflows import Workflow
 from podplane.services.cloud_access import Cloud
-from podplane.services.context import AppState
 from podplane.services.groups import cloud as gc
 from podplane.services.groups import steps
 
@@ -22,15 +21,101 @@ POLL_SECONDS = 20.0
 Shape = dict[str, Any]
 
 
-def register(cloud: Cloud, state: AppState) -> None:
-    hp = cloud.aws.hyperpod
+def declare(cloud: Cloud) -> list[Workflow]:
+    s = NodeSteps(cloud)
+    return [
+        Workflow.of(REBOOT, ("reboot", s.reboot), ("kubernetes", s.kubernetes)),
+        Workflow.of(REPLACE, ("drain", s.drain), ("replace", s.replace),
+                    ("kubernetes", s.kubernetes)),
+        Workflow.of(DELETE, ("drain", s.drain), ("delete", s.delete),
+                    ("kubernetes", s.kubernetes)),
+    ]
 
-    async def nodes_now(ref: gc.ClusterRef) -> list[Shape]:
-        return await hp.list_cluster_nodes(ref.hyperpod)
 
-    async def batch(ctx: StepContext, call: Callable[[str, list[str]], Awaitable[Shape]],
-                    inspect: Callable[[], Awaitable[Shape | None]],
-                    done: Callable[[Shape], bool], **checkpoint: Any) -> Shape:
+class NodeSteps:
+    """The steps of the node workflows, each callable alone with a StepContext."""
+
+    def __init__(self, cloud: Cloud) -> None:
+        self.cloud = cloud
+        self.hp = cloud.aws.hyperpod
+
+    async def drain(self, ctx: StepContext) -> Shape:
+        return await drain_node(self.cloud, gc.ClusterRef.of(ctx.params), ctx.params["node"])
+
+    async def reboot(self, ctx: StepContext) -> Shape:
+        ref, node = gc.ClusterRef.of(ctx.params), ctx.params["node"]
+        seen_down: list[bool] = []
+
+        async def inspect() -> Shape | None:
+            found = _by_id(await self._nodes_now(ref), node)
+            if found is None:
+                raise CloudError(f"Node {node} disappeared during its reboot.",
+                                 code="node_gone", retryable=False)
+            if _status(found) != "Running":
+                seen_down.append(True)
+            # Running before we saw it go down: the reboot has not been issued (or not begun).
+            return found if seen_down or ctx.phase_name == "polling" else None
+
+        state = await self._batch(ctx, self.hp.reboot_nodes, inspect,
+                                  lambda n: _status(n) == "Running")
+        return {"instance_id": state["InstanceId"]}
+
+    async def replace(self, ctx: StepContext) -> Shape:
+        ref, node = gc.ClusterRef.of(ctx.params), ctx.params["node"]
+        if "before" not in ctx.checkpoint:  # the group as it was, to recognise the new node
+            everything = await self._nodes_now(ref)
+            old_node = _by_id(everything, node) or {}
+            group = old_node.get("InstanceGroupName")
+            ctx.checkpoint.update(group=group, logical_id=old_node.get("NodeLogicalId"),
+                                  before=sorted({n["InstanceId"] for n in everything
+                                                 if n["InstanceGroupName"] == group} | {node}))
+        group, logical = ctx.checkpoint["group"], ctx.checkpoint["logical_id"]
+        before = set(ctx.checkpoint["before"])
+
+        async def inspect() -> Shape | None:
+            nodes = [n for n in await self._nodes_now(ref)
+                     if n["InstanceGroupName"] == group]
+            old = _by_id(nodes, node)
+            if old is not None and _status(old) == "Running" and old.get("InstanceStatus", {}) \
+                    .get("Message") != "Replacing":
+                return None  # not replaced yet
+            fresh = [n for n in nodes if n["InstanceId"] not in before]
+            match = [n for n in fresh if n.get("NodeLogicalId") == logical] or fresh
+            return {"old": old, "new": match[0] if match else None}
+
+        state = await self._batch(ctx, self.hp.replace_nodes, inspect, _replaced,
+                                  before=sorted(before), logical_id=logical, group=group)
+        return {"replaced_instance_id": node, "new_instance_id": state["new"]["InstanceId"]}
+
+    async def delete(self, ctx: StepContext) -> Shape:
+        ref, node = gc.ClusterRef.of(ctx.params), ctx.params["node"]
+
+        async def inspect() -> Shape | None:
+            found = _by_id(await self._nodes_now(ref), node)
+            return {"gone": True} if found is None or _status(found) == "ShuttingDown" else None
+
+        await self._batch(ctx, self.hp.delete_nodes, inspect, lambda s: True)
+        while _by_id(await self._nodes_now(ref), node) is not None:
+            await ctx.sleep(POLL_SECONDS)
+        return {"deleted_instance_id": node}
+
+    async def kubernetes(self, ctx: StepContext) -> Shape:
+        ref, node = gc.ClusterRef.of(ctx.params), ctx.params["node"]
+        labels = {steps.CLUSTER_LABEL: ref.hyperpod}
+        if ctx.kind == REBOOT:
+            return await steps.wait_kube_nodes(ctx, self.cloud, ref, labels, {node})
+        if ctx.kind == DELETE:
+            return await steps.wait_kube_nodes(ctx, self.cloud, ref, labels, set(), {node})
+        new = ctx.results["new_instance_id"]
+        return await steps.wait_kube_nodes(ctx, self.cloud, ref, labels, {new}, {node})
+
+    async def _nodes_now(self, ref: gc.ClusterRef) -> list[Shape]:
+        return await self.hp.list_cluster_nodes(ref.hyperpod)
+
+    async def _batch(self, ctx: StepContext, call: Callable[[str, list[str]], Awaitable[Shape]],
+                     inspect: Callable[[], Awaitable[Shape | None]],
+                     done: Callable[[Shape], bool], **checkpoint: Any) -> Shape:
+        """One batch call (reboot/replace/delete) for the node, exactly once, then poll."""
         ref, node = gc.ClusterRef.of(ctx.params), ctx.params["node"]
 
         async def submit() -> Shape:
@@ -46,83 +131,6 @@ def register(cloud: Cloud, state: AppState) -> None:
 
         return await mutate_once(ctx, token=ctx.client_token(), submit=submit, inspect=inspect,
                                  done=done, poll_every=POLL_SECONDS, **checkpoint)
-
-    async def reboot(ctx: StepContext) -> Shape:
-        ref, node = gc.ClusterRef.of(ctx.params), ctx.params["node"]
-        seen_down: list[bool] = []
-
-        async def inspect() -> Shape | None:
-            found = _by_id(await nodes_now(ref), node)
-            if found is None:
-                raise CloudError(f"Node {node} disappeared during its reboot.",
-                                 code="node_gone", retryable=False)
-            if _status(found) != "Running":
-                seen_down.append(True)
-            # Running before we saw it go down: the reboot has not been issued (or not begun).
-            return found if seen_down or ctx.phase_name == "polling" else None
-
-        state = await batch(ctx, hp.reboot_nodes, inspect, lambda n: _status(n) == "Running")
-        return {"instance_id": state["InstanceId"]}
-
-    async def replace(ctx: StepContext) -> Shape:
-        ref, node = gc.ClusterRef.of(ctx.params), ctx.params["node"]
-        if "before" not in ctx.checkpoint:  # the group as it was, to recognise the new node
-            everything = await nodes_now(ref)
-            old_node = _by_id(everything, node) or {}
-            group = old_node.get("InstanceGroupName")
-            ctx.checkpoint.update(group=group, logical_id=old_node.get("NodeLogicalId"),
-                                  before=sorted({n["InstanceId"] for n in everything
-                                                 if n["InstanceGroupName"] == group} | {node}))
-        group, logical = ctx.checkpoint["group"], ctx.checkpoint["logical_id"]
-        before = set(ctx.checkpoint["before"])
-
-        async def inspect() -> Shape | None:
-            nodes = [n for n in await nodes_now(ref)
-                     if n["InstanceGroupName"] == group]
-            old = _by_id(nodes, node)
-            if old is not None and _status(old) == "Running" and old.get("InstanceStatus", {}) \
-                    .get("Message") != "Replacing":
-                return None  # not replaced yet
-            fresh = [n for n in nodes if n["InstanceId"] not in before]
-            match = [n for n in fresh if n.get("NodeLogicalId") == logical] or fresh
-            return {"old": old, "new": match[0] if match else None}
-
-        def done(s: Shape) -> bool:
-            return s["old"] is None and s["new"] is not None and _status(s["new"]) == "Running"
-
-        state = await batch(ctx, hp.replace_nodes, inspect, done,
-                            before=sorted(before), logical_id=logical, group=group)
-        return {"replaced_instance_id": node, "new_instance_id": state["new"]["InstanceId"]}
-
-    async def delete(ctx: StepContext) -> Shape:
-        ref, node = gc.ClusterRef.of(ctx.params), ctx.params["node"]
-
-        async def inspect() -> Shape | None:
-            found = _by_id(await nodes_now(ref), node)
-            return {"gone": True} if found is None or _status(found) == "ShuttingDown" else None
-
-        await batch(ctx, hp.delete_nodes, inspect, lambda s: True)
-        while _by_id(await nodes_now(ref), node) is not None:
-            await ctx.sleep(POLL_SECONDS)
-        return {"deleted_instance_id": node}
-
-    async def kubernetes(ctx: StepContext) -> Shape:
-        ref, node = gc.ClusterRef.of(ctx.params), ctx.params["node"]
-        labels = {steps.CLUSTER_LABEL: ref.hyperpod}
-        if ctx.kind == REBOOT:
-            return await steps.wait_kube_nodes(ctx, cloud, ref, labels, {node})
-        if ctx.kind == DELETE:
-            return await steps.wait_kube_nodes(ctx, cloud, ref, labels, set(), {node})
-        new = (await steps.earlier_results(state, ctx))["new_instance_id"]
-        return await steps.wait_kube_nodes(ctx, cloud, ref, labels, {new}, {node})
-
-    async def drain(ctx: StepContext) -> Shape:
-        return await drain_node(cloud, gc.ClusterRef.of(ctx.params), ctx.params["node"])
-
-    workflows.register(REBOOT, [("reboot", reboot), ("kubernetes", kubernetes)])
-    workflows.register(REPLACE, [("drain", drain), ("replace", replace),
-                                 ("kubernetes", kubernetes)])
-    workflows.register(DELETE, [("drain", drain), ("delete", delete), ("kubernetes", kubernetes)])
 
 
 async def drain_node(cloud: Cloud, ref: gc.ClusterRef, node: str) -> Shape:
@@ -151,6 +159,10 @@ async def drain_node(cloud: Cloud, ref: gc.ClusterRef, node: str) -> Shape:
             await kube.delete("v1", "Pod", meta["name"], namespace=meta.get("namespace"))
         evicted.append(where)
     return {"cordoned": name, "evicted": evicted, "unmanaged_pods_left": unmanaged}
+
+
+def _replaced(s: Shape) -> bool:
+    return s["old"] is None and s["new"] is not None and _status(s["new"]) == "Running"
 
 
 def _by_id(nodes: list[Shape], instance_id: str) -> Shape | None:

@@ -1,4 +1,4 @@
-// Reading an operation (DESIGN §3): which step is current, which one may be retried.
+// Reading an operation (docs/operations.md): which step is current, which one may be retried.
 import type { Schemas } from "../../api/client";
 import { parseTime } from "../../components/Time";
 

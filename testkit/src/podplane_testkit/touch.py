@@ -1,8 +1,8 @@
-"""A workflow used only by tests ("test.touch") and the fake cloud it mutates.
+"""The test workflow "test.touch" and the fake cloud it mutates.
 
-Registered only when PODPLANE_TEST_WORKFLOWS=1. The fake cloud keeps its state in an
-append-only JSON-lines ledger on disk, outside the control plane's memory, so a SIGKILLed
-server cannot hide a duplicate side effect: every Touch call is one line.
+The fake cloud keeps its state in an append-only JSON-lines ledger on disk, outside the control
+plane's memory, so a SIGKILLed server cannot hide a duplicate side effect: every Touch call is
+one line.
 """
 
 from __future__ import annotations
@@ -14,16 +14,22 @@ from pathlib import Path
 from typing import Any
 
 from podplane.domain.errors import CloudError, InvalidInput
-from podplane.ops import workflows
 from podplane.ops.context import StepContext
 from podplane.ops.mutate import mutate_once
+from podplane.ops.workflows import Workflow
+from podplane.services.context import AppState
 
 ENV = "PODPLANE_TEST_WORKFLOWS"
+LEDGER_ENV = "PODPLANE_TEST_LEDGER"
 KIND = "test.touch"
 
 
 def enabled() -> bool:
     return os.environ.get(ENV) == "1"
+
+
+def ledger_of(app: AppState) -> Path:
+    return Path(os.environ.get(LEDGER_ENV) or app.settings.home / "fake-cloud.jsonl")
 
 
 class FakeCloud:
@@ -70,33 +76,41 @@ class FakeCloud:
                          hint="Grant the permission, then retry the step.")
 
 
-def register(ledger: Path) -> FakeCloud:
-    cloud = FakeCloud(ledger)
+class TouchSteps:
+    def __init__(self, cloud: FakeCloud) -> None:
+        self.cloud = cloud
 
-    async def prepare(ctx: StepContext) -> dict[str, Any]:
+    async def prepare(self, ctx: StepContext) -> dict[str, Any]:
         name = ctx.params.get("name")
         if not isinstance(name, str) or not name:
             raise InvalidInput("params.name is required")
         await ctx.phase("validated")
         return {"name": name}
 
-    async def touch(ctx: StepContext) -> dict[str, Any]:
+    async def touch(self, ctx: StepContext) -> dict[str, Any]:
         token = ctx.client_token()
         name = str(ctx.params["name"])
         state = await mutate_once(
             ctx, token=token,
-            submit=lambda: cloud.touch(token, name, ctx.clock.now(),
-                                       float(ctx.params.get("delay", 0)), ctx.params.get("fail")),
-            inspect=lambda: cloud.describe(token, ctx.clock.now()),
+            submit=lambda: self.cloud.touch(token, name, ctx.clock.now(),
+                                            float(ctx.params.get("delay", 0)),
+                                            ctx.params.get("fail")),
+            inspect=lambda: self.cloud.describe(token, ctx.clock.now()),
             done=lambda s: s["status"] == "READY",
             poll_every=max(0.01, float(ctx.params.get("poll", 5))), name=name,
         )
         return {"resource_id": state["id"], "client_token": token}
 
-    async def verify(ctx: StepContext) -> dict[str, Any]:
-        touches = [e for e in cloud.entries() if e["name"] == ctx.params["name"]]
+    async def verify(self, ctx: StepContext) -> dict[str, Any]:
+        touches = [e for e in self.cloud.entries() if e["name"] == ctx.params["name"]]
         await ctx.phase("checked", touches=len(touches))
         return {"touches": len(touches)}
 
-    workflows.register(KIND, [("prepare", prepare), ("touch", touch), ("verify", verify)])
-    return cloud
+
+def workflow(ledger: Path) -> Workflow:
+    s = TouchSteps(FakeCloud(ledger))
+    return Workflow.of(KIND, ("prepare", s.prepare), ("touch", s.touch), ("verify", s.verify))
+
+
+def declare(app: AppState) -> list[Workflow]:
+    return [workflow(ledger_of(app))]
