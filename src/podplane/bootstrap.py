@@ -34,7 +34,7 @@ from podplane.web import pages
 SANDBOX_AWS_URL = "http://127.0.0.1:4566"
 SANDBOX_REGION = "us-west-2"
 # Set to 1 by tests only: load the test kit (podplane-testkit; see
-# docs/adr/0003-engine-boundary-and-test-kit.md).
+# docs/adr/0004-engine-boundary-and-test-kit.md).
 TESTKIT_ENV = "PODPLANE_TEST_WORKFLOWS"
 TESTKIT_GROUP = "podplane.testkit"
 
