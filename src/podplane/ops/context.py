@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from podplane.ops.execute import Execution
 
 # Called with (step, point) right after a phase is persisted and at named points such as
-# "after_call". The product installs none; the test kit's crash points use it (docs/adr/0003).
+# "after_call". The product installs none; the test kit's crash points use it (docs/adr/0004).
 PointHook = Callable[[str, str], None]
 
 
