@@ -69,7 +69,7 @@ def register(app: AppState) -> None:
         cloud = cloud_of(app)
         detected = await detect_state(app, p["eks_cluster_name"], p.get("hyperpod_cluster_name"))
         async with app.sessions.begin() as db:
-            await repo.upsert(db, p["name"], region=cloud.aws.caller.region,
+            await repo.upsert(db, p["name"], region=cloud.aws.region,
                               eks_cluster_name=p["eks_cluster_name"],
                               hyperpod_cluster_name=p.get("hyperpod_cluster_name"),
                               origin="imported", state="active", spec={},
