@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from podplane.domain.cloud_errors import group_failure as failure_of
 from podplane.domain.instance_groups import UPDATE_ALLOWLIST
 from podplane.services.groups.cloud import ClusterRef
-from podplane.domain.cloud_errors import group_failure as failure_of
 from podplane.services.groups.steps import update_params
 
 REF = ClusterRef("gpu", "gpu-hp", "gpu")
