@@ -91,8 +91,8 @@ class Network:
     async def _vpc(self, cidr: str) -> Shape:
         async def create() -> Shape:
             vpc: Shape = (await self.ec2.create_vpc(CidrBlock=cidr,
-                                              TagSpecifications=tag_spec("vpc", self.cluster,
-                                                                         "vpc")))["Vpc"]
+                                                    TagSpecifications=tag_spec("vpc", self.cluster,
+                                                                               "vpc")))["Vpc"]
             return vpc
         vpc = await self._ensure(self.ec2.describe_vpcs, "Vpcs", "vpc", create)
         await fix.ensure_dns(self.ec2, vpc["VpcId"])
@@ -147,8 +147,8 @@ class Network:
 
     async def _nat(self, ctx: StepContext, public_subnet: str) -> str:
         async def create() -> Shape:
-            out: Shape = (await self.ec2.create_nat_gateway(SubnetId=public_subnet,
-                AllocationId=await self._nat_address(),
+            out: Shape = (await self.ec2.create_nat_gateway(
+                SubnetId=public_subnet, AllocationId=await self._nat_address(),
                 TagSpecifications=tag_spec("natgateway", self.cluster, "nat"),
             ))["NatGateway"]
             return out
@@ -163,15 +163,16 @@ class Network:
         if free:
             return str(free[0]["AllocationId"])
         eip = await self.ec2.allocate_address(Domain="vpc",
-                                  TagSpecifications=tag_spec("elastic-ip", self.cluster,
-                                                             "nat-eip"))
+                                              TagSpecifications=tag_spec("elastic-ip", self.cluster,
+                                                                         "nat-eip"))
         return str(eip["AllocationId"])
 
     async def _route_table(self, vpc_id: str, role: str, subnets: list[str],
                            **target: str) -> str:
         async def create() -> Shape:
-            rt: Shape = (await self.ec2.create_route_table(VpcId=vpc_id,
-                TagSpecifications=tag_spec("route-table", self.cluster, role)))["RouteTable"]
+            rt: Shape = (await self.ec2.create_route_table(
+                VpcId=vpc_id, TagSpecifications=tag_spec("route-table", self.cluster, role),
+            ))["RouteTable"]
             return rt
         rt_id = str((await self._ensure(self.ec2.describe_route_tables, "RouteTables", role,
                                         create))["RouteTableId"])

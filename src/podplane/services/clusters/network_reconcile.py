@@ -42,7 +42,7 @@ async def ensure_attached(ec2: Ec2Port, igw: Shape, vpc_id: str) -> None:
             f"to the cluster's VPC {vpc_id}.", code="network_conflict", retryable=False,
             hint="Detach it in the EC2 console (or delete it), then retry this step.")
     await ec2.attach_internet_gateway(InternetGatewayId=igw["InternetGatewayId"],
-                   VpcId=vpc_id)
+                                      VpcId=vpc_id)
 
 
 async def ensure_default_route(ec2: Ec2Port, rt: Shape, **target: str) -> None:
@@ -55,10 +55,10 @@ async def ensure_default_route(ec2: Ec2Port, rt: Shape, **target: str) -> None:
         if route.get(key) == value and route.get("State", "active") == "active":
             return
         await ec2.replace_route(RouteTableId=rt["RouteTableId"],
-                       DestinationCidrBlock=ANYWHERE, **target)
+                                DestinationCidrBlock=ANYWHERE, **target)
         return
     await ec2.create_route(RouteTableId=rt["RouteTableId"],
-                   DestinationCidrBlock=ANYWHERE, **target)
+                           DestinationCidrBlock=ANYWHERE, **target)
 
 
 async def ensure_associations(ec2: Ec2Port, rt: Shape, subnets: list[str]) -> None:
@@ -66,14 +66,14 @@ async def ensure_associations(ec2: Ec2Port, rt: Shape, subnets: list[str]) -> No
     for subnet in subnets:
         if subnet not in linked:
             await ec2.associate_route_table(RouteTableId=rt["RouteTableId"],
-                           SubnetId=subnet)
+                                            SubnetId=subnet)
 
 
 async def ensure_endpoint_tables(ec2: Ec2Port, endpoint: Shape, tables: list[str]) -> None:
     missing = [t for t in tables if t not in endpoint.get("RouteTableIds", [])]
     if missing:
         await ec2.modify_vpc_endpoint(VpcEndpointId=endpoint["VpcEndpointId"],
-                       AddRouteTableIds=missing)
+                                      AddRouteTableIds=missing)
 
 
 async def ensure_group_rules(ec2: Ec2Port, group: Shape) -> None:
@@ -83,7 +83,7 @@ async def ensure_group_rules(ec2: Ec2Port, group: Shape) -> None:
     self_rule = {"IpProtocol": "-1", "UserIdGroupPairs": [{"GroupId": gid}]}
     if not _has_self(group.get("IpPermissions", []), gid):
         await ec2.authorize_security_group_ingress(GroupId=gid,
-                       IpPermissions=[self_rule])
+                                                   IpPermissions=[self_rule])
     egress = group.get("IpPermissionsEgress", [])
     if not _has_self(egress, gid):
         await ec2.authorize_security_group_egress(GroupId=gid, IpPermissions=[self_rule])

@@ -147,8 +147,8 @@ async def _create_subnet(ctx: StepContext, cloud: Cloud, ref: gc.ClusterRef, az:
 
     async def submit() -> Shape:
         made = await ec2.create_subnet(VpcId=net.vpc_id, CidrBlock=cidr,
-                              AvailabilityZone=az, TagSpecifications=[
-                                  {"ResourceType": "subnet", "Tags": tags}])
+                                       AvailabilityZone=az, TagSpecifications=[
+                                           {"ResourceType": "subnet", "Tags": tags}])
         return {"subnet_id": made["Subnet"]["SubnetId"]}
 
     subnet = await mutate_once(ctx, token=token, submit=submit,
@@ -172,4 +172,4 @@ async def _share_route_table(ec2: Any, described: Shape, subnet_id: str) -> None
         {"Name": "association.subnet-id", "Values": [subnet_id]}])).get("RouteTables") or []
     if not mine:
         await ec2.associate_route_table(RouteTableId=tables[0]["RouteTableId"],
-                       SubnetId=subnet_id)
+                                        SubnetId=subnet_id)
