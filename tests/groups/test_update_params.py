@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from podplane.domain.cloud_errors import group_failure as failure_of
+from podplane.domain.hyperpod_failures import group_failure as failure_of
 from podplane.domain.instance_groups import UPDATE_ALLOWLIST
 from podplane.services.groups.cloud import ClusterRef
 from podplane.services.groups.steps import update_params

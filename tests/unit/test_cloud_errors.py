@@ -6,7 +6,8 @@ from __future__ import annotations
 from botocore.exceptions import ClientError
 
 from podplane.cloud.aws.errors import record_of, to_cloud_error
-from podplane.domain.cloud_errors import AwsError, classify_error, group_event_failure
+from podplane.domain.cloud_errors import AwsError, classify_error
+from podplane.domain.hyperpod_failures import group_event_failure
 
 
 def test_auth_failure_means_a_held_address_only_for_release_address() -> None:

@@ -15,9 +15,9 @@ from datetime import datetime
 from typing import Any
 
 from podplane.cloud.ports_aws import HyperPodPort
-from podplane.domain.cloud_errors import cluster_failure, group_event_failure
 from podplane.domain.clusters import ClusterSpec, plan_cluster
 from podplane.domain.errors import CloudError
+from podplane.domain.hyperpod_failures import cluster_failure, group_event_failure
 from podplane.domain.instance_groups import GroupRequest, instance_group_request
 from podplane.ops.context import StepContext
 from podplane.ops.mutate import IN_FLIGHT, mutate_once

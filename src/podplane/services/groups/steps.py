@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from podplane.domain.cloud_errors import group_failure
 from podplane.domain.errors import CloudError
+from podplane.domain.hyperpod_failures import group_failure
 from podplane.domain.instance_groups import for_update
 from podplane.domain.node_identity import instance_id_of
 from podplane.ops import control
