@@ -10,6 +10,7 @@ from podplane.domain.errors import InvalidInput
 from podplane.domain.instance_groups import (
     DEFAULT_EBS_GB,
     CapacityType,
+    GroupPlan,
     check_count,
     deep_health_checks_for,
     threads_per_core,
@@ -50,18 +51,6 @@ class ClusterSpec:
             raise InvalidInput(
                 "training_plan_arn goes with capacity_type 'training-plan', and only with it.",
                 field="training_plan_arn")
-
-
-@dataclass(frozen=True)
-class GroupPlan:
-    name: str
-    instance_type: str
-    count: int
-    capacity_type: CapacityType
-    threads_per_core: int
-    ebs_gb: int
-    deep_health_checks: tuple[str, ...]
-    training_plan_arn: str | None
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from podplane.cloud.ports_aws import HyperPodPort
 from podplane.domain.clusters import ClusterSpec, plan_cluster
 from podplane.domain.errors import CloudError
 from podplane.domain.hyperpod_failures import cluster_failure, group_event_failure
-from podplane.domain.instance_groups import GroupRequest, instance_group_request
+from podplane.domain.instance_groups import GroupPlacement, instance_group_request
 from podplane.ops.context import StepContext
 from podplane.ops.mutate import IN_FLIGHT, mutate_once
 from podplane.services.cloud_access import Cloud
@@ -35,12 +35,9 @@ def create_request(spec: ClusterSpec, facts: dict[str, Any]) -> dict[str, Any]:
     """The CreateCluster request, derived from the decisions and the earlier steps' facts."""
     net = facts["network"]
     group = plan_cluster(spec, [spec.availability_zone, "-"], "0").group
-    ig = instance_group_request(GroupRequest(
-        group.name, group.instance_type, group.count, group.capacity_type,
-        group.threads_per_core, group.ebs_gb,
+    ig = instance_group_request(group, GroupPlacement(
         {"SourceS3Uri": facts["lifecycle_uri"], "OnCreate": "on_create.sh"},
-        facts["hyperpod_role"], net["compute_subnet"], [net["security_group"]],
-        group.deep_health_checks, group.training_plan_arn))
+        facts["hyperpod_role"], net["compute_subnet"], [net["security_group"]]))
     return {
         "ClusterName": spec.name, "InstanceGroups": [ig],
         "VpcConfig": {"SecurityGroupIds": [net["security_group"]],
