@@ -88,7 +88,7 @@ async def test_delete_removes_only_the_oidc_providers_podplane_tagged(stack: Sta
     theirs = iam.create_open_id_connect_provider(
         Url="https://oidc.eks.us-west-2.amazonaws.com/id/BBBB", ClientIDList=["sts.amazonaws.com"],
         ThumbprintList=["9" * 40], Tags=[{"Key": CLUSTER_TAG, "Value": "alpha"}])
-    gone = await delete_identity(cloud_of(stack.app.state.podplane).aws.caller, "alpha",
+    gone = await delete_identity(cloud_of(stack.app.state.podplane).aws.iam, "alpha",
                                  "us-west-2")
     assert gone == [ours["OpenIDConnectProviderArn"]]
     left = [p["Arn"] for p in iam.list_open_id_connect_providers()["OpenIDConnectProviderList"]]
@@ -96,15 +96,15 @@ async def test_delete_removes_only_the_oidc_providers_podplane_tagged(stack: Sta
 
 
 async def test_delete_removes_the_cluster_roles_under_new_and_old_names(stack: Stack) -> None:
-    caller = cloud_of(stack.app.state.podplane).aws.caller
+    iam = cloud_of(stack.app.state.podplane).aws.iam
     new = role_names("alpha", "us-west-2")["eks"]
-    await ensure_role(caller, "alpha", new, "eks.amazonaws.com",
+    await ensure_role(iam, "alpha", new, "eks.amazonaws.com",
                       ("arn:aws:iam::aws:policy/AmazonEKSClusterPolicy",),
                       inline=read_scripts("podplane-scripts"))
-    await ensure_role(caller, "alpha", "podplane-alpha-s3csi", "pods.eks.amazonaws.com")
+    await ensure_role(iam, "alpha", "podplane-alpha-s3csi", "pods.eks.amazonaws.com")
     stack.aws("iam").create_role(RoleName="podplane-alpha-hyperpod",  # not tagged: not ours
                                  AssumeRolePolicyDocument=trust("sagemaker.amazonaws.com"))
-    gone = await delete_identity(caller, "alpha", "us-west-2")
+    gone = await delete_identity(iam, "alpha", "us-west-2")
     assert sorted(gone) == sorted([new, "podplane-alpha-s3csi"])
     left = [r["RoleName"] for r in stack.aws("iam").list_roles()["Roles"]]
     assert "podplane-alpha-hyperpod" in left and new not in left
@@ -116,11 +116,11 @@ async def test_a_stale_lifecycle_script_is_replaced_by_the_packaged_one(stack: S
         "LocationConstraint": "us-west-2"})
     s3.put_object(Bucket="podplane-scripts", Key="podplane/lifecycle/on_create.sh",
                   Body=b"#!/bin/bash\necho old\n")
-    caller = cloud_of(stack.app.state.podplane).aws.caller
-    uri = await ensure_lifecycle_script(caller, "podplane-scripts")
+    port = cloud_of(stack.app.state.podplane).aws.s3
+    uri = await ensure_lifecycle_script(port, "podplane-scripts")
     assert uri == "s3://podplane-scripts/podplane/lifecycle/"
     got = s3.get_object(Bucket="podplane-scripts", Key="podplane/lifecycle/on_create.sh")
     assert got["Body"].read() == PACKAGED.read_bytes()
     puts = len(stack.ledger(service="s3", action="PutObject"))
-    await ensure_lifecycle_script(caller, "podplane-scripts")  # same bytes: no upload
+    await ensure_lifecycle_script(port, "podplane-scripts")  # same bytes: no upload
     assert len(stack.ledger(service="s3", action="PutObject")) == puts

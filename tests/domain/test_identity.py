@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from podplane.cloud.aws.errors import ROLE_NOT_READY, classify
 from podplane.domain.arns import managed_policy, partition
+from podplane.domain.cloud_errors import ROLE_NOT_READY, classify
 from podplane.domain.clusters import shared_bucket
 from podplane.domain.errors import CloudError
 from podplane.domain.iam_policies import execution_role_inline

@@ -1,11 +1,15 @@
 """Every AWS action the product can call, found statically in src/podplane (not the sandbox).
 
-What counts as a call (the adapters' shapes, cloud/aws/caller.py and its users):
+Only the adapters in cloud/aws send AWS calls (services reach them through the named port
+methods, and import-linter keeps services away from the adapters), so what counts as a call is
+the adapters' shapes around cloud/aws/caller.py:
 - `<x>.call("service", "operation", ...)` and `<x>.maybe("service", "operation", ...)`;
-- `<x>.call("operation", ...)` on an EC2 port (the receiver's name mentions ec2);
-- `self._call("operation", ...)` in an adapter module bound to one service (eks.py, hyperpod.py);
-- an operation passed as a variable (cluster_network.py's finders, a loop over quota calls):
-  every string literal of that module that names an operation of the service counts.
+- `self._call("operation", ...)` in an adapter module bound to one service (eks.py,
+  hyperpod.py, ec2.py);
+- `<x>.call("operation", ...)` on a receiver whose name mentions ec2 (the old EC2 escape hatch;
+  nothing sends it now, but a call of that shape would still be counted);
+- an operation passed as a variable (a loop over quota calls): every string literal of that
+  module that names an operation of the service counts.
 Operation names are boto3's snake_case; botocore's service model gives the API name, the
 signing name gives the IAM prefix, and S3's few renamed actions come from AWS's S3 action table.
 """

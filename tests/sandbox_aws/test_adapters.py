@@ -6,7 +6,7 @@ import boto3
 import pytest
 
 from podplane.cloud.aws import AwsCaller, EksAdapter, HyperPodAdapter, QuotasAdapter
-from podplane.cloud.aws.errors import classify
+from podplane.domain.cloud_errors import classify
 from podplane.domain.errors import CloudError
 from tests.sandbox_aws.conftest import ROLE, Box, group, network
 

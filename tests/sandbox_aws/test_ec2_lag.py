@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from podplane.cloud.aws.errors import classify
+from podplane.domain.cloud_errors import classify
 from tests.sandbox_aws.conftest import Box
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from botocore.exceptions import ClientError
 
-from podplane.cloud.aws.hyperpod import failure_of
+from podplane.domain.hyperpod_failures import cluster_failure as failure_of
 from tests.sandbox_aws.conftest import Box, group, hyperpod_cluster, network
 
 AWS_NO_CAPACITY = ("We currently do not have sufficient capacity for the requested instance "

@@ -1,5 +1,7 @@
-"""AWS ports: what services may ask of AWS. Inputs and outputs are AWS API shapes (dicts keyed
-exactly as boto3 takes and returns them), so what the operator sees in the AWS CLI matches.
+"""AWS ports: what services may ask of AWS (EKS, HyperPod, Service Quotas, the account; EC2 in
+`ports_ec2`, IAM/S3/STS in `ports_iam`, all of them together in `ports.AwsPorts`). Inputs and
+outputs are AWS API shapes (dicts keyed exactly as boto3 takes and returns them), so what the
+operator sees in the AWS CLI matches.
 
 Every call raises `podplane.domain.errors.CloudError` (code, retryable, hint) on failure.
 The adapters in `cloud.aws` implement these against boto3; the sandbox is reached the same way.
@@ -64,12 +66,7 @@ class HyperPodPort(Protocol):
     async def create_training_plan(self, name: str, offering_id: str) -> str: ...
     async def list_training_plans(self) -> list[Shape]: ...
     async def latest_group_event(self, name: str, group: str) -> Shape | None: ...
-
-
-class Ec2Port(Protocol):
-    async def availability_zones(self) -> list[Shape]: ...
-    async def instance_type_offerings(self, instance_types: list[str]) -> list[Shape]: ...
-    async def call(self, operation: str, **params: Any) -> Shape: ...
+    async def list_tags(self, arn: str) -> list[Shape]: ...
 
 
 class QuotasPort(Protocol):
@@ -87,8 +84,3 @@ class AccountPort(Protocol):
     async def simulate(self, principal_arn: str, actions: list[str], resources: list[str],
                        context: dict[str, str]) -> list[Shape]: ...
 
-
-class AwsCallerPort(Protocol):
-    """The generic escape hatch: any operation of any service, with the same error mapping."""
-
-    async def call(self, service: str, operation: str, **params: Any) -> Shape: ...

@@ -13,6 +13,7 @@ from podplane.domain.instance_groups import (
     DEFAULT_EBS_GB,
     MAX_COUNT,
     CapacityType,
+    GroupPlan,
     check_count,
     deep_health_checks_for,
     threads_per_core,
@@ -117,18 +118,6 @@ class ImportRequest:
 # ClusterSpec <-> the JSON an operation and the cluster row store (the same field names).
 SPEC: TypeAdapter[ClusterSpec] = TypeAdapter(ClusterSpec)
 SPEC_FIELDS = tuple(f.name for f in fields(ClusterSpec))
-
-
-@dataclass(frozen=True)
-class GroupPlan:
-    name: str
-    instance_type: str
-    count: int
-    capacity_type: CapacityType
-    threads_per_core: int
-    ebs_gb: int
-    deep_health_checks: tuple[str, ...]
-    training_plan_arn: str | None
 
 
 @dataclass(frozen=True)

@@ -186,27 +186,66 @@ class NewGroup:
         check_efa_only(self.instance_type, self.efa_only, efa_capable)
 
 
-def group_spec(group: NewGroup, *, template: dict[str, Any], subnet_id: str,
-               security_group_ids: list[str], deep_health_checks: list[str]) -> dict[str, Any]:
-    """The UpdateCluster entry for a new group. Lifecycle config and execution role follow the
-    cluster's first group (`template`), so every group boots the same way."""
+@dataclass(frozen=True)
+class GroupPlan:
+    """A group's derived decisions: what the cluster plan shows and the request carries."""
+
+    name: str
+    instance_type: str
+    count: int
+    capacity_type: CapacityType
+    threads_per_core: int
+    ebs_gb: int
+    deep_health_checks: tuple[str, ...]
+    training_plan_arn: str | None
+
+
+@dataclass(frozen=True)
+class GroupPlacement:
+    """Where and how a group's instances boot: the lifecycle script, the execution role and
+    the group's own subnet and security groups."""
+
+    lifecycle: dict[str, Any]     # LifeCycleConfig: SourceS3Uri + OnCreate
+    execution_role: str
+    subnet_id: str
+    security_group_ids: list[str]
+
+
+def instance_group_request(group: GroupPlan, where: GroupPlacement, *,
+                           efa_only: bool = False) -> dict[str, Any]:
+    """The one builder of a new group's entry, for CreateCluster and UpdateCluster alike
+    (SageMaker API Reference, ClusterInstanceGroupSpecification): the group's own subnet and
+    security groups (OverrideVpcConfig), an EBS volume, and only the optional fields chosen."""
     spec: dict[str, Any] = {
         "InstanceGroupName": group.name, "InstanceType": group.instance_type,
         "InstanceCount": group.count,
-        "LifeCycleConfig": template["LifeCycleConfig"], "ExecutionRole": template["ExecutionRole"],
-        "ThreadsPerCore": threads_per_core(group.instance_type, group.capacity_type),
+        "LifeCycleConfig": where.lifecycle, "ExecutionRole": where.execution_role,
+        "ThreadsPerCore": group.threads_per_core,
         "InstanceStorageConfigs": [{"EbsVolumeConfig": {"VolumeSizeInGB": group.ebs_gb}}],
-        "OverrideVpcConfig": {"SecurityGroupIds": security_group_ids, "Subnets": [subnet_id]},
+        "OverrideVpcConfig": {"SecurityGroupIds": list(where.security_group_ids),
+                              "Subnets": [where.subnet_id]},
     }
-    if deep_health_checks:
-        spec["OnStartDeepHealthChecks"] = list(deep_health_checks)
+    if group.deep_health_checks:
+        spec["OnStartDeepHealthChecks"] = list(group.deep_health_checks)
     if group.training_plan_arn:
         spec["TrainingPlanArn"] = group.training_plan_arn
     if group.capacity_type is CapacityType.SPOT:
         spec["CapacityRequirements"] = {"Spot": {}}
-    if group.efa_only:
+    if efa_only:
         spec["NetworkInterface"] = {"InterfaceType": "efa-only"}
     return spec
+
+
+def group_spec(group: NewGroup, *, template: dict[str, Any], subnet_id: str,
+               security_group_ids: list[str], deep_health_checks: list[str]) -> dict[str, Any]:
+    """The UpdateCluster entry for a new group. Lifecycle config and execution role follow the
+    cluster's first group (`template`), so every group boots the same way."""
+    plan = GroupPlan(group.name, group.instance_type, group.count, group.capacity_type,
+                     threads_per_core(group.instance_type, group.capacity_type), group.ebs_gb,
+                     tuple(deep_health_checks), group.training_plan_arn)
+    where = GroupPlacement(template["LifeCycleConfig"], template["ExecutionRole"], subnet_id,
+                           security_group_ids)
+    return instance_group_request(plan, where, efa_only=group.efa_only)
 
 
 def efa_capable_types() -> dict[str, int]:

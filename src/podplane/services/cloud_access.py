@@ -1,34 +1,32 @@
 """How services reach the cloud: the AWS ports and one Kubernetes client per cluster.
 
-Built once by bootstrap (`attach_cloud`); services call `cloud_of(ctx.app)`. Nothing here
-knows whether the endpoint is real AWS or the sandbox.
+Built once (`attach_cloud`, from bootstrap's lifespan); services call `cloud_of(ctx.app)`.
+Everything here is typed against ports: nothing knows whether the endpoint is real AWS or the
+sandbox, and no adapter is named (the adapters are built by `podplane.cloud.wiring`).
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
-from podplane.cloud.aws import AwsAdapters, build_aws
-from podplane.cloud.kube.connector import KubeConnector
-from podplane.cloud.ports_kube import KubePort
+from podplane.cloud.ports import AwsPorts
+from podplane.cloud.ports_kube import KubeConnectorPort, KubePort
+from podplane.cloud.wiring import build_cloud
 from podplane.services.context import AppState
 
 
 @dataclass
 class Cloud:
-    aws: AwsAdapters
-    kube: KubeConnector
+    aws: AwsPorts
+    kube: KubeConnectorPort
 
     async def kube_for(self, eks_cluster_name: str) -> KubePort:
         return await self.kube.for_cluster(eks_cluster_name)
 
 
 def attach_cloud(state: AppState) -> Cloud:
-    settings = state.settings
-    endpoint = settings.aws_endpoint_url or os.environ.get("AWS_ENDPOINT_URL")
-    aws = build_aws(settings.region, endpoint)
-    cloud = Cloud(aws, KubeConnector(aws.eks, settings.region, sts_endpoint=endpoint))
+    aws, kube = build_cloud(state.settings)
+    cloud = Cloud(aws, kube)
     state.cloud = cloud
     return cloud
 

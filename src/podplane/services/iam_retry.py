@@ -3,7 +3,7 @@
 IAM is eventually consistent: a role just created, or whose trust policy just changed, can be
 refused for a while by EKS and SageMaker (AWS IAM User Guide, troubleshooting "changes that I
 make are not always immediately visible"). The refusal is classified `iam_role_not_ready`
-(cloud/aws/errors.py); this retries it with backoff on the step's clock for about a minute,
+(domain/cloud_errors.py); this retries it with backoff on the step's clock for about a minute,
 then fails with a clear error.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from podplane.cloud.aws.errors import ROLE_NOT_READY
+from podplane.domain.cloud_errors import ROLE_NOT_READY
 from podplane.domain.errors import CloudError
 from podplane.ops.context import StepContext
 

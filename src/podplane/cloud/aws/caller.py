@@ -18,9 +18,8 @@ from botocore.config import Config
 
 from podplane.cloud.aws.errors import to_cloud_error
 from podplane.cloud.ports_aws import RetryObserver, Shape
+from podplane.domain.cloud_errors import RETRIED_CODES
 from podplane.domain.errors import CloudError
-
-RETRIED_CODES = {"throttled", "cloud_unavailable", "cloud_unreachable"}
 
 
 class AwsCaller:

@@ -1,13 +1,11 @@
-"""HyperPodPort over boto3 (SageMaker cluster APIs). Failed clusters raise their cause."""
+"""HyperPodPort over boto3 (SageMaker cluster APIs); `domain.cloud_errors` reads failures."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from podplane.cloud.aws.caller import AwsCaller
-from podplane.cloud.aws.errors import capacity_error
 from podplane.cloud.ports_aws import Shape
-from podplane.domain.errors import CloudError
 
 
 class HyperPodAdapter:
@@ -101,27 +99,6 @@ class HyperPodAdapter:
         return dict(events[0]) if events else None
 
 
-def group_event_failure(event: Shape | None) -> CloudError | None:
-    """An ERROR-level cluster event as a classified error (capacity -> retryable)."""
-    if event is None or event.get("EventLevel") != "Error":
-        return None
-    message = str(event.get("Description") or "instance provisioning failed")
-    group = event.get("InstanceGroupName")
-    text = f"sagemaker.list_cluster_events: instance group {group}: {message}"
-    if "sufficient capacity" in message or "InsufficientCapacity" in message:
-        return capacity_error(text, message)
-    return CloudError(text, code="instance_group_failed", retryable=True,
-                      hint="HyperPod keeps retrying; see the cluster's events "
-                      "(aws sagemaker list-cluster-events) for the cause.")
-
-
-def failure_of(cluster: Shape) -> CloudError | None:
-    """A Failed cluster's FailureMessage as a classified error (capacity -> hint with AZs)."""
-    if cluster.get("ClusterStatus") != "Failed":
-        return None
-    message = str(cluster.get("FailureMessage", "cluster creation failed"))
-    if "InsufficientCapacity" in message or "sufficient capacity" in message:
-        return capacity_error(f"sagemaker.create_cluster: {message}", message)
-    return CloudError(message, code="cluster_failed", retryable=False,
-                      hint="See the FailureMessage; lifecycle-script logs are in CloudWatch "
-                      "under /aws/sagemaker/Clusters.")
+    async def list_tags(self, arn: str) -> list[Shape]:
+        listed = await self._call("list_tags", ResourceArn=arn)
+        return list(listed.get("Tags", []))

@@ -1,34 +1,26 @@
-"""One call for the composition root: every AWS adapter on one shared caller."""
+"""Every AWS adapter on one shared caller, handed out as ports."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from podplane.cloud.aws.account import AccountAdapter
 from podplane.cloud.aws.caller import AwsCaller
 from podplane.cloud.aws.ec2 import Ec2Adapter
 from podplane.cloud.aws.eks import EksAdapter
 from podplane.cloud.aws.hyperpod import HyperPodAdapter
+from podplane.cloud.aws.iam import IamAdapter, S3Adapter, StsAdapter
 from podplane.cloud.aws.quotas import QuotasAdapter
+from podplane.cloud.ports import AwsPorts
 from podplane.cloud.ports_aws import RetryObserver
 
 
-@dataclass(frozen=True)
-class AwsAdapters:
-    caller: AwsCaller
-    eks: EksAdapter
-    hyperpod: HyperPodAdapter
-    ec2: Ec2Adapter
-    quotas: QuotasAdapter
-    account: AccountAdapter
-
-
 def build_aws(region: str, endpoint_url: str | None = None,
-              observer: RetryObserver | None = None) -> AwsAdapters:
+              observer: RetryObserver | None = None) -> AwsPorts:
     """`endpoint_url` None means AWS_ENDPOINT_URL or the real AWS endpoints."""
     caller = AwsCaller(region, endpoint_url=endpoint_url, observer=observer)
-    return AwsAdapters(caller, EksAdapter(caller), HyperPodAdapter(caller), Ec2Adapter(caller),
-                       QuotasAdapter(caller), AccountAdapter(caller))
+    return AwsPorts(region=region, eks=EksAdapter(caller), hyperpod=HyperPodAdapter(caller),
+                    ec2=Ec2Adapter(caller), iam=IamAdapter(caller), s3=S3Adapter(caller),
+                    sts=StsAdapter(caller), quotas=QuotasAdapter(caller),
+                    account=AccountAdapter(caller))
 
 
 def session_region() -> str | None:

@@ -20,7 +20,7 @@ from podplane.services.cloud_access import Cloud
 
 
 async def own_principal(cloud: Cloud) -> str:
-    who = await cloud.aws.caller.call("sts", "get_caller_identity")
+    who = await cloud.aws.sts.caller_identity()
     return principal_arn(str(who["Arn"]))
 
 

@@ -25,9 +25,9 @@ def addon_role_name(cluster: str, key: str, region: str) -> str:
 async def ensure_addon_role(cloud: Cloud, cluster: str, identity: PodIdentity,
                             bucket: str | None) -> str:
     """The role, with the add-on's managed policies; the CSI driver's is scoped to the bucket."""
-    region = str(cloud.aws.caller.region)
+    region = cloud.aws.region
     inline = bucket_policy(bucket, region) if identity.role == "s3csi" and bucket else None
-    return await ensure_role(cloud.aws.caller, cluster,
+    return await ensure_role(cloud.aws.iam, cluster,
                              addon_role_name(cluster, identity.role, region),
                              POD_IDENTITY_SERVICE, identity.managed_policies, inline=inline)
 

@@ -26,7 +26,7 @@ from podplane.domain.preflight import check_capacity, raise_if_blocked
 from podplane.ops.context import StepContext
 from podplane.ops.mutate import IN_FLIGHT, mutate_once
 from podplane.ops.workflows import Workflow
-from podplane.services.cloud_access import cloud_of
+from podplane.services.cloud_access import Cloud, cloud_of
 from podplane.services.clusters import dependencies as cluster_deps
 from podplane.services.clusters import hyperpod as cluster_hyperpod
 from podplane.services.clusters import mount_check
@@ -65,7 +65,7 @@ class CreateSteps:
         self.app = app
 
     @property
-    def cloud(self) -> Any:
+    def cloud(self) -> Cloud:
         return cloud_of(self.app)
 
     async def preflight(self, ctx: StepContext) -> dict[str, Any]:
@@ -95,7 +95,7 @@ class CreateSteps:
         spec = spec_from(ctx.params["spec"])
         net = (await facts_of(self.app, spec.name))["network"]
         eks = self.cloud.aws.eks
-        role = await ensure_role(self.cloud.aws.caller, spec.name,
+        role = await ensure_role(self.cloud.aws.iam, spec.name,
                                  role_names(spec.name, spec.region)["eks"],
                                  "eks.amazonaws.com", eks_cluster_policies(spec.region))
         token = ctx.client_token()
@@ -139,16 +139,16 @@ class CreateSteps:
 
     async def access(self, ctx: StepContext) -> dict[str, Any]:
         spec = spec_from(ctx.params["spec"])
-        caller = self.cloud.aws.caller
+        aws = self.cloud.aws
         await ctx.phase("identity")
-        account = await _account(caller)
+        account = str((await aws.sts.caller_identity())["Account"])
         bucket = shared_bucket(spec.name, account, spec.region)
         hp_role = await ensure_role(
-            caller, spec.name, role_names(spec.name, spec.region)["hyperpod"],
+            aws.iam, spec.name, role_names(spec.name, spec.region)["hyperpod"],
             "sagemaker.amazonaws.com", execution_role_policies(spec.region),
             inline=execution_role_inline(spec.region, account, bucket, LIFECYCLE_PREFIX))
-        await ensure_bucket(caller, spec.name, bucket, spec.region)
-        lifecycle = await ensure_lifecycle_script(caller, bucket)
+        await ensure_bucket(aws.s3, spec.name, bucket, spec.region)
+        lifecycle = await ensure_lifecycle_script(aws.s3, bucket)
         await save_facts(self.app, spec.name, hyperpod_role=hp_role, bucket=bucket,
                          lifecycle_uri=lifecycle)
         return {"hyperpod_role": hp_role, "bucket": bucket, "lifecycle_uri": lifecycle}
@@ -188,8 +188,4 @@ class CreateSteps:
 
 def _eks_settled(cluster: dict[str, Any] | None) -> bool:
     return cluster is not None and cluster["status"] in ("ACTIVE", "FAILED")
-
-
-async def _account(caller: Any) -> str:
-    return str((await caller.call("sts", "get_caller_identity"))["Account"])
 

@@ -57,9 +57,8 @@ class DeleteSteps:
         found = await hp.describe_cluster(name)
         if found is None:
             return {"hyperpod": "absent"}
-        listed = await self.cloud.aws.caller.call("sagemaker", "list_tags",
-                                                  ResourceArn=found["ClusterArn"])
-        _ours({t["Key"]: t["Value"] for t in listed.get("Tags", [])}, ctx.params["force"],
+        tags = await hp.list_tags(found["ClusterArn"])
+        _ours({t["Key"]: t["Value"] for t in tags}, ctx.params["force"],
               f"HyperPod cluster {name}")
         await ctx.phase("deleting")
         while found is not None:
@@ -100,7 +99,7 @@ class DeleteSteps:
             return {}
         async with self.app.sessions() as db:
             row = await repo.get(db, ctx.params["name"])
-        gone = await delete_identity(self.cloud.aws.caller, ctx.params["name"],
+        gone = await delete_identity(self.cloud.aws.iam, ctx.params["name"],
                                      row.region if row is not None else None)
         return {"roles_deleted": gone, "bucket": "kept (holds data)"}
 

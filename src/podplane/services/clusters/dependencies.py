@@ -74,7 +74,7 @@ async def observe(cloud: Cloud, eks_name: str, kube: KubePort | None = None,
 
 def region_of(cloud: Cloud) -> str:
     """The cluster's region: regional images (health agent, EFA plugin) are pulled from it."""
-    return str(cloud.aws.caller.region)
+    return cloud.aws.region
 
 
 async def _manifest_version(cloud: Cloud, kube: KubePort, unit: Unit) -> str | None:

@@ -14,11 +14,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from podplane.cloud.aws.hyperpod import failure_of, group_event_failure
 from podplane.cloud.ports_aws import HyperPodPort
 from podplane.domain.clusters import ClusterSpec, plan_cluster
 from podplane.domain.errors import CloudError
-from podplane.domain.instance_groups import CapacityType
+from podplane.domain.hyperpod_failures import cluster_failure, group_event_failure
+from podplane.domain.instance_groups import GroupPlacement, instance_group_request
 from podplane.ops.context import StepContext
 from podplane.ops.mutate import IN_FLIGHT, mutate_once
 from podplane.services.cloud_access import Cloud
@@ -35,21 +35,9 @@ def create_request(spec: ClusterSpec, facts: dict[str, Any]) -> dict[str, Any]:
     """The CreateCluster request, derived from the decisions and the earlier steps' facts."""
     net = facts["network"]
     group = plan_cluster(spec, [spec.availability_zone, "-"], "0").group
-    ig: dict[str, Any] = {
-        "InstanceGroupName": group.name, "InstanceType": group.instance_type,
-        "InstanceCount": group.count,
-        "LifeCycleConfig": {"SourceS3Uri": facts["lifecycle_uri"], "OnCreate": "on_create.sh"},
-        "ExecutionRole": facts["hyperpod_role"], "ThreadsPerCore": group.threads_per_core,
-        "InstanceStorageConfigs": [{"EbsVolumeConfig": {"VolumeSizeInGB": group.ebs_gb}}],
-        "OverrideVpcConfig": {"SecurityGroupIds": [net["security_group"]],
-                              "Subnets": [net["compute_subnet"]]},
-    }
-    if group.deep_health_checks:
-        ig["OnStartDeepHealthChecks"] = list(group.deep_health_checks)
-    if group.training_plan_arn:
-        ig["TrainingPlanArn"] = group.training_plan_arn
-    if group.capacity_type is CapacityType.SPOT:
-        ig["CapacityRequirements"] = {"Spot": {}}
+    ig = instance_group_request(group, GroupPlacement(
+        {"SourceS3Uri": facts["lifecycle_uri"], "OnCreate": "on_create.sh"},
+        facts["hyperpod_role"], net["compute_subnet"], [net["security_group"]]))
     return {
         "ClusterName": spec.name, "InstanceGroups": [ig],
         "VpcConfig": {"SecurityGroupIds": [net["security_group"]],
@@ -81,7 +69,7 @@ async def ensure(ctx: StepContext, cloud: Cloud, spec: ClusterSpec,
         await ctx.phase("polling", wait_started=ctx.clock.now().isoformat())
     last = ""
     while True:  # InService is not enough: the step ends when the groups' nodes are up
-        failure = failure_of(current) or await shortfall_of(hp, current)
+        failure = cluster_failure(current) or await shortfall_of(hp, current)
         if failure is not None:
             raise failure
         if current["ClusterStatus"] == "InService" and filled(current):

@@ -79,7 +79,7 @@ class ImportSteps:
         detected = await detect_state(self.app, p["eks_cluster_name"],
                                       p.get("hyperpod_cluster_name"))
         async with self.app.sessions.begin() as db:
-            await repo.upsert(db, p["name"], region=cloud.aws.caller.region,
+            await repo.upsert(db, p["name"], region=cloud.aws.region,
                               eks_cluster_name=p["eks_cluster_name"],
                               hyperpod_cluster_name=p.get("hyperpod_cluster_name"),
                               origin="imported", state="active", spec={},

@@ -17,7 +17,7 @@ from podplane.services.registry import service
 async def availability_zones(cloud: Cloud) -> list[dict[str, Any]]:
     zones = await cloud.aws.ec2.availability_zones()
     return [{"name": z["ZoneName"], "id": z["ZoneId"], "state": z.get("State", "available"),
-             "region": z.get("RegionName", cloud.aws.caller.region)}
+             "region": z.get("RegionName", cloud.aws.region)}
             for z in sorted(zones, key=lambda z: z["ZoneName"])]
 
 

@@ -20,8 +20,7 @@ NAMESPACE = "default"
 async def run(ctx: StepContext, cloud: Cloud, eks_name: str, bucket: str) -> dict[str, Any]:
     await ctx.phase("mount-check", bucket=bucket)
     expected = check_content(ctx.client_token("mount-check"))
-    await cloud.aws.caller.call("s3", "put_object", Bucket=bucket, Key=KEY,
-                                Body=expected.encode())
+    await cloud.aws.s3.put_object(bucket, KEY, expected.encode())
     kube = await cloud.kube_for(eks_name)
     await _fresh_pod(ctx, kube)
     try:
@@ -29,7 +28,7 @@ async def run(ctx: StepContext, cloud: Cloud, eks_name: str, bucket: str) -> dic
         read = "".join([line async for line in kube.logs(POD, NAMESPACE)]).strip()
     finally:
         await kube.delete("v1", "Pod", POD, namespace=NAMESPACE)
-        await cloud.aws.caller.call("s3", "delete_object", Bucket=bucket, Key=KEY)
+        await cloud.aws.s3.delete_object(bucket, KEY)
     if phase != "Succeeded" or read != expected:
         raise CloudError(f"The mount test pod could not read s3://{bucket}/{KEY} through "
                          f"{CLAIM} (pod {phase}; read {read[:120]!r}).", code="mount_failed",

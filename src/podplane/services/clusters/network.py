@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from podplane.cloud.ports_aws import Ec2Port, Shape
+from podplane.cloud.ports_aws import Shape
+from podplane.cloud.ports_ec2 import Ec2Port
 from podplane.domain.network import (
     COMPUTE_TAG,
     SubnetFact,
@@ -47,21 +48,25 @@ def tag_filter(cluster: str, role: str | None = None) -> list[dict[str, Any]]:
     return out
 
 
+# An EC2 Describe* operation of the port, called with Filters.
+Describe = Callable[..., Awaitable[Shape]]
+
+
 class Network:
     """Ensures each piece exists and is wired; returns the ids the later steps need."""
 
     def __init__(self, ec2: Ec2Port, cluster: str, region: str) -> None:
         self.ec2, self.cluster, self.region = ec2, cluster, region
 
-    async def _find(self, describe: str, key: str, role: str,
+    async def _find(self, describe: Describe, key: str, role: str,
                     extra: list[dict[str, Any]] | None = None) -> Shape | None:
         filters = tag_filter(self.cluster, role) + (extra or [])
-        found = await self.ec2.call(describe, Filters=filters)
+        found = await describe(Filters=filters)
         items = [i for i in found.get(key, [])
                  if str(i.get("State", "")).lower() not in ("deleted", "deleting", "failed")]
         return items[0] if items else None
 
-    async def _ensure(self, describe: str, key: str, role: str,
+    async def _ensure(self, describe: Describe, key: str, role: str,
                       create: Callable[[], Awaitable[Shape]],
                       extra: list[dict[str, Any]] | None = None) -> Shape:
         return await self._find(describe, key, role, extra) or await create()
@@ -91,11 +96,11 @@ class Network:
 
     async def _vpc(self, cidr: str) -> Shape:
         async def create() -> Shape:
-            vpc: Shape = (await self.ec2.call("create_vpc", CidrBlock=cidr,
-                                              TagSpecifications=tag_spec("vpc", self.cluster,
-                                                                         "vpc")))["Vpc"]
+            vpc: Shape = (await self.ec2.create_vpc(CidrBlock=cidr,
+                                                    TagSpecifications=tag_spec("vpc", self.cluster,
+                                                                               "vpc")))["Vpc"]
             return vpc
-        vpc = await self._ensure("describe_vpcs", "Vpcs", "vpc", create)
+        vpc = await self._ensure(self.ec2.describe_vpcs, "Vpcs", "vpc", create)
         await fix.ensure_dns(self.ec2, vpc["VpcId"])
         return vpc
 
@@ -103,18 +108,17 @@ class Network:
                       public: bool = False, more: dict[str, str] | None = None) -> str:
         async def create() -> Shape:
             extra = {"kubernetes.io/role/elb": "1"} if public else {}
-            out: Shape = (await self.ec2.call(
-                "create_subnet", VpcId=vpc_id, CidrBlock=cidr, AvailabilityZone=az,
+            out: Shape = (await self.ec2.create_subnet(
+                VpcId=vpc_id, CidrBlock=cidr, AvailabilityZone=az,
                 TagSpecifications=tag_spec("subnet", self.cluster, role, **extra, **(more or {}))
             ))["Subnet"]
             return out
-        found = await self._ensure("describe_subnets", "Subnets", role, create,
+        found = await self._ensure(self.ec2.describe_subnets, "Subnets", role, create,
                                    [{"Name": "vpc-id", "Values": [vpc_id]}])
         return str(found["SubnetId"])
 
     async def subnet_facts(self, vpc_id: str) -> list[SubnetFact]:
-        found = await self.ec2.call("describe_subnets",
-                                    Filters=[{"Name": "vpc-id", "Values": [vpc_id]}])
+        found = await self.ec2.describe_subnets(Filters=[{"Name": "vpc-id", "Values": [vpc_id]}])
         return [SubnetFact(s["SubnetId"], s["CidrBlock"], s["AvailabilityZone"],
                            int(s.get("AvailableIpAddressCount", 0)),
                            {t["Key"]: t["Value"] for t in s.get("Tags", [])})
@@ -155,86 +159,81 @@ class Network:
 
     async def _igw(self, vpc_id: str) -> str:
         async def create() -> Shape:
-            igw: Shape = (await self.ec2.call(
-                "create_internet_gateway",
+            igw: Shape = (await self.ec2.create_internet_gateway(
                 TagSpecifications=tag_spec("internet-gateway", self.cluster, "igw"),
             ))["InternetGateway"]
             return igw
-        found = await self._ensure("describe_internet_gateways", "InternetGateways", "igw",
+        found = await self._ensure(self.ec2.describe_internet_gateways, "InternetGateways", "igw",
                                    create)
         await fix.ensure_attached(self.ec2, found, vpc_id)
         return str(found["InternetGatewayId"])
 
     async def _nat(self, ctx: StepContext, public_subnet: str) -> str:
         async def create() -> Shape:
-            out: Shape = (await self.ec2.call(
-                "create_nat_gateway", SubnetId=public_subnet,
-                AllocationId=await self._nat_address(),
+            out: Shape = (await self.ec2.create_nat_gateway(
+                SubnetId=public_subnet, AllocationId=await self._nat_address(),
                 TagSpecifications=tag_spec("natgateway", self.cluster, "nat"),
             ))["NatGateway"]
             return out
-        found = await self._ensure("describe_nat_gateways", "NatGateways", "nat", create)
+        found = await self._ensure(self.ec2.describe_nat_gateways, "NatGateways", "nat", create)
         await fix.wait_nat_available(ctx, self.ec2, str(found["NatGatewayId"]))
         return str(found["NatGatewayId"])
 
     async def _nat_address(self) -> str:
         """A free Elastic IP of ours (left by a NAT that failed) or a new one."""
-        found = await self.ec2.call("describe_addresses",
-                                    Filters=tag_filter(self.cluster, "nat-eip"))
+        found = await self.ec2.describe_addresses(Filters=tag_filter(self.cluster, "nat-eip"))
         free = [a for a in found.get("Addresses", []) if not a.get("AssociationId")]
         if free:
             return str(free[0]["AllocationId"])
-        eip = await self.ec2.call("allocate_address", Domain="vpc",
-                                  TagSpecifications=tag_spec("elastic-ip", self.cluster,
-                                                             "nat-eip"))
+        eip = await self.ec2.allocate_address(Domain="vpc",
+                                              TagSpecifications=tag_spec("elastic-ip", self.cluster,
+                                                                         "nat-eip"))
         return str(eip["AllocationId"])
 
     async def _route_table(self, vpc_id: str, role: str, subnets: list[str],
                            **target: str) -> str:
         async def create() -> Shape:
-            rt: Shape = (await self.ec2.call(
-                "create_route_table", VpcId=vpc_id,
-                TagSpecifications=tag_spec("route-table", self.cluster, role)))["RouteTable"]
+            rt: Shape = (await self.ec2.create_route_table(
+                VpcId=vpc_id, TagSpecifications=tag_spec("route-table", self.cluster, role),
+            ))["RouteTable"]
             return rt
-        rt_id = str((await self._ensure("describe_route_tables", "RouteTables", role,
+        rt_id = str((await self._ensure(self.ec2.describe_route_tables, "RouteTables", role,
                                         create))["RouteTableId"])
-        fresh = (await self.ec2.call("describe_route_tables",
-                                     RouteTableIds=[rt_id]))["RouteTables"][0]
+        fresh = (await self.ec2.describe_route_tables(RouteTableIds=[rt_id]))["RouteTables"][0]
         await fix.ensure_default_route(self.ec2, fresh, **target)
         await fix.ensure_associations(self.ec2, fresh, subnets)
         return rt_id
 
     async def _s3_endpoint(self, vpc_id: str, route_tables: list[str]) -> str:
         async def create() -> Shape:
-            out: Shape = (await self.ec2.call(
-                "create_vpc_endpoint", VpcId=vpc_id, VpcEndpointType="Gateway",
+            out: Shape = (await self.ec2.create_vpc_endpoint(
+                VpcId=vpc_id, VpcEndpointType="Gateway",
                 ServiceName=f"com.amazonaws.{self.region}.s3", RouteTableIds=route_tables,
                 TagSpecifications=tag_spec("vpc-endpoint", self.cluster, "s3-endpoint"),
             ))["VpcEndpoint"]
             return out
-        found = await self._ensure("describe_vpc_endpoints", "VpcEndpoints", "s3-endpoint",
+        found = await self._ensure(self.ec2.describe_vpc_endpoints, "VpcEndpoints", "s3-endpoint",
                                    create)
         await fix.ensure_endpoint_tables(self.ec2, found, route_tables)
         return str(found["VpcEndpointId"])
 
     async def _security_group(self, vpc_id: str) -> str:
         async def create() -> Shape:
-            sg = await self.ec2.call(
-                "create_security_group", GroupName=f"podplane-{self.cluster}-efa", VpcId=vpc_id,
+            sg = await self.ec2.create_security_group(
+                GroupName=f"podplane-{self.cluster}-efa", VpcId=vpc_id,
                 Description="podplane: nodes and EFA (all traffic within the group)",
                 TagSpecifications=tag_spec("security-group", self.cluster, "efa-sg"))
             return {"GroupId": sg["GroupId"]}
-        gid = str((await self._ensure("describe_security_groups", "SecurityGroups", "efa-sg",
+        gid = str((await self._ensure(self.ec2.describe_security_groups, "SecurityGroups", "efa-sg",
                                       create))["GroupId"])
-        fresh = (await self.ec2.call("describe_security_groups",
-                                     GroupIds=[gid]))["SecurityGroups"][0]
+        fresh = (await self.ec2.describe_security_groups(GroupIds=[gid]))["SecurityGroups"][0]
         await fix.ensure_group_rules(self.ec2, fresh)
         return gid
 
 
 async def vpc_cidrs(ec2: Ec2Port, vpc_id: str, primary: str) -> list[str]:
     """The VPC's associated CIDRs other than `primary`."""
-    vpcs = (await ec2.call("describe_vpcs", VpcIds=[vpc_id]))["Vpcs"]
+    vpcs = (await ec2.describe_vpcs(VpcIds=[vpc_id]))["Vpcs"]
     sets = vpcs[0].get("CidrBlockAssociationSet", []) if vpcs else []
     return [c["CidrBlock"] for c in sets if c["CidrBlock"] != primary
             and c.get("CidrBlockState", {}).get("State") in ("associated", "associating")]
@@ -244,10 +243,10 @@ async def add_vpc_cidr(ctx: StepContext, ec2: Ec2Port, vpc_id: str, cidr: str) -
     """Associate a secondary CIDR (AWS's HyperPod reference adds a /16 for compute) and wait
     until EC2 reports it `associated`; subnets in it fail before that."""
     async def associated() -> bool:
-        vpcs = (await ec2.call("describe_vpcs", VpcIds=[vpc_id]))["Vpcs"]
+        vpcs = (await ec2.describe_vpcs(VpcIds=[vpc_id]))["Vpcs"]
         return any(c["CidrBlock"] == cidr and
                    c.get("CidrBlockState", {}).get("State") == "associated"
                    for c in vpcs[0].get("CidrBlockAssociationSet", []))
     if not await associated():
-        await ec2.call("associate_vpc_cidr_block", VpcId=vpc_id, CidrBlock=cidr)
+        await ec2.associate_vpc_cidr_block(VpcId=vpc_id, CidrBlock=cidr)
     await wait_until(ctx, f"CIDR {cidr} on {vpc_id}", associated, timeout=300, every=5)

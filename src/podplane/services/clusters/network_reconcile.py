@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from podplane.cloud.ports_aws import Ec2Port, Shape
+from podplane.cloud.ports_aws import Shape
+from podplane.cloud.ports_ec2 import Ec2Port
 from podplane.domain.errors import CloudError
 from podplane.ops.context import StepContext
 from podplane.services.clusters.ec2_waits import wait_until
@@ -25,9 +26,9 @@ async def ensure_dns(ec2: Ec2Port, vpc_id: str) -> None:
     vpc-stack.yaml sets them)."""
     for attr, key in (("enableDnsSupport", "EnableDnsSupport"),
                       ("enableDnsHostnames", "EnableDnsHostnames")):
-        found = await ec2.call("describe_vpc_attribute", VpcId=vpc_id, Attribute=attr)
+        found = await ec2.describe_vpc_attribute(VpcId=vpc_id, Attribute=attr)
         if not found.get(key, {}).get("Value"):
-            await ec2.call("modify_vpc_attribute", VpcId=vpc_id, **{key: {"Value": True}})
+            await ec2.modify_vpc_attribute(VpcId=vpc_id, **{key: {"Value": True}})
 
 
 async def ensure_attached(ec2: Ec2Port, igw: Shape, vpc_id: str) -> None:
@@ -40,8 +41,8 @@ async def ensure_attached(ec2: Ec2Port, igw: Shape, vpc_id: str) -> None:
             f"Internet gateway {igw['InternetGatewayId']} is attached to {elsewhere[0]}, not "
             f"to the cluster's VPC {vpc_id}.", code="network_conflict", retryable=False,
             hint="Detach it in the EC2 console (or delete it), then retry this step.")
-    await ec2.call("attach_internet_gateway", InternetGatewayId=igw["InternetGatewayId"],
-                   VpcId=vpc_id)
+    await ec2.attach_internet_gateway(InternetGatewayId=igw["InternetGatewayId"],
+                                      VpcId=vpc_id)
 
 
 async def ensure_default_route(ec2: Ec2Port, rt: Shape, **target: str) -> None:
@@ -53,26 +54,26 @@ async def ensure_default_route(ec2: Ec2Port, rt: Shape, **target: str) -> None:
             continue
         if route.get(key) == value and route.get("State", "active") == "active":
             return
-        await ec2.call("replace_route", RouteTableId=rt["RouteTableId"],
-                       DestinationCidrBlock=ANYWHERE, **target)
+        await ec2.replace_route(RouteTableId=rt["RouteTableId"],
+                                DestinationCidrBlock=ANYWHERE, **target)
         return
-    await ec2.call("create_route", RouteTableId=rt["RouteTableId"],
-                   DestinationCidrBlock=ANYWHERE, **target)
+    await ec2.create_route(RouteTableId=rt["RouteTableId"],
+                           DestinationCidrBlock=ANYWHERE, **target)
 
 
 async def ensure_associations(ec2: Ec2Port, rt: Shape, subnets: list[str]) -> None:
     linked = {a.get("SubnetId") for a in rt.get("Associations", [])}
     for subnet in subnets:
         if subnet not in linked:
-            await ec2.call("associate_route_table", RouteTableId=rt["RouteTableId"],
-                           SubnetId=subnet)
+            await ec2.associate_route_table(RouteTableId=rt["RouteTableId"],
+                                            SubnetId=subnet)
 
 
 async def ensure_endpoint_tables(ec2: Ec2Port, endpoint: Shape, tables: list[str]) -> None:
     missing = [t for t in tables if t not in endpoint.get("RouteTableIds", [])]
     if missing:
-        await ec2.call("modify_vpc_endpoint", VpcEndpointId=endpoint["VpcEndpointId"],
-                       AddRouteTableIds=missing)
+        await ec2.modify_vpc_endpoint(VpcEndpointId=endpoint["VpcEndpointId"],
+                                      AddRouteTableIds=missing)
 
 
 async def ensure_group_rules(ec2: Ec2Port, group: Shape) -> None:
@@ -81,14 +82,14 @@ async def ensure_group_rules(ec2: Ec2Port, group: Shape) -> None:
     gid = group["GroupId"]
     self_rule = {"IpProtocol": "-1", "UserIdGroupPairs": [{"GroupId": gid}]}
     if not _has_self(group.get("IpPermissions", []), gid):
-        await ec2.call("authorize_security_group_ingress", GroupId=gid,
-                       IpPermissions=[self_rule])
+        await ec2.authorize_security_group_ingress(GroupId=gid,
+                                                   IpPermissions=[self_rule])
     egress = group.get("IpPermissionsEgress", [])
     if not _has_self(egress, gid):
-        await ec2.call("authorize_security_group_egress", GroupId=gid, IpPermissions=[self_rule])
+        await ec2.authorize_security_group_egress(GroupId=gid, IpPermissions=[self_rule])
     if not any(p.get("IpProtocol") == "-1" and
                any(r.get("CidrIp") == ANYWHERE for r in p.get("IpRanges", [])) for p in egress):
-        await ec2.call("authorize_security_group_egress", GroupId=gid, IpPermissions=[
+        await ec2.authorize_security_group_egress(GroupId=gid, IpPermissions=[
             {"IpProtocol": "-1", "IpRanges": [{"CidrIp": ANYWHERE}]}])
 
 
@@ -103,7 +104,7 @@ async def wait_nat_available(ctx: StepContext, ec2: Ec2Port, nat_id: str) -> Non
     (NatGatewayNotFound, boto3#779): that counts as not yet. A `failed` NAT is an error."""
     async def available() -> bool:
         try:
-            found = await ec2.call("describe_nat_gateways", NatGatewayIds=[nat_id])
+            found = await ec2.describe_nat_gateways(NatGatewayIds=[nat_id])
         except CloudError as err:
             if err.code == "cloud_not_found":
                 return False

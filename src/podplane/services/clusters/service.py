@@ -55,7 +55,7 @@ async def _preflight(ctx: Ctx, spec: ClusterSpec) -> PreflightReport:
 async def _plan(ctx: Ctx, spec: ClusterSpec) -> dict[str, Any]:
     cloud = cloud_of(ctx.app)
     azs = [z["name"] for z in await availability_zones(cloud)]
-    account = str((await cloud.aws.caller.call("sts", "get_caller_identity"))["Account"])
+    account = str((await cloud.aws.sts.caller_identity())["Account"])
     return plan_cluster(spec, azs, account).describe()
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from podplane.cloud.ports_aws import Ec2Port, HyperPodPort, QuotasPort
+from podplane.cloud.ports_aws import HyperPodPort, QuotasPort
+from podplane.cloud.ports_ec2 import Ec2Port
 from podplane.domain.errors import Conflict, InvalidInput, NotFound
 from podplane.domain.network import COMPUTE_TAG, SubnetFact
 from podplane.domain.preflight import quota_hint
@@ -106,11 +107,11 @@ async def network(ec2: Ec2Port, described: Shape, vpc_id: str | None) -> Network
     if vpc_id is None:
         if not in_use:
             raise Conflict("Cannot find the cluster's VPC: no group has a subnet.")
-        first = await ec2.call("describe_subnets", SubnetIds=[sorted(in_use)[0]])
+        first = await ec2.describe_subnets(SubnetIds=[sorted(in_use)[0]])
         vpc_id = str(first["Subnets"][0]["VpcId"])
-    vpc = (await ec2.call("describe_vpcs", VpcIds=[vpc_id]))["Vpcs"][0]
-    raw = (await ec2.call("describe_subnets",
-                          Filters=[{"Name": "vpc-id", "Values": [vpc_id]}]))["Subnets"]
+    vpc = (await ec2.describe_vpcs(VpcIds=[vpc_id]))["Vpcs"][0]
+    raw = (await ec2.describe_subnets(
+        Filters=[{"Name": "vpc-id", "Values": [vpc_id]}]))["Subnets"]
     return Network(vpc_id, str(vpc["CidrBlock"]), [_fact(s, in_use) for s in raw])
 
 
@@ -123,7 +124,7 @@ def _fact(s: Shape, in_use: set[str]) -> SubnetFact:
 
 
 async def subnet_by_token(ec2: Ec2Port, token: str) -> Shape | None:
-    found = await ec2.call("describe_subnets", Filters=[
+    found = await ec2.describe_subnets(Filters=[
         {"Name": f"tag:{CLIENT_TOKEN_TAG}", "Values": [token]}])
     subnets = found.get("Subnets") or []
     return dict(subnets[0]) if subnets else None

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from podplane.cloud.aws.errors import classify
 from podplane.domain.errors import CloudError
+from podplane.domain.hyperpod_failures import group_failure
 from podplane.domain.instance_groups import for_update
 from podplane.domain.node_identity import instance_id_of
 from podplane.ops.context import StepContext
@@ -81,18 +81,6 @@ async def update_once(ctx: StepContext, cloud: Cloud, ref: gc.ClusterRef,
                              done=lambda _: True, poll_every=POLL_SECONDS)
 
 
-def failure_of(described: Shape, group: Shape | None) -> CloudError | None:
-    """A group HyperPod could not bring up: Degraded/Failed with the cluster's message."""
-    if group is None or group.get("Status") not in ("Degraded", "Failed"):
-        return None
-    message = str(described.get("FailureMessage") or f"instance group is {group['Status']}")
-    err = classify("InsufficientCapacity" if "sufficient capacity" in message
-                   else "GroupFailed", message, "sagemaker.update_cluster")
-    if err.code == "cloud_error":
-        err.code = "instance_group_failed"
-    return err
-
-
 async def wait_group(ctx: StepContext, cloud: Cloud, ref: gc.ClusterRef, name: str,
                      count: int) -> Shape:
     """Poll until the group's target is reached: CurrentCount == TargetCount == count and
@@ -106,7 +94,7 @@ async def wait_group(ctx: StepContext, cloud: Cloud, ref: gc.ClusterRef, name: s
         described = await gc.describe(cloud.aws.hyperpod, ref)
         group = gc.find_group(described, name)
         nodes = await gc.group_nodes(cloud.aws.hyperpod, ref, name)
-        err = failure_of(described, group) or await shortfall_of(
+        err = group_failure(described, group) or await shortfall_of(
             cloud.aws.hyperpod, {**described, "InstanceGroups": [group] if group else []})
         if err is not None:
             raise err

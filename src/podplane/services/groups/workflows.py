@@ -156,9 +156,9 @@ async def _create_subnet(ctx: StepContext, cloud: Cloud, ref: gc.ClusterRef, az:
             {"Key": gc.CLIENT_TOKEN_TAG, "Value": token}]
 
     async def submit() -> Shape:
-        made = await ec2.call("create_subnet", VpcId=net.vpc_id, CidrBlock=cidr,
-                              AvailabilityZone=az, TagSpecifications=[
-                                  {"ResourceType": "subnet", "Tags": tags}])
+        made = await ec2.create_subnet(VpcId=net.vpc_id, CidrBlock=cidr,
+                                       AvailabilityZone=az, TagSpecifications=[
+                                           {"ResourceType": "subnet", "Tags": tags}])
         return {"subnet_id": made["Subnet"]["SubnetId"]}
 
     subnet = await mutate_once(ctx, token=token, submit=submit,
@@ -174,12 +174,12 @@ async def _share_route_table(ec2: Any, described: Shape, subnet_id: str) -> None
     template = gc.vpc_config(described, gc.template_group(described)).get("Subnets") or []
     if not template:
         return
-    tables = (await ec2.call("describe_route_tables", Filters=[
+    tables = (await ec2.describe_route_tables(Filters=[
         {"Name": "association.subnet-id", "Values": [template[0]]}])).get("RouteTables") or []
     if not tables:
         return
-    mine = (await ec2.call("describe_route_tables", Filters=[
+    mine = (await ec2.describe_route_tables(Filters=[
         {"Name": "association.subnet-id", "Values": [subnet_id]}])).get("RouteTables") or []
     if not mine:
-        await ec2.call("associate_route_table", RouteTableId=tables[0]["RouteTableId"],
-                       SubnetId=subnet_id)
+        await ec2.associate_route_table(RouteTableId=tables[0]["RouteTableId"],
+                                        SubnetId=subnet_id)

@@ -1,0 +1,93 @@
+"""IamPort, S3Port and StsPort over boto3 (IAM, S3 and STS API references)."""
+
+from __future__ import annotations
+
+from podplane.cloud.aws.caller import AwsCaller
+from podplane.cloud.ports_aws import Shape
+
+
+class IamAdapter:
+    def __init__(self, caller: AwsCaller) -> None:
+        self.aws = caller
+
+    async def get_role(self, name: str) -> Shape | None:
+        found = await self.aws.maybe("iam", "get_role", RoleName=name)
+        return None if found is None else dict(found["Role"])
+
+    async def create_role(self, name: str, trust_policy: str,
+                          tags: list[dict[str, str]]) -> Shape:
+        made = await self.aws.call("iam", "create_role", RoleName=name,
+                                   AssumeRolePolicyDocument=trust_policy, Tags=tags)
+        return dict(made["Role"])
+
+    async def delete_role(self, name: str) -> None:
+        await self.aws.call("iam", "delete_role", RoleName=name)
+
+    async def list_attached_role_policies(self, role: str) -> list[Shape]:
+        found = await self.aws.call("iam", "list_attached_role_policies", RoleName=role)
+        return list(found["AttachedPolicies"])
+
+    async def attach_role_policy(self, role: str, policy_arn: str) -> None:
+        await self.aws.call("iam", "attach_role_policy", RoleName=role, PolicyArn=policy_arn)
+
+    async def detach_role_policy(self, role: str, policy_arn: str) -> None:
+        await self.aws.call("iam", "detach_role_policy", RoleName=role, PolicyArn=policy_arn)
+
+    async def list_role_policies(self, role: str) -> list[str]:
+        found = await self.aws.call("iam", "list_role_policies", RoleName=role)
+        return list(found["PolicyNames"])
+
+    async def put_role_policy(self, role: str, policy_name: str, document: str) -> None:
+        await self.aws.call("iam", "put_role_policy", RoleName=role, PolicyName=policy_name,
+                            PolicyDocument=document)
+
+    async def delete_role_policy(self, role: str, policy_name: str) -> None:
+        await self.aws.call("iam", "delete_role_policy", RoleName=role, PolicyName=policy_name)
+
+    async def list_open_id_connect_providers(self) -> list[Shape]:
+        found = await self.aws.call("iam", "list_open_id_connect_providers")
+        return list(found.get("OpenIDConnectProviderList", []))
+
+    async def get_open_id_connect_provider(self, arn: str) -> Shape | None:
+        return await self.aws.maybe("iam", "get_open_id_connect_provider",
+                                    OpenIDConnectProviderArn=arn)
+
+    async def delete_open_id_connect_provider(self, arn: str) -> None:
+        await self.aws.call("iam", "delete_open_id_connect_provider",
+                            OpenIDConnectProviderArn=arn)
+
+
+class S3Adapter:
+    def __init__(self, caller: AwsCaller) -> None:
+        self.aws = caller
+
+    async def bucket_exists(self, bucket: str) -> bool:
+        return await self.aws.maybe("s3", "get_bucket_location", Bucket=bucket) is not None
+
+    async def create_bucket(self, bucket: str, region: str) -> None:
+        # us-east-1 takes no LocationConstraint (S3 API Reference, CreateBucket)
+        where = {} if region == "us-east-1" else {
+            "CreateBucketConfiguration": {"LocationConstraint": region}}
+        await self.aws.call("s3", "create_bucket", Bucket=bucket, **where)
+
+    async def put_bucket_tagging(self, bucket: str, tags: list[dict[str, str]]) -> None:
+        await self.aws.call("s3", "put_bucket_tagging", Bucket=bucket,
+                            Tagging={"TagSet": tags})
+
+    async def list_objects(self, bucket: str, prefix: str) -> list[Shape]:
+        listed = await self.aws.call("s3", "list_objects_v2", Bucket=bucket, Prefix=prefix)
+        return list(listed.get("Contents", []))
+
+    async def put_object(self, bucket: str, key: str, body: bytes) -> None:
+        await self.aws.call("s3", "put_object", Bucket=bucket, Key=key, Body=body)
+
+    async def delete_object(self, bucket: str, key: str) -> None:
+        await self.aws.call("s3", "delete_object", Bucket=bucket, Key=key)
+
+
+class StsAdapter:
+    def __init__(self, caller: AwsCaller) -> None:
+        self.aws = caller
+
+    async def caller_identity(self) -> Shape:
+        return await self.aws.call("sts", "get_caller_identity")
