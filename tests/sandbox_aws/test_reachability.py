@@ -146,8 +146,8 @@ def test_scale_up_with_a_broken_route_replaces_the_instance_until_fixed(box: Box
 
 
 def test_image_pull_gate_follows_the_route(box: Box) -> None:
-    """What the sandbox kubelet gets from `KubeView.pull_blocked`: kubelet's error while the node's subnet
-    has no way to the registry, nothing once the route is back."""
+    """What the sandbox kubelet gets from `KubeView.pull_blocked`: kubelet's error while the
+    node's subnet has no way to the registry, nothing once the route is back."""
     subnet, sg = network(box)
     assert _create(box, "pulls", subnet, sg) == "InService"
     view = box.sandbox.kube_view  # the one way Kubernetes asks AWS about the network
