@@ -37,7 +37,7 @@ LAUNCHER_ERROR = "sandbox.podplane.io/launcher-error"
 def kind_of(pod: Obj, container: Obj) -> str:
     hint = (pod["metadata"].get("annotations") or {}).get("sandbox.podplane.io/log-kind")
     if hint:
-        return hint
+        return str(hint)
     text = " ".join([container.get("image", ""), container.get("name", "")]).lower()
     if any(h in text for h in INFERENCE_HINTS):
         return "inference"
