@@ -7,7 +7,8 @@ some Allow must match, else the request is implicitly denied. Action/NotAction a
 Resource/NotResource match with the `*` and `?` wildcards (actions case-insensitively; a
 requested resource `*` matches only a statement resource `*`). Conditions: the String and Arn
 operators (plain, `Not`, `IgnoreCase`), `Bool`, each with `...IfExists`; condition keys are
-case-insensitive and values may use policy variables (`${aws:username}`).
+case-insensitive; resources and condition values may use policy variables
+(`${aws:username}`).
 
 Two kinds of context. A *complete* one (a simulation: what the caller passed is all there is):
 a missing key fails its condition and is reported as missing, except for `...IfExists` and
@@ -118,16 +119,25 @@ def entity_documents(holders: Iterable[Any]) -> list[Doc]:
 def _applies(stmt: Doc, action: str, resource: str, ctx: _Context) -> bool | None:
     if "NotPrincipal" in stmt:
         return None
-    if not (_element(stmt, "Action", action, True) and _element(stmt, "Resource", resource)):
+    if not _element(stmt, "Action", action, None):
         return False
+    on_resource = _element(stmt, "Resource", resource, ctx)
+    if on_resource is not True:
+        return on_resource
     return _conditions(stmt.get("Condition") or {}, ctx)
 
 
-def _element(stmt: Doc, name: str, value: str, ignore_case: bool = False) -> bool:
-    """`Action`/`Resource` must match; `NotAction`/`NotResource` must not."""
-    if name in stmt:
-        return any(wildcard(p, value, ignore_case) for p in as_list(stmt[name]))
-    return not any(wildcard(p, value, ignore_case) for p in as_list(stmt.get("Not" + name)))
+def _element(stmt: Doc, name: str, value: str, ctx: _Context | None) -> bool | None:
+    """`Action`/`Resource` must match; `NotAction`/`NotResource` must not. Actions match
+    case-insensitively; resources may hold policy variables (None: one has no value in a
+    partial context; in a complete one such a pattern matches nothing)."""
+    negated = name not in stmt
+    raw = [str(p) for p in as_list(stmt.get("Not" + name) if negated else stmt[name])]
+    patterns = raw if ctx is None else [_substitute(p, ctx) for p in raw]
+    if ctx is not None and not ctx.complete and any(p is None for p in patterns):
+        return None
+    hit = any(p is not None and wildcard(p, value, ctx is None) for p in patterns)
+    return not hit if negated else hit
 
 
 def _conditions(block: Doc, ctx: _Context) -> bool | None:
