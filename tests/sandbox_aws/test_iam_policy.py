@@ -1,5 +1,7 @@
-"""The sandbox's IAM policy evaluator: explicit Deny wins, wildcards, conditions, and what it
-does not model refused the strict way."""
+"""The sandbox's one IAM policy evaluator, as the EKS/HyperPod rules use it (a partial context):
+explicit Deny wins, wildcards, NotAction/NotResource, conditions, and what it cannot decide
+refused the strict way. SimulatePrincipalPolicy's use (a complete context) is in
+test_iam_simulate.py."""
 
 from __future__ import annotations
 
@@ -43,8 +45,32 @@ def test_conditions_on_known_keys_are_evaluated_with_policy_variables() -> None:
 def test_what_is_not_modelled_never_allows_and_always_denies() -> None:
     unknown_condition = allow("s3:GetObject", "*", Condition={
         "IpAddress": {"aws:SourceIp": "10.0.0.0/8"}})
-    not_action = {"Effect": "Allow", "NotAction": "iam:*", "Resource": "*"}
+    not_principal = {"Effect": "Allow", "NotPrincipal": {"AWS": "*"}, "Action": "*",
+                     "Resource": "*"}
     assert not allows([doc(unknown_condition)], "s3:GetObject", OBJECT, CTX)
-    assert not allows([doc(not_action)], "s3:GetObject", OBJECT, CTX)
-    deny_unknown = {"Effect": "Deny", "NotResource": "arn:aws:s3:::other/*", "Action": "s3:*"}
+    assert not allows([doc(not_principal)], "s3:GetObject", OBJECT, CTX)
+    deny_unknown = {"Effect": "Deny", "Action": "s3:*", "Resource": "*",
+                    "Condition": {"IpAddress": {"aws:SourceIp": "10.0.0.0/8"}}}
     assert not allows([doc(allow("*", "*"), deny_unknown)], "s3:GetObject", OBJECT, CTX)
+
+
+def test_a_key_the_sandbox_does_not_know_decides_nothing() -> None:
+    """Of a real request the sandbox knows only some keys (a VPC endpoint, a source IP are
+    unknown): a condition on another key never allows and always denies."""
+    on_vpce = {"StringEquals": {"aws:SourceVpce": "vpce-0123"}}
+    assert not allows([doc(allow("s3:GetObject", "*", Condition=on_vpce))], "s3:GetObject",
+                      OBJECT, CTX)
+    deny = {"Effect": "Deny", "Action": "s3:*", "Resource": "*",
+            "Condition": {"StringNotEquals": {"aws:SourceVpce": "vpce-0123"}}}
+    assert not allows([doc(allow("*", "*"), deny)], "s3:GetObject", OBJECT, CTX)
+
+
+def test_not_action_and_not_resource_match_everything_else() -> None:
+    """IAM User Guide, "IAM JSON policy elements: NotAction / NotResource"."""
+    not_action = {"Effect": "Allow", "NotAction": "iam:*", "Resource": "*"}
+    assert allows([doc(not_action)], "s3:GetObject", OBJECT, CTX)
+    assert not allows([doc(not_action)], "iam:GetRole", "*", CTX)
+    deny_elsewhere = {"Effect": "Deny", "NotResource": "arn:aws:s3:::other/*", "Action": "s3:*"}
+    assert not allows([doc(allow("*", "*"), deny_elsewhere)], "s3:GetObject", OBJECT, CTX)
+    assert allows([doc(allow("*", "*"), deny_elsewhere)], "s3:GetObject",
+                  "arn:aws:s3:::other/key", CTX)

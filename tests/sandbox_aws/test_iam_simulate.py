@@ -106,3 +106,17 @@ def test_roles_are_simulated_and_unknown_principals_are_not_found(box: Box) -> N
     with pytest.raises(ClientError) as err:
         decide(box, f"arn:aws:iam::{ACCOUNT}:user/nobody", ["ec2:DescribeVpcs"])
     assert err.value.response["Error"]["Code"] == "NoSuchEntity"
+
+
+def test_not_action_and_policy_variables_as_iam_defines_them(box: Box) -> None:
+    """One evaluator with the EKS/HyperPod rules: NotAction matches every other action; a
+    policy variable takes the context entry's value (IAM User Guide, "IAM policy elements:
+    Variables and tags")."""
+    arn = user_with(box, "u6", {"Effect": "Allow", "NotAction": "iam:*", "Resource": "*"},
+                    {"Effect": "Allow", "Action": "iam:GetUser",
+                     "Resource": f"arn:aws:iam::{ACCOUNT}:user/${{aws:username}}"})
+    assert decide(box, arn, ["s3:ListAllMyBuckets", "iam:CreateUser"]) == {
+        "s3:ListAllMyBuckets@*": "allowed", "iam:CreateUser@*": "implicitDeny"}
+    me, other = f"arn:aws:iam::{ACCOUNT}:user/u6", f"arn:aws:iam::{ACCOUNT}:user/u7"
+    assert decide(box, arn, ["iam:GetUser"], [me, other], aws__username="u6") == {
+        f"iam:GetUser@{me}": "allowed", f"iam:GetUser@{other}": "implicitDeny"}

@@ -9,7 +9,6 @@ from typing import Any
 
 from podplane_sandbox.aws.ec2_lag import NAT_PENDING_SECONDS
 from podplane_sandbox.aws.node_network import LIFECYCLE_FAILURE
-from podplane_sandbox.aws.pull_reach import pull_blocked, s3_blocked
 from podplane_sandbox.aws.reachability import can_reach
 from tests.sandbox_aws.conftest import Box, ensure_eks, group, hyperpod_cluster, network
 
@@ -147,24 +146,24 @@ def test_scale_up_with_a_broken_route_replaces_the_instance_until_fixed(box: Box
 
 
 def test_image_pull_gate_follows_the_route(box: Box) -> None:
-    """What the sandbox kubelet's PULL_GATES hook gets: kubelet's error while the node's subnet
-    has no way to the registry, nothing once the route is back."""
+    """What the sandbox kubelet gets from `KubeView.pull_blocked`: kubelet's error while the
+    node's subnet has no way to the registry, nothing once the route is back."""
     subnet, sg = network(box)
     assert _create(box, "pulls", subnet, sg) == "InService"
-    world = box.sandbox.world
-    iid = next(iter(world.service_state("sagemaker")["nodes"]["pulls"]))
+    view = box.sandbox.kube_view  # the one way Kubernetes asks AWS about the network
+    iid = next(iter(box.sandbox.world.service_state("sagemaker")["nodes"]["pulls"]))
     node = {"spec": {"providerID": f"aws:///usw2-az2/sagemaker/cluster/hyperpod-abc-{iid}"}}
     image = "public.ecr.aws/eks-distro/kubernetes/pause:3.9"
-    assert pull_blocked(world, node, image) is None
+    assert view.pull_blocked(node, image) is None
     rt = _routes(box, subnet)
     nat = next(r["NatGatewayId"] for r in rt["Routes"] if r.get("NatGatewayId"))
     ec2 = box.client("ec2")
     ec2.delete_route(RouteTableId=rt["RouteTableId"], DestinationCidrBlock="0.0.0.0/0")
-    error = pull_blocked(world, node, image)
+    error = view.pull_blocked(node, image)
     assert error is not None and "i/o timeout" in error and image in error
     ec2.create_route(RouteTableId=rt["RouteTableId"], DestinationCidrBlock="0.0.0.0/0",
                      NatGatewayId=nat)
-    assert pull_blocked(world, node, image) is None
+    assert view.pull_blocked(node, image) is None
 
 
 def test_mountpoint_needs_a_way_to_s3(box: Box) -> None:
@@ -172,16 +171,16 @@ def test_mountpoint_needs_a_way_to_s3(box: Box) -> None:
     neither a NAT path nor an S3 gateway endpoint, nothing once the route is back."""
     subnet, sg = network(box)
     assert _create(box, "mounts", subnet, sg) == "InService"
-    world = box.sandbox.world
-    iid = next(iter(world.service_state("sagemaker")["nodes"]["mounts"]))
+    view = box.sandbox.kube_view  # the one way Kubernetes asks AWS about the network
+    iid = next(iter(box.sandbox.world.service_state("sagemaker")["nodes"]["mounts"]))
     node = {"spec": {"providerID": f"aws:///usw2-az2/sagemaker/cluster/hyperpod-abc-{iid}"}}
-    assert s3_blocked(world, node) is None
+    assert view.s3_blocked(node) is None
     rt = _routes(box, subnet)
     nat = next(r["NatGatewayId"] for r in rt["Routes"] if r.get("NatGatewayId"))
     ec2 = box.client("ec2")
     ec2.delete_route(RouteTableId=rt["RouteTableId"], DestinationCidrBlock="0.0.0.0/0")
-    error = s3_blocked(world, node)
+    error = view.s3_blocked(node)
     assert error is not None and "S3 endpoint unreachable" in error
     ec2.create_route(RouteTableId=rt["RouteTableId"], DestinationCidrBlock="0.0.0.0/0",
                      NatGatewayId=nat)
-    assert s3_blocked(world, node) is None
+    assert view.s3_blocked(node) is None

@@ -291,23 +291,22 @@ def test_agent_without_host_paths_or_exporter_reports_less(
     assert _reported(_fault(box)) == (True, False)
 
 
-def test_a_pull_gate_is_asked_at_every_attempt(box: Sandbox, client: httpx.Client) -> None:
-    """Other rules (e.g. network reachability) plug into the pull; fixing them lets the next
-    attempt succeed, as on a node whose route to the registry comes back."""
-    from podplane_sandbox.kube.controllers import images
-
+def test_the_network_view_is_asked_at_every_pull_attempt(box: Sandbox,
+                                                         client: httpx.Client) -> None:
+    """The AWS side answers whether the node reaches the registry (contracts.NetworkView's
+    `pull_blocked`); a route that comes back lets the next attempt succeed."""
     blocked = {"on": True}
+    asked: list[tuple[str, str]] = []
 
-    def gate(node: dict[str, Any], image: str) -> str | None:
+    def pull_blocked(node: dict[str, Any], image: str) -> str | None:
+        asked.append((node["metadata"]["name"], image))
         return "dial tcp: i/o timeout" if blocked["on"] else None
 
-    images.PULL_GATES.append(gate)
-    try:
-        client.post(PODS, json=simple_pod("gated")).raise_for_status()
-        box.advance(3)
-        assert waiting(pod(client, "gated"))["reason"] == "ImagePullBackOff"
-        blocked["on"] = False
-        box.advance(30)
-        assert pod(client, "gated")["status"]["phase"] == "Running"
-    finally:
-        images.PULL_GATES.remove(gate)
+    box.nodes.pull_blocked = pull_blocked  # type: ignore[attr-defined]
+    client.post(PODS, json=simple_pod("gated")).raise_for_status()
+    box.advance(3)
+    assert waiting(pod(client, "gated"))["reason"] == "ImagePullBackOff"
+    assert asked and asked[0][0] == pod(client, "gated")["spec"]["nodeName"]
+    blocked["on"] = False
+    box.advance(30)
+    assert pod(client, "gated")["status"]["phase"] == "Running"

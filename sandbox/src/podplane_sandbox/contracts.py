@@ -7,7 +7,7 @@ Node objects. Faults and recoveries on the AWS side show up as node labels and t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,16 @@ class AddonSource(Protocol):
 
     def pod_identity_role(self, eks_cluster_name: str | None, namespace: str,
                           service_account: str) -> str | None: ...
+
+
+class NetworkView(Protocol):
+    """The AWS side's answer to the Kubernetes side's network questions about a Node (a Node
+    object as a dict): kubelet's error text when the node's subnet has no way there, or None.
+    Optional: a node source without these methods means an unconstrained network."""
+
+    def pull_blocked(self, node: dict[str, Any], image: str) -> str | None: ...
+
+    def s3_blocked(self, node: dict[str, Any]) -> str | None: ...
 
 
 class BucketSource(Protocol):

@@ -9,7 +9,6 @@ KubeFleet calls it once per ACTIVE EKS cluster, from `kube_port` up.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import signal
 import threading
@@ -20,7 +19,7 @@ from typing import Any
 from werkzeug.serving import make_server
 
 from podplane.cloud.sandbox_secret import SECRET_ENV, control_headers, sandbox_secret
-from podplane_sandbox.aws import moto_side, pull_reach
+from podplane_sandbox.aws import moto_side
 from podplane_sandbox.aws.eks import EksEmulator
 from podplane_sandbox.aws.eks.access import KubeAccess
 from podplane_sandbox.aws.hyperpod import HyperPodEmulator
@@ -32,7 +31,6 @@ from podplane_sandbox.clock import VirtualClock
 from podplane_sandbox.contracts import NodeSource
 from podplane_sandbox.control import ControlApi
 from podplane_sandbox.guard import Guard, new_secret, write_private
-from podplane_sandbox.kube.controllers import images
 from podplane_sandbox.kube.fleet import KubeFleet
 from podplane_sandbox.state import StateStore
 
@@ -66,7 +64,7 @@ class Sandbox:
         self.eks = EksEmulator(self.world)
         self.hyperpod = HyperPodEmulator(self.world)
         self.quotas = QuotasEmulator(self.world)
-        # nodes, add-ons, Pod Identity and S3 reachability, as the Kubernetes side sees them
+        # nodes, add-ons, Pod Identity, S3 and registry reachability, as Kubernetes sees them
         self.kube_view = KubeView(self.hyperpod, self.eks, self.world)
         self.store = StateStore(self.folder, self.world)
         self.kube_factory = kube_factory
@@ -77,7 +75,6 @@ class Sandbox:
             self.world.kube.servers = self.kube
         self._server: Any = None
         self._thread: threading.Thread | None = None
-        self._pull_gate: Any = None
         self.secret = _secret(self.folder)
 
     @property
@@ -107,9 +104,6 @@ class Sandbox:
                                         daemon=True,
                                         name="sandbox-aws")
         self._thread.start()
-        # image pulls need a way from the node's subnet to the registry (issue 19)
-        self._pull_gate = functools.partial(pull_reach.pull_blocked, self.world)
-        images.PULL_GATES.append(self._pull_gate)
         self.store.start_autosave()
         self.write_env()
         log.info("sandbox AWS endpoint on %s (restored=%s)", self.aws_url, restored)
@@ -119,8 +113,6 @@ class Sandbox:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
-        if self._pull_gate in images.PULL_GATES:
-            images.PULL_GATES.remove(self._pull_gate)
         self.store.stop_autosave()
         self.store.save_all()
 

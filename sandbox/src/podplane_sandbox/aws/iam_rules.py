@@ -16,14 +16,18 @@ identity").
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
-from urllib.parse import unquote
 
 from moto.backends import get_backend
 
 from podplane_sandbox.aws.errors import eks_invalid_param, sm_validation
-from podplane_sandbox.aws.iam_policy import allows, as_list, wildcard
+from podplane_sandbox.aws.iam_policy import (
+    allows,
+    as_list,
+    entity_documents,
+    parse_document,
+    wildcard,
+)
 from podplane_sandbox.aws.world import ACCOUNT, World
 
 LAG_SECONDS = 12.0
@@ -105,7 +109,7 @@ def _trust_doc(arn: str) -> str:
 
 
 def _trusts(arn: str, service: str, action: str = "sts:AssumeRole") -> bool:
-    doc = _json(_trust_doc(arn))
+    doc = parse_document(_trust_doc(arn))
     for s in as_list(doc.get("Statement")):
         principal = s.get("Principal") if isinstance(s, dict) else None
         services = as_list(principal.get("Service")) if isinstance(principal, dict) else []
@@ -116,13 +120,6 @@ def _trusts(arn: str, service: str, action: str = "sts:AssumeRole") -> bool:
     return False
 
 
-def _policies(role: Any) -> list[dict[str, Any]]:
-    docs = [_json(str(d)) for d in role.policies.values()]
-    for policy in role.managed_policies.values():
-        docs += [_json(str(v.document)) for v in policy.versions if v.is_default]
-    return docs
-
-
 def _can_read_scripts(group: dict[str, Any]) -> bool:
     config = group["LifeCycleConfig"]
     bucket, _, prefix = config["SourceS3Uri"].removeprefix("s3://").partition("/")
@@ -130,7 +127,7 @@ def _can_read_scripts(group: dict[str, Any]) -> bool:
     role = _role(group.get("ExecutionRole", ""))
     if role is None or not _object_exists(bucket, key):
         return False
-    docs = _policies(role)
+    docs = entity_documents([role])
     return (allows(docs, "s3:ListBucket", f"arn:aws:s3:::{bucket}", CONTEXT)
             and allows(docs, "s3:GetObject", f"arn:aws:s3:::{bucket}/{key}", CONTEXT))
 
@@ -141,16 +138,6 @@ def _object_exists(bucket: str, key: str) -> bool:
         return s3.get_object(bucket, key) is not None
     except Exception:  # no such bucket
         return False
-
-
-def _json(text: str) -> dict[str, Any]:
-    for candidate in (text, unquote(text)):
-        try:
-            value = json.loads(candidate)
-        except (json.JSONDecodeError, TypeError):
-            continue
-        return value if isinstance(value, dict) else {}
-    return {}
 
 
 # propagation (lag mode) ----------------------------------------------------------------------

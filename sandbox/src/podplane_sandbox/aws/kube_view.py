@@ -1,6 +1,7 @@
 """What the Kubernetes side reads from the AWS side, in one object: HyperPod instances (nodes),
 EKS add-ons and Pod Identity associations (keyed by EKS cluster name), and S3 objects (what a
-Mountpoint volume shows)."""
+Mountpoint volume shows), and the network questions the kubelet asks (contracts.NetworkView):
+can this node reach S3, can it reach an image's registry."""
 
 from __future__ import annotations
 
@@ -19,6 +20,10 @@ class KubeView:
     def s3_blocked(self, node: dict[str, Any]) -> str | None:
         """Why `node` cannot reach S3 through its subnet's routes (issue 19), or None."""
         return pull_reach.s3_blocked(self.world, node) if self.world is not None else None
+
+    def pull_blocked(self, node: dict[str, Any], image: str) -> str | None:
+        """kubelet's pull error when `node`'s subnet has no way to `image`'s registry, or None."""
+        return pull_reach.pull_blocked(self.world, node, image) if self.world is not None else None
 
     def sandbox_nodes(self, eks_cluster_name: str | None = None) -> list[SandboxNode]:
         return self.nodes.sandbox_nodes(eks_cluster_name)

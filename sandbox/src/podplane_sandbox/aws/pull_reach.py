@@ -1,5 +1,5 @@
-"""Image pulls need the network too (issue 19): a gate for the sandbox kubelet's `PULL_GATES`
-that answers, for a Kubernetes Node and an image, kubelet's error when the node's subnet cannot
+"""Image pulls need the network too (issue 19): `KubeView.pull_blocked` answers the sandbox
+kubelet, for a Kubernetes Node and an image, with kubelet's error when the node's subnet cannot
 reach the registry (ECR: `reachability` target `ecr`; any other registry: `public-registry`).
 
 The Node is mapped to its HyperPod instance through the instance id at the end of its

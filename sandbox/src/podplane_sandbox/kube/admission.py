@@ -13,6 +13,7 @@ Obj = dict[str, Any]
 
 def install(store: Store) -> None:
     store.admit.setdefault("pods", []).append(_pod)
+    store.admit.setdefault("pods", []).append(_quantities)
     store.admit.setdefault("pods", []).append(_service_account_factory(store))
     store.admit.setdefault("services", []).append(_service_factory(store))
     store.admit.setdefault("namespaces", []).append(_namespace)
@@ -41,6 +42,27 @@ def _pod(rt: ResourceType, obj: Obj, old: Obj | None) -> None:
         c.setdefault("terminationMessagePolicy", "File")
         c.setdefault("resources", {})
     obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+
+
+def _quantities(rt: ResourceType, obj: Obj, old: Obj | None) -> None:
+    """Resource requests and limits are `resource.Quantity` values: the API server accepts a
+    JSON number and always answers the canonical string (k8s.io/apimachinery
+    pkg/api/resource/quantity.go, MarshalJSON), which typed clients require (the Python
+    client's V1ResourceRequirements refuses a number)."""
+    spec = obj.get("spec") or {}
+    for c in list(spec.get("containers") or []) + list(spec.get("initContainers") or []):
+        for part in ("requests", "limits"):
+            values = (c.get("resources") or {}).get(part) or {}
+            for name, value in values.items():
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    values[name] = canonical_quantity(value)
+
+
+def canonical_quantity(value: float) -> str:
+    """A number as Quantity prints it: whole numbers plainly, fractions in milli-units."""
+    if float(value).is_integer():
+        return str(int(value))
+    return f"{round(value * 1000)}m"
 
 
 def _service_account_factory(store: Store) -> Any:

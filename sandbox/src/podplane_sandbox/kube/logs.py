@@ -27,12 +27,17 @@ INFERENCE_HINTS = (
     "nim",
 )
 TRAINING_HINTS = ("pytorch", "train", "nemo", "megatron", "deepspeed", "torch", "llama", "fsdp")
+# what a training operator tells its pods' launcher (sandbox bookkeeping on the pod)
+NODE_RANK = "sandbox.podplane.io/node-rank"
+NNODES = "sandbox.podplane.io/nnodes"
+NPROC = "sandbox.podplane.io/nproc-per-node"
+LAUNCHER_ERROR = "sandbox.podplane.io/launcher-error"
 
 
 def kind_of(pod: Obj, container: Obj) -> str:
     hint = (pod["metadata"].get("annotations") or {}).get("sandbox.podplane.io/log-kind")
     if hint:
-        return hint
+        return str(hint)
     text = " ".join([container.get("image", ""), container.get("name", "")]).lower()
     if any(h in text for h in INFERENCE_HINTS):
         return "inference"
@@ -106,11 +111,12 @@ def _training(
     pod: Obj, c: Obj, started: float, start: float, end: float
 ) -> list[tuple[float, str]]:
     seed = _seed(pod, c["name"])
-    rank = (pod["metadata"].get("labels") or {}).get(
-        "batch.kubernetes.io/job-completion-index", "0"
-    )
+    ann = pod["metadata"].get("annotations") or {}
+    if LAUNCHER_ERROR in ann:  # the launcher stopped before any worker started
+        return [(started, ann[LAUNCHER_ERROR])]
+    rank, world = _rank_and_world(pod)
     out = [
-        (started, f"[rank {rank}] initializing process group (backend=nccl, world_size=8)"),
+        (started, f"[rank {rank}] initializing process group (backend=nccl, world_size={world})"),
         (started, f"[rank {rank}] NCCL INFO Using network AWS Libfabric (EFA)"),
         (started, f"[rank {rank}] loaded dataset shards, starting training"),
     ]
@@ -129,6 +135,21 @@ def _training(
             )
         )
     return out
+
+
+def _rank_and_world(pod: Obj) -> tuple[str, str]:
+    """The first worker's global rank and the world size: from the operator's node rank and
+    workers per node when it set them, else an indexed Job's completion index (of 8)."""
+    ann = pod["metadata"].get("annotations") or {}
+    if NODE_RANK in ann:
+        nproc = ann.get(NPROC)
+        if nproc is None:
+            return ann[NODE_RANK] + ":0", "?"  # node rank:local rank; width set by the node
+        return (str(int(ann[NODE_RANK]) * int(nproc)),
+                str(int(ann.get(NNODES, "1")) * int(nproc)))
+    rank = (pod["metadata"].get("labels") or {}).get(
+        "batch.kubernetes.io/job-completion-index", "0")
+    return rank, "8"
 
 
 def _inference(

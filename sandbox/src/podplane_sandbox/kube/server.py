@@ -32,6 +32,7 @@ from podplane_sandbox.kube.controllers.kubelet import Kubelet
 from podplane_sandbox.kube.controllers.nodes import NodeController
 from podplane_sandbox.kube.controllers.scheduler import Scheduler
 from podplane_sandbox.kube.controllers.sets import DaemonSetController, StatefulSetController
+from podplane_sandbox.kube.controllers.training_operator import TrainingOperator
 from podplane_sandbox.kube.controllers.workloads import DeploymentController, ReplicaSetController
 from podplane_sandbox.kube.crds import CrdManager
 from podplane_sandbox.kube.gate import Gate, StandaloneAccess
@@ -51,6 +52,7 @@ CONTROLLERS: list[type[Controller]] = [
     DaemonSetController,
     StatefulSetController,
     JobController,
+    TrainingOperator,
     LoadBalancerController,
     VolumeBinder,
     GarbageCollector,

@@ -16,8 +16,6 @@ each, with the exact tags that exist upstream.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any
 
 PUBLIC: dict[str, frozenset[str]] = {
     "nvcr.io/nvidia/k8s-device-plugin": frozenset({"v0.16.1", "v0.16.2", "v0.17.0", "v0.17.1"}),
@@ -61,9 +59,6 @@ EKS_REPOSITORIES = frozenset({
     "eks/aws-s3-csi-driver", "eks/csi-node-driver-registrar", "eks/livenessprobe", "eks/pause",
     "eks/hyperpod-training-operator",  # add-on image; AWS does not publish its repository name
 })
-# Other rules a pull must pass, given the node and the image (e.g. whether the node's subnet
-# can reach the registry): each returns kubelet's error text, or None. Checked at every attempt.
-PULL_GATES: list[Callable[[dict[str, Any], str], str | None]] = []
 ECR = re.compile(r"^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com$")
 
 
@@ -80,13 +75,10 @@ def normalise(image: str) -> tuple[str, str]:
     return name, tag
 
 
-def pull_error(image: str, node: dict[str, Any] | None = None) -> str | None:
-    """None when the node can pull `image`, else the registry's error as kubelet reports it."""
-    if node is not None:
-        for gate in PULL_GATES:
-            error = gate(node, image)
-            if error:
-                return error
+def pull_error(image: str) -> str | None:
+    """None when the catalogue has `image`, else the registry's error as kubelet reports it.
+    Whether the node can reach the registry at all is the AWS side's answer (`pull_blocked` of
+    contracts.NetworkView), asked by the kubelet before this."""
     repo, tag = normalise(image)
     host, _, path = repo.partition("/")
     ecr = ECR.match(host)

@@ -128,7 +128,7 @@ class Kubelet(Controller):
             self._wait_all(key, pod, node, "CreateContainerConfigError", message,
                            ("Failed", f"Error: {message}"), only=name)
             return RETRY_SECONDS
-        pull = pod_start.first_pull_error(pod, node)
+        pull = pod_start.first_pull_error(pod, node, self.ctx.node_source)
         if pull:
             return self._pull_failed(key, pod, node, *pull)
         if key in self.blocked:  # cleared: the containers start from now

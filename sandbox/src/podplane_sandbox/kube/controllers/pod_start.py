@@ -80,11 +80,14 @@ def first_config_error(pod: Obj, store: Store) -> tuple[str, str] | None:
     return None
 
 
-def first_pull_error(pod: Obj, node: Obj) -> tuple[str, str, str] | None:
-    """(container, image, error) for the first container whose image cannot be pulled."""
+def first_pull_error(pod: Obj, node: Obj, network: object) -> tuple[str, str, str] | None:
+    """(container, image, error) for the first container whose image cannot be pulled: the
+    node has no way to the registry (the AWS side's `pull_blocked`, contracts.NetworkView, when
+    `network` offers it; asked at every attempt), or the registry does not have the image."""
+    blocked = getattr(network, "pull_blocked", None)
     for container in _containers(pod):
         image = container.get("image", "")
-        error = pull_error(image, node)
+        error = (blocked(node, image) if blocked is not None else None) or pull_error(image)
         if error:
             return container["name"], image, error
     return None

@@ -1,0 +1,166 @@
+"""The HyperPod training operator (EKS add-on `amazon-sagemaker-hyperpod-training-operator`):
+HyperPodPyTorchJob -> pods -> job conditions. docs/sandbox.md, "HyperPod training operator",
+lists each rule with its source; in short:
+
+- Nothing happens to a job until the operator's controller runs (its Deployment in
+  `aws-hyperpod` has a ready replica): the custom resource just sits there, without status.
+- One pod per replica of each `replicaSpecs[]` entry, named `<job>-<replica spec>-<index>` and
+  labelled `HPJob=<job>` (the names and the label the official HyperPod CLI lists and reads:
+  sagemaker-hyperpod `HyperPodPytorchJob.list_pods`, its example `demo-pod-0`, its integration
+  test's `<job>-pod-`), from the spec's pod template, owned by the job (deleting the job deletes
+  them). The scheduler then places them like any pod: Pending while no Ready node fits.
+- Conditions in the order the CLI reads them (`hyp list` shows the last True one, its age from
+  `Created`): Created when the operator first sees the job, Running once every pod runs,
+  Completed when every pod succeeded, Failed when one failed (Running turns False) - the states
+  the CLI's integration tests wait for (Created -> Running -> Completed). The status carries
+  only fields of the SDK's `HyperPodPytorchJobStatus` (it forbids others).
+- Workers per pod follow `nprocPerNode` as PyTorch's launcher resolves it, which the HyperPod
+  elastic agent extends (torch.distributed.run `determine_local_world_size`): an int, `gpu`
+  (the GPUs the container was given; none is "Cuda is not available."), `cpu`, `auto`; any
+  other value is "Unsupported nproc_per_node value". A launcher error fails the pod at start.
+
+Sources are silent on restarts (`jobMaxRetryCount`), `cleanPodPolicy`, reasons and messages:
+the sandbox restarts nothing, deletes no pod when a job ends and writes no reason or message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from podplane_sandbox.kube.addon_manifests import TRAINING_OPERATOR_NS, TRAINING_OPERATOR_SA
+from podplane_sandbox.kube.controllers.framework import Controller, Key, owner_ref
+from podplane_sandbox.kube.controllers.kubelet import DURATION, EXIT_CODE
+from podplane_sandbox.kube.hyperpod_training_crd import GROUP, KIND, PLURAL
+from podplane_sandbox.kube.logs import LAUNCHER_ERROR, NNODES, NODE_RANK, NPROC
+from podplane_sandbox.kube.store import Event
+from podplane_sandbox.kube.util import clone, quantity
+
+Obj = dict[str, Any]
+JOBS = f"{GROUP}/{PLURAL}"
+JOB_LABEL = "HPJob"
+GPU = "nvidia.com/gpu"
+DONE = ("Completed", "Failed")
+
+
+class TrainingOperator(Controller):
+    primary = JOBS
+
+    def keys_for(self, event: Event) -> Iterable[Key]:
+        meta = event.obj["metadata"]
+        ns = meta.get("namespace", "")
+        if event.rt_key == JOBS:
+            yield (ns, meta["name"])
+        elif event.rt_key == "pods":
+            for ref in meta.get("ownerReferences") or []:
+                if ref.get("controller") and ref.get("kind") == KIND:
+                    yield (ns, ref["name"])
+        elif event.rt_key == "apps/deployments" and (ns, meta["name"]) == OPERATOR:
+            yield from self.initial_keys()  # the controller (re)started: it looks at every job
+
+    def reconcile(self, key: Key) -> float | None:
+        job = self.primary_obj(key)
+        if job is None or job["metadata"].get("deletionTimestamp") or not self._running():
+            return None
+        status = clone(job.get("status") or {})
+        if _true(status, *DONE):
+            return None
+        if not _true(status, "Created"):
+            status["startTime"] = self.ctx.now_iso()
+            _set(status, "Created", True, self.ctx.now_iso())
+        pods = {p["metadata"]["name"]: p for p in self.ctx.owned(job, "pods")}
+        wanted = list(_replicas(job))
+        for rank, (name, template) in enumerate(wanted):
+            if name not in pods:
+                pods[name] = self.ctx.create_pod(job, _pod(job, name, template, rank, len(wanted)))
+        self._conditions(status, [pods[name] for name, _ in wanted])
+        self.ctx.update_status(JOBS, job, status)
+        return None
+
+    def _running(self) -> bool:
+        """The operator acts only while its controller Deployment has a ready replica."""
+        dep = self.ctx.store.find("apps/deployments", *OPERATOR)
+        return dep is not None and int((dep.get("status") or {}).get("readyReplicas", 0)) > 0
+
+    def _conditions(self, status: Obj, pods: list[Obj]) -> None:
+        phases = [(p.get("status") or {}).get("phase", "Pending") for p in pods]
+        now = self.ctx.now_iso()
+        if not pods:
+            return
+        if "Failed" in phases or all(ph == "Succeeded" for ph in phases):
+            _set(status, "Running", False, now, only_if_present=True)
+            _set(status, "Failed" if "Failed" in phases else "Completed", True, now)
+            if "Failed" not in phases:
+                status["completionTime"] = now
+        elif all(ph in ("Running", "Succeeded") for ph in phases):
+            _set(status, "Running", True, now)
+
+
+OPERATOR = (TRAINING_OPERATOR_NS, TRAINING_OPERATOR_SA)
+
+
+def _replicas(job: Obj) -> Iterable[tuple[str, Obj]]:
+    """(pod name, pod template) for every replica, in the spec's order."""
+    name = job["metadata"]["name"]
+    for spec in (job.get("spec") or {}).get("replicaSpecs") or []:
+        for i in range(int(spec.get("replicas") or 0)):
+            yield f"{name}-{spec['name']}-{i}", spec.get("template") or {}
+
+
+def _pod(job: Obj, name: str, template: Obj, rank: int, nnodes: int) -> Obj:
+    meta = template.get("metadata") or {}
+    spec = clone(template.get("spec") or {})
+    # the operator restarts workers itself, and its jobs complete: kubelet must not restart them
+    spec.setdefault("restartPolicy", "Never")
+    annotations = {**(meta.get("annotations") or {}), NODE_RANK: str(rank),
+                   NNODES: str(nnodes)}
+    nproc = local_world_size(str((job.get("spec") or {}).get("nprocPerNode", "auto")), spec)
+    if isinstance(nproc, int):
+        annotations[NPROC] = str(nproc)
+    elif nproc is not None:  # the launcher stops at once: the container exits 1
+        annotations.update({LAUNCHER_ERROR: nproc, DURATION: "1", EXIT_CODE: "1"})
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": job["metadata"]["namespace"],
+                         "labels": {**(meta.get("labels") or {}),
+                                    JOB_LABEL: job["metadata"]["name"]},
+                         "annotations": annotations, "ownerReferences": [owner_ref(job)]},
+            "spec": spec}
+
+
+def local_world_size(value: str, spec: Obj) -> int | str | None:
+    """Workers per pod as torchrun resolves `--nproc-per-node`: an int, or the launcher's
+    ValueError text, or None when it depends on the node's CPU count (`cpu`, `auto` without
+    GPUs), which the pod does not know before it is scheduled."""
+    try:
+        return int(value)
+    except ValueError:
+        pass
+    containers = spec.get("containers") or [{}]
+    resources = containers[0].get("resources") or {}
+    gpus = int(quantity({**(resources.get("requests") or {}),
+                         **(resources.get("limits") or {})}.get(GPU, 0)))
+    if value == "gpu":
+        return gpus if gpus else "ValueError: Cuda is not available."
+    if value == "auto":
+        return gpus or None
+    if value == "cpu":
+        return None
+    return f"ValueError: Unsupported nproc_per_node value: {value}"
+
+
+def _true(status: Obj, *kinds: str) -> bool:
+    return any(c.get("type") in kinds and c.get("status") == "True"
+               for c in status.get("conditions") or [])
+
+
+def _set(status: Obj, kind: str, value: bool, now: str, only_if_present: bool = False) -> None:
+    """Set a condition, keeping its place and its transition time when unchanged."""
+    conditions = status.setdefault("conditions", [])
+    flag = "True" if value else "False"
+    for c in conditions:
+        if c.get("type") == kind:
+            if c.get("status") != flag:
+                c.update(status=flag, lastTransitionTime=now)
+            return
+    if not only_if_present:
+        conditions.append({"type": kind, "status": flag, "lastTransitionTime": now})
