@@ -69,8 +69,7 @@ def _sub(suffix: str) -> list[str]:
 def _aggregated(name: str, unit: str, version: str, labels: dict[str, str],
                 selects: str) -> Manifest:
     """An admin role made of every role labelled `selects` (Kubernetes RBAC aggregation)."""
-    role = cluster_role(name, unit, version, [])
-    role["metadata"]["labels"].update(labels)
+    role = _labelled(cluster_role(name, unit, version, []), labels)
     role["aggregationRule"] = {"clusterRoleSelectors": [{"matchLabels": {selects: "true"}}]}
     return role
 
