@@ -87,6 +87,22 @@ async def test_create_through_rest_then_idempotent_and_unchanged(stack: Stack) -
         "905418368575.dkr.ecr.us-west-2.amazonaws.com/hyperpod-health-monitoring-agent:"
         "1.0.1892.0_1.0.424.0"}
     assert "s3-claim" in stack.kubectl("get", "pvc", "-n", "default")
+    # The chart's Kubeflow operators: installed after nodes, their CRDs served, pods Available.
+    assert deps["kubeflow-training-operator"] == {"kind": "manifest", "installed": True,
+                                                  "version": "v1-855e096", "healthy": True}
+    assert deps["mpi-operator"] == {"kind": "manifest", "installed": True, "version": "0.5",
+                                    "healthy": True}
+    for crd in ("pytorchjobs.kubeflow.org", "mpijobs.kubeflow.org"):
+        found = json.loads(stack.kubectl("get", "crd", crd, "-o", "json"))
+        assert {c["type"]: c["status"] for c in found["status"]["conditions"]}[
+            "Established"] == "True"
+    for ns, name in (("kubeflow", "dependencies-training-operators"),
+                     ("kube-system", "dependencies-mpi-operator")):
+        dep = json.loads(stack.kubectl("get", "deployment", name, "-n", ns, "-o", "json"))
+        assert {c["type"]: c["status"] for c in dep["status"]["conditions"]}[
+            "Available"] == "True", dep["status"]
+    # served (kubectl fails on an unknown resource type), and empty
+    assert stack.kubectl("get", "pytorchjobs,mpijobs,tfjobs", "-A", "-o", "name") == ""
     assert step(done, "verify")["status"] == "succeeded"
 
     # Reconcile, don't replay: after the apply, the dependency plan is empty.

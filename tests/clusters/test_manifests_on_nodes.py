@@ -17,7 +17,9 @@ from tests.sandbox_kube.conftest import FakeNodeSource, Sandbox
 
 PLURAL = {"Namespace": "namespaces", "ServiceAccount": "serviceaccounts",
           "ClusterRole": "clusterroles", "ClusterRoleBinding": "clusterrolebindings",
-          "DaemonSet": "daemonsets"}
+          "DaemonSet": "daemonsets", "Deployment": "deployments", "Service": "services",
+          "CustomResourceDefinition": "customresourcedefinitions"}
+OPERATORS = {"dependencies-training-operators", "dependencies-mpi-operator"}
 
 
 def _url(obj: dict[str, Any]) -> str:
@@ -59,9 +61,15 @@ def test_rendered_dependencies_run_where_the_chart_puts_them(
             box.advance(5)
             pods = client.get("/api/v1/pods").json()["items"]
             (node,) = client.get("/api/v1/nodes").json()["items"]
+            deployments = client.get("/apis/apps/v1/deployments").json()["items"]
         owners = {p["metadata"]["ownerReferences"][0]["name"] for p in pods
-                  if p["status"].get("phase") == "Running"}
+                  if p["status"].get("phase") == "Running"
+                  and p["metadata"]["ownerReferences"][0]["kind"] == "DaemonSet"}
         assert owners == running
+        # The Kubeflow operators' Deployments have no affinity: they run on any node.
+        available = {d["metadata"]["name"] for d in deployments
+                     if d["status"].get("availableReplicas") == 1}
+        assert available == OPERATORS
         extended = {k: v for k, v in node["status"]["allocatable"].items() if "/" in k}
         assert {k: extended[k] for k in devices} == devices
         assert ("nvidia.com/gpu" in extended) == ("nvidia.com/gpu" in devices)

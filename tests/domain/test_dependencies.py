@@ -56,7 +56,9 @@ def test_only_what_runs_without_nodes_comes_before_hyperpod() -> None:
     assert after.index("cert-manager") < after.index(
         "amazon-sagemaker-hyperpod-training-operator")
     assert set(after) == {"coredns", "cert-manager", "aws-mountpoint-s3-csi-driver",
-                          "amazon-sagemaker-hyperpod-training-operator"}
+                          "amazon-sagemaker-hyperpod-training-operator",
+                          # the chart's Kubeflow operators: Deployments, so after nodes too
+                          "kubeflow-training-operator", "mpi-operator"}
 
 
 def test_controllers_that_call_aws_get_their_pod_identity_at_create() -> None:

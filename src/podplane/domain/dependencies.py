@@ -68,6 +68,11 @@ CORE_UNITS: tuple[Unit, ...] = (
     Unit("amazon-sagemaker-hyperpod-training-operator", "eks-addon", None,
          after=("cert-manager", "eks-pod-identity-agent"), namespace="aws-hyperpod",
          stage="nodes", identity=TRAINING_OPERATOR_IDENTITY),
+    # The chart's Kubeflow operators (enabled by its defaults): CRDs, RBAC and a Deployment
+    # each, so they wait for Ready nodes like the Deployment add-ons. Versions: the image tags.
+    Unit("kubeflow-training-operator", "manifest", "v1-855e096", namespace="kubeflow",
+         stage="nodes"),
+    Unit("mpi-operator", "manifest", "0.5", stage="nodes"),
 )
 
 

@@ -92,3 +92,18 @@ def daemonset(name: str, ns: str, unit: str, version: str, *, pod: dict[str, Any
                  "updateStrategy": {"type": "RollingUpdate"},
                  "template": {"metadata": {"labels": pod_labels}, "spec": pod}},
     }
+
+
+def deployment(name: str, ns: str, unit: str, version: str, *, selector: dict[str, str],
+               pod: dict[str, Any], labels: dict[str, str] | None = None,
+               pod_annotations: dict[str, str] | None = None, replicas: int = 1) -> Manifest:
+    """A Deployment whose pods carry the selector, the chart's labels and the unit's labels."""
+    pod_meta: dict[str, Any] = {"labels": {**(labels or {}), **selector, **unit_labels(unit)}}
+    if pod_annotations:
+        pod_meta["annotations"] = pod_annotations
+    return {
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": meta(name, unit, version, ns, labels={**(labels or {}), **selector}),
+        "spec": {"replicas": replicas, "selector": {"matchLabels": selector},
+                 "template": {"metadata": pod_meta, "spec": pod}},
+    }

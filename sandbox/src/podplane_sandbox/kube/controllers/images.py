@@ -25,6 +25,8 @@ PUBLIC: dict[str, frozenset[str]] = {
     "quay.io/jetstack/cert-manager-controller": frozenset({"v1.18.2", "v1.20.2"}),
     "quay.io/jetstack/cert-manager-cainjector": frozenset({"v1.18.2", "v1.20.2"}),
     "quay.io/jetstack/cert-manager-webhook": frozenset({"v1.18.2", "v1.20.2"}),
+    # The Kubeflow operators of the HyperPod dependencies chart (aws/sagemaker-hyperpod-cli
+    # @ 011ca927, chart 0.1.0: charts/training-operators and charts/mpi-operator values.yaml).
     "docker.io/kubeflow/training-operator": frozenset({"v1-855e096"}),
     "docker.io/mpioperator/mpi-operator": frozenset({"0.5"}),
     "registry.k8s.io/pause": frozenset({"3.9", "3.10"}),
