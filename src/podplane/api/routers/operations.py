@@ -34,9 +34,12 @@ Status = Literal["pending", "running", "succeeded", "failed", "cancelled"]
 
 
 class ErrorOut(BaseModel):
+    """A failed step's classified error; on the operation it also names the step."""
+
     code: str
     message: str
     hint: str | None = None
+    step: str | None = None
 
 
 class StepEventOut(BaseModel):
