@@ -15,7 +15,8 @@ from podplane.services.clusters import hyperpod
 from tests.fakes.cloud import Fakes
 from tests.fakes.step import FakeStep
 
-SPEC = ClusterSpec("alpha", "us-west-2", "us-west-2a", "ml.p5.48xlarge", 2)
+SPEC = ClusterSpec(name="alpha", region="us-west-2", availability_zone="us-west-2a",
+                   instance_type="ml.p5.48xlarge", count=2)
 FACTS: dict[str, Any] = {
     "network": {"security_group": "sg-1", "compute_subnet": "subnet-c"},
     "lifecycle_uri": "s3://b/podplane/lifecycle/", "hyperpod_role": "arn:aws:iam::1:role/hp",
@@ -37,7 +38,8 @@ def test_the_create_request_and_a_new_group_share_one_builder() -> None:
 
 
 def test_a_spot_cluster_asks_for_spot_capacity() -> None:
-    spot = ClusterSpec("alpha", "us-west-2", "us-west-2a", "ml.g5.8xlarge", 1,
+    spot = ClusterSpec(name="alpha", region="us-west-2", availability_zone="us-west-2a",
+                       instance_type="ml.g5.8xlarge", count=1,
                        capacity_type=CapacityType.SPOT)
     group = hyperpod.create_request(spot, FACTS)["InstanceGroups"][0]
     assert group["CapacityRequirements"] == {"Spot": {}} and group["ThreadsPerCore"] == 1
