@@ -19,6 +19,7 @@ from podplane.domain.control_plane_azs import (
 )
 from podplane.domain.errors import CloudError
 from podplane.ops.context import StepContext
+from podplane.services.cloud_access import Cloud
 from podplane.services.clusters.inspect import availability_zones
 from podplane.services.clusters.network import ROLE_TAG, Network
 
@@ -26,7 +27,7 @@ ATTEMPTS = 4  # a region has at most six AZs; each refusal rules out at least on
 Create = Callable[[list[str], int], Awaitable[dict[str, Any]]]
 
 
-async def create_in_supported_azs(ctx: StepContext, cloud: Any, cluster: str, region: str,
+async def create_in_supported_azs(ctx: StepContext, cloud: Cloud, cluster: str, region: str,
                                   net: dict[str, Any], create: Create) -> dict[str, Any]:
     """`create(subnet_ids, attempt)` with subnets in two AZs EKS takes; retried on a refusal."""
     network = Network(cloud.aws.ec2, cluster, region)
@@ -50,7 +51,7 @@ async def create_in_supported_azs(ctx: StepContext, cloud: Any, cluster: str, re
                      hint="Retry the step later, or create the cluster in another region.")
 
 
-async def used_subnets(cloud: Any, cluster_name: str, region: str, vpc_id: str,
+async def used_subnets(cloud: Cloud, cluster_name: str, region: str, vpc_id: str,
                        cluster: dict[str, Any]) -> dict[str, Any]:
     """The subnets (and their AZs) an EKS cluster really has, as describe-cluster shows them."""
     ids = list(cluster.get("resourcesVpcConfig", {}).get("subnetIds", []))

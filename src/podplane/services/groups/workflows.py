@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from podplane.cloud.ports_ec2 import Ec2Port
 from podplane.domain.errors import CloudError
 from podplane.domain.instance_groups import CapacityType, NewGroup, group_spec
 from podplane.domain.network import COMPUTE_TAG
@@ -169,7 +170,7 @@ async def _create_subnet(ctx: StepContext, cloud: Cloud, ref: gc.ClusterRef, az:
     return subnet_id
 
 
-async def _share_route_table(ec2: Any, described: Shape, subnet_id: str) -> None:
+async def _share_route_table(ec2: Ec2Port, described: Shape, subnet_id: str) -> None:
     """Route the new subnet like the first group's (NAT, S3 endpoint), if it has a table."""
     template = gc.vpc_config(described, gc.template_group(described)).get("Subnets") or []
     if not template:
