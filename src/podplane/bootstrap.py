@@ -24,6 +24,8 @@ from podplane.services.cloud_access import Cloud, attach_cloud
 from podplane.services.clusters import create as cluster_create
 from podplane.services.clusters import delete as cluster_delete
 from podplane.services.clusters import importing as cluster_import
+from podplane.services.clusters import reconcile as cluster_reconcile
+from podplane.services.clusters.reconcile_watch import drift_watch
 from podplane.services.context import AppState
 from podplane.services.groups import workflows as group_workflows
 from podplane.services.nodes import workflows as node_workflows
@@ -70,7 +72,8 @@ def build_state(settings: Settings) -> AppState:
 def product_workflows(app: AppState, cloud: Cloud) -> list[Workflow]:
     """Every workflow kind the product runs (each module declares its own)."""
     return [*cluster_create.declare(app), *cluster_import.declare(app),
-            *cluster_delete.declare(app), *group_workflows.declare(cloud),
+            *cluster_delete.declare(app), *cluster_reconcile.declare(app),
+            *group_workflows.declare(cloud),
             *node_workflows.declare(cloud)]
 
 
@@ -150,7 +153,7 @@ def build_app(settings: Settings) -> FastAPI:
         cloud = attach_cloud(state)
         ops = await start_engine(state, cloud, kit)
         try:
-            async with mcp_face.running():  # the MCP SDK's session manager
+            async with mcp_face.running(), drift_watch(state):  # MCP sessions; drift checks
                 yield
         finally:
             await ops.stop()

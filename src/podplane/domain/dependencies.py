@@ -113,11 +113,11 @@ def plan_units(
                                 healthy=have.healthy)
             for name, have in observed.items() if name in by_name}
     steps = core.plan(as_desired(desired, default_versions), seen).steps
-    return [Action(by_name[s.key], _VERBS[s.cause], _reason(s)) for s in steps]
+    return [Action(by_name[s.key], VERB_FOR_CAUSE[s.cause], _reason(s)) for s in steps]
 
 
 # The create path's words for the core's causes (a failed add-on is deleted and made again).
-_VERBS: dict[str, Literal["install", "upgrade", "repair"]] = {
+VERB_FOR_CAUSE: dict[str, Literal["install", "upgrade", "repair"]] = {
     "missing": "install", "changed": "upgrade", "unhealthy": "repair"}
 
 

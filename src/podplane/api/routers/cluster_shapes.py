@@ -167,11 +167,34 @@ class OperationSummaryOut(Shape):
     steps: list[OperationStepSummaryOut]
 
 
+class FieldChangeOut(Shape):
+    field: str
+    desired: str | int | bool | None
+    observed: str | int | bool | None
+
+
+class DriftedUnitOut(Shape):
+    unit: str
+    kind: str = Field(description="eks-addon | manifest | iam-role | pod-identity-association "
+                      "| storage")
+    state: str = Field(description="missing | changed | unhealthy")
+    summary: str
+    dependants: list[str] = Field(description="Every unit that needs this one, directly or "
+                                  "through others, in dependency order.")
+    fields: list[FieldChangeOut]
+
+
+class DriftOut(Shape):
+    since: str | None = Field(description="When an observation first found this drift (ISO).")
+    units: list[DriftedUnitOut]
+
+
 class ClusterStatusOut(Shape):
     name: str
     region: str
     origin: str
-    state: str
+    state: str = Field(description="creating | active | degraded (an active cluster whose "
+                       "dependency units drifted: see `drift`) | deleting | failed")
     spec: ClusterSpec | NoSpec | None
     eks: EksStatusOut
     hyperpod: HyperPodStatusOut | None
@@ -180,6 +203,33 @@ class ClusterStatusOut(Shape):
     facts: ClusterFactsOut
     detected: DetectedOut | None
     operation: OperationSummaryOut | None
+    drift: DriftOut | None = Field(None, description="Drifted dependency units of a degraded "
+                                   "cluster; POST /clusters/{c}/reconcile puts them back.")
+
+
+# --- reconcile -------------------------------------------------------------------------------
+
+class ReconcileStepOut(Shape):
+    unit: str
+    kind: str
+    action: str = Field(description="create | update | delete")
+    cause: str = Field(description="missing | changed | unhealthy | unwanted")
+    reason: str
+
+
+class LeftAloneOut(Shape):
+    unit: str
+    kind: str
+    reason: str
+
+
+class ReconcilePlanOut(Shape):
+    """What a reconcile does (dry_run) or did not need to do (changed: false)."""
+
+    changed: bool
+    plan: list[ReconcileStepOut] = Field(description="In dependency order.")
+    left_alone: list[LeftAloneOut] = Field(description="Units podplane did not create and so "
+                                           "does not change or delete.")
 
 
 # --- plan ------------------------------------------------------------------------------------

@@ -15,11 +15,15 @@ from podplane.api.routers.cluster_shapes import (
     ClusterListOut,
     ClusterPlanOut,
     ClusterStatusOut,
+    LeftAloneOut,
+    ReconcilePlanOut,
+    ReconcileStepOut,
     UnchangedOut,
 )
 from podplane.api.routers.operations import IdempotencyKey, OperationOut, out
 from podplane.domain.clusters import ClusterName, ClusterRequest, ImportRequest
 from podplane.domain.names import DNS_LABEL_MAX, DNS_LABEL_PATTERN
+from podplane.services.clusters import reconcile as reconcile_svc
 from podplane.services.clusters import service as svc
 from podplane.services.context import Ctx
 
@@ -93,6 +97,33 @@ async def import_cluster(body: ImportIn,
 async def get_cluster(cluster: ClusterPath,
                       ctx: Annotated[Ctx, Depends(ctx_for(svc.get_cluster))]) -> Any:
     return await svc.get_cluster(ctx, cluster)
+
+
+def _plan_out(result: reconcile_svc.ReconcileResult) -> ReconcilePlanOut:
+    return ReconcilePlanOut(
+        changed=result.changed,
+        plan=[ReconcileStepOut(**s) for s in reconcile_svc.plan_json(result.plan)],
+        left_alone=[LeftAloneOut(unit=a.key, kind=a.kind, reason=a.reason)
+                    for a in result.plan.left_alone])
+
+
+@router.post("/clusters/{cluster}/reconcile", status_code=202, response_model=OperationOut,
+             summary="Put a degraded cluster's drifted dependencies back",
+             responses={200: {"model": ReconcilePlanOut,
+                              "description": "Nothing drifted (changed: false, no operation), "
+                              "or the plan in dependency order (dry_run=true)."}})
+async def reconcile_cluster(
+    cluster: ClusterPath, ctx: Annotated[Ctx, Depends(ctx_for(reconcile_svc.reconcile_cluster))],
+    idempotency_key: IdempotencyKey = None,
+    dry_run: Annotated[bool, Query(description="Only answer the plan; change nothing.")] = False,
+) -> Any:
+    if dry_run:
+        planned = await reconcile_svc.plan_reconcile(ctx, cluster)
+        return JSONResponse(_plan_out(planned).model_dump(), status_code=200)
+    result = await reconcile_svc.reconcile_cluster(ctx, cluster, idempotency_key)
+    if result.operation is None:
+        return JSONResponse(_plan_out(result).model_dump(), status_code=200)
+    return out(result.operation)
 
 
 @router.delete("/clusters/{cluster}", status_code=202, response_model=OperationOut)

@@ -100,19 +100,19 @@ async def reconcile(ctx: StepContext, cloud: Cloud, eks_name: str, stage: Stage 
     actions = plan_units(units, observed, await default_versions(cloud, units))
     await ctx.phase("applying", plan=[f"{a.verb} {a.unit.name}" for a in actions])
     for action in actions:
-        await wait_active(ctx, cloud, eks_name, _addons_before(action.unit))
-        await _apply(ctx, cloud, kube, eks_name, action, bucket)
+        await wait_active(ctx, cloud, eks_name, addons_before(action.unit))
+        await apply_action(ctx, cloud, kube, eks_name, action, bucket)
     statuses = await wait_active(ctx, cloud, eks_name,
                                  [u.name for u in units if u.kind == "eks-addon"])
     return {"dependencies": statuses, "changed": [a.unit.name for a in actions]}
 
 
-def _addons_before(unit: Unit) -> list[str]:
+def addons_before(unit: Unit) -> list[str]:
     kinds = {u.name: u.kind for u in CORE_UNITS}
     return [name for name in unit.after if kinds.get(name) == "eks-addon"]
 
 
-async def _apply(ctx: StepContext, cloud: Cloud, kube: KubePort, eks_name: str,
+async def apply_action(ctx: StepContext, cloud: Cloud, kube: KubePort, eks_name: str,
                  action: Action, bucket: str | None) -> None:
     unit = action.unit
     if unit.kind == "manifest":

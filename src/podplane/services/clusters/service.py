@@ -20,7 +20,7 @@ from podplane.services.clusters import delete as cluster_delete
 from podplane.services.clusters import importing as cluster_import
 from podplane.services.clusters.inspect import availability_zones, capacity_facts
 from podplane.services.clusters.state import spec_dict
-from podplane.services.clusters.status import status_of
+from podplane.services.clusters.status import ClusterStatus, status_of
 from podplane.services.context import AppState, Ctx
 from podplane.services.operations import Operation, get_operation, key_used, start_operation
 from podplane.services.registry import service
@@ -137,7 +137,7 @@ async def list_clusters(ctx: Ctx) -> dict[str, Any]:
 
 
 @service(Effect.READ, "cluster.get")
-async def get_cluster(ctx: Ctx, name: str) -> dict[str, Any]:
+async def get_cluster(ctx: Ctx, name: str) -> ClusterStatus:
     check_cluster_name(name)
     async with ctx.app.sessions() as db:
         row = await repo.get(db, name)
@@ -146,7 +146,7 @@ async def get_cluster(ctx: Ctx, name: str) -> dict[str, Any]:
                        hint="List clusters (GET /api/v1/clusters); import one that exists in "
                        "the account with POST /api/v1/clusters/import.")
     op = await get_operation(ctx, row.operation_id, False) if row.operation_id else None
-    return await status_of(cloud_of(ctx.app), row, op)
+    return await status_of(cloud_of(ctx.app), row, op, ctx.app)
 
 
 @service(Effect.CREATE, "cluster.import", target=lambda name, *_a, **_k: f"cluster/{name}")
