@@ -14,6 +14,7 @@ from podplane.domain.names import (
 )
 from podplane.mcp.tool import Tool, boolean, fields_of, integer, text, typed
 from podplane.services.clusters import inspect
+from podplane.services.clusters import reconcile
 from podplane.services.clusters import service as clusters
 from podplane.services.diagnostics import doctor
 
@@ -49,6 +50,15 @@ TOOLS: tuple[Tool, ...] = (
          {"name": CLUSTER,
           "force": boolean("Also delete resources not tagged as podplane's.", default=False),
           "delete_resources": boolean("Delete cloud resources (imported: default false).")}),
+    Tool("cluster_reconcile", "POST", "/api/v1/clusters/{name}/reconcile",
+         reconcile.reconcile_cluster,
+         "Put a degraded cluster's drifted dependencies back (EKS add-ons, rendered "
+         "manifests, add-on IAM roles and Pod Identity associations, the shared volume): "
+         "cluster_get_status lists the drifted units and what depends on each. Call with "
+         "dry_run=true first and show the user the plan (in dependency order). Nothing "
+         "drifted: changed=false and no operation. Never deletes anything.",
+         {"name": CLUSTER,
+          "dry_run": boolean("Only return the plan; change nothing.", default=False)}),
     Tool("region_list_azs", "GET", "/api/v1/availability-zones",
          inspect.list_availability_zones,
          "The region's availability zones: names and AZ ids (ids are stable across accounts)."),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Body, Depends, Path, Query
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
@@ -47,6 +47,12 @@ class ImportIn(ImportRequest):
 # The services build these bodies as plain JSON; answering them with exclude_unset keeps every
 # key the service wrote and adds none.
 AS_BUILT: dict[str, Any] = {"response_model_exclude_unset": True}
+
+
+class ReconcileIn(BaseModel):
+    """Optional body (MCP sends its arguments here); the query parameter does the same."""
+
+    dry_run: bool = False
 
 
 class CurrentClusterIn(BaseModel):
@@ -116,8 +122,9 @@ async def reconcile_cluster(
     cluster: ClusterPath, ctx: Annotated[Ctx, Depends(ctx_for(reconcile_svc.reconcile_cluster))],
     idempotency_key: IdempotencyKey = None,
     dry_run: Annotated[bool, Query(description="Only answer the plan; change nothing.")] = False,
+    body: Annotated[ReconcileIn | None, Body()] = None,
 ) -> Any:
-    if dry_run:
+    if dry_run or (body and body.dry_run):
         planned = await reconcile_svc.plan_reconcile(ctx, cluster)
         return JSONResponse(_plan_out(planned).model_dump(), status_code=200)
     result = await reconcile_svc.reconcile_cluster(ctx, cluster, idempotency_key)
