@@ -85,7 +85,7 @@ export default function ClusterDetail({ params }: PageProps) {
       <RecentOps ops={recent} />
       {ready && <GroupsTable cluster={c} onStarted={recent.add} />}
       {ready && <NodesTable cluster={name} onStarted={recent.add} />}
-      {ready && c.dependencies && <DependenciesTable deps={c.dependencies} />}
+      {ready && c.dependencies && <DependenciesTable deps={c.dependencies} cluster={c} onStarted={recent.add} />}
       {deleting && <DeleteClusterModal cluster={c} onClose={() => setDeleting(false)} />}
       {!ready && <Alert type="info">Instance groups and nodes appear once the HyperPod cluster exists.</Alert>}
     </SpaceBetween>

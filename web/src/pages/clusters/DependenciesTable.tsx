@@ -1,12 +1,63 @@
 // What is installed in the cluster (EKS add-ons and operators, the training operator among
-// them), read-only: the cluster status reports each unit's kind, version and health.
+// them): the cluster status reports each unit's kind, version and health. A degraded cluster
+// lists its drifted units (with what depends on each) and offers Reconcile, plan first.
+import Alert from "@cloudscape-design/components/alert";
 import Box from "@cloudscape-design/components/box";
+import Button from "@cloudscape-design/components/button";
 import Header from "@cloudscape-design/components/header";
+import SpaceBetween from "@cloudscape-design/components/space-between";
 import Table from "@cloudscape-design/components/table";
+import { useState, type ReactNode } from "react";
 import { Status } from "../../components/Status";
-import type { Dependencies, Dependency } from "./model";
+import { deniedReason } from "../../permissions";
+import { usePrincipal } from "../../session";
+import type { ClusterDetail, Dependencies, Dependency, Drift } from "./model";
+import { ReconcileModal } from "./ReconcileModal";
 
-export function DependenciesTable({ deps }: { deps: Dependencies }) {
+interface Props {
+  deps: Dependencies;
+  cluster?: ClusterDetail;
+  onStarted?: (opId: string, label: string) => void;
+}
+
+export function DependenciesTable({ deps, cluster, onStarted }: Props) {
+  const [reconciling, setReconciling] = useState(false);
+  // reconcile is an operator's change, like a create (the server enforces it either way)
+  const denied = deniedReason(usePrincipal().role, "cluster.create");
+  const canReconcile = cluster?.origin === "created" && (cluster.state === "active" || cluster.state === "degraded");
+  const table = <DependencyRows deps={deps} actions={cluster && canReconcile ? (
+    <Button disabled={Boolean(denied)} disabledReason={denied} onClick={() => setReconciling(true)}>Reconcile</Button>
+  ) : undefined} />;
+  return (
+    <SpaceBetween size="m">
+      {cluster?.drift && <DriftAlert drift={cluster.drift} />}
+      {table}
+      {reconciling && cluster && (
+        <ReconcileModal cluster={cluster.name} onClose={() => setReconciling(false)} onStarted={onStarted ?? (() => {})} />
+      )}
+    </SpaceBetween>
+  );
+}
+
+function DriftAlert({ drift }: { drift: Drift }) {
+  return (
+    <div data-testid="drift">
+      <Alert type="warning" header={`Degraded since ${drift.since ?? "-"}: ${drift.units.length} unit(s) drifted`}>
+        <ul>
+          {drift.units.map((u) => (
+            <li key={u.unit}>
+              <b>{u.unit}</b> ({u.kind}): {u.summary}
+              {u.dependants.length > 0 && <> — needed by {u.dependants.join(", ")}</>}
+            </li>
+          ))}
+        </ul>
+        Reconcile puts these back; the plan is shown first.
+      </Alert>
+    </div>
+  );
+}
+
+function DependencyRows({ deps, actions }: { deps: Dependencies; actions?: ReactNode }) {
   if (isUnknown(deps)) {
     const error = deps.error;
     return (
@@ -20,7 +71,7 @@ export function DependenciesTable({ deps }: { deps: Dependencies }) {
     <Table
       variant="container"
       header={
-        <Header variant="h2" counter={`(${items.length})`} description="Add-ons and operators the control plane installs and checks.">
+        <Header variant="h2" counter={`(${items.length})`} actions={actions} description="Add-ons and operators the control plane installs and checks.">
           Dependencies
         </Header>
       }

@@ -12,6 +12,7 @@ export type ClusterSpec = Schemas["ClusterSpec"];
 export type HyperpodGroup = Schemas["HyperPodGroupStatusOut"];
 export type Dependencies = NonNullable<ClusterDetail["dependencies"]>;
 export type Dependency = Schemas["DependencyOut"];
+export type Drift = Schemas["DriftOut"];
 export type Zone = Schemas["ZoneOut"];
 export type InstanceType = Schemas["InstanceTypeOut"];
 export type Quota = Schemas["QuotaOut"];
