@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from podplane.cli import cluster_reconcile  # noqa: F401  (registers `cluster reconcile`)
 from podplane.cli.clusters import cluster_app
 from podplane.cli.deploy import deploy_app
 from podplane.cli.doctor import doctor as doctor_command
