@@ -13,8 +13,7 @@ from podplane.domain.names import (
     INSTANCE_TYPE_PATTERN,
 )
 from podplane.mcp.tool import Tool, boolean, fields_of, integer, text, typed
-from podplane.services.clusters import inspect
-from podplane.services.clusters import reconcile
+from podplane.services.clusters import inspect, reconcile
 from podplane.services.clusters import service as clusters
 from podplane.services.diagnostics import doctor
 

@@ -1,9 +1,11 @@
-"""Inspect before create: what exists and what is valid, read from the cloud (read-only)."""
+"""Inspect before create: what exists and what is valid, read from the cloud (read-only).
+
+The answers are TypedDicts: typed for every caller (the create steps index them by key) and
+the JSON the API answers, field for field (api/routers/cluster_shapes.py)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from typing import Any
+from typing import Any, TypedDict
 
 from podplane.domain.catalog import CATALOG, lookup
 from podplane.domain.effects import Effect
@@ -14,10 +16,51 @@ from podplane.services.context import Ctx
 from podplane.services.registry import service
 
 
-async def availability_zones(cloud: Cloud) -> list[dict[str, Any]]:
+class Zone(TypedDict):
+    name: str
+    id: str
+    state: str
+    region: str
+
+
+class Quota(TypedDict):
+    instance_type: str
+    quota_name: str
+    limit: int | None
+    in_use: int
+    source: str | None
+    available: int | None
+
+
+class TrainingPlan(TypedDict):
+    arn: str
+    name: str | None
+    status: str | None
+    instance_type: str | None
+    availability_zone: str | None
+    total_instances: int | None
+    available_instances: int | None
+    start_time: str | None
+    end_time: str | None
+
+
+class InstanceType(TypedDict):
+    name: str
+    vcpu: int
+    memory_gib: int
+    gpu_model: str | None
+    gpu_count: int
+    gpu_memory_gib: int
+    efa_interfaces: int
+    price_per_hour: float
+    accelerated: bool
+    offered_in: list[str]
+
+
+async def availability_zones(cloud: Cloud) -> list[Zone]:
     zones = await cloud.aws.ec2.availability_zones()
-    return [{"name": z["ZoneName"], "id": z["ZoneId"], "state": z.get("State", "available"),
-             "region": z.get("RegionName", cloud.aws.region)}
+    return [Zone(name=z["ZoneName"], id=z["ZoneId"], state=z.get("State", "available"),
+                 region=z.get("RegionName", cloud.aws.region))
             for z in sorted(zones, key=lambda z: z["ZoneName"])]
 
 
@@ -44,27 +87,26 @@ async def usage_by_type(cloud: Cloud) -> dict[str, int]:
     return used
 
 
-async def quota(cloud: Cloud, instance_type: str) -> dict[str, Any]:
+async def quota(cloud: Cloud, instance_type: str) -> Quota:
     found = await cloud.aws.quotas.cluster_quota(instance_type)
     limit = None if found is None else int(found["value"])
     used = (await usage_by_type(cloud)).get(instance_type, 0)
-    return {"instance_type": instance_type, "quota_name": f"{instance_type} for cluster usage",
-            "limit": limit, "in_use": used,
-            "source": None if found is None else found["source"],
-            "available": None if limit is None else max(0, limit - used)}
+    return Quota(instance_type=instance_type, quota_name=f"{instance_type} for cluster usage",
+                 limit=limit, in_use=used, source=None if found is None else found["source"],
+                 available=None if limit is None else max(0, limit - used))
 
 
-async def training_plans(cloud: Cloud) -> list[dict[str, Any]]:
+async def training_plans(cloud: Cloud) -> list[TrainingPlan]:
     out = []
     for plan in await cloud.aws.hyperpod.list_training_plans():
         reserved = (plan.get("ReservedCapacitySummaries") or [{}])[0]
-        out.append({"arn": plan["TrainingPlanArn"], "name": plan.get("TrainingPlanName"),
-                    "status": plan.get("Status"), "instance_type": reserved.get("InstanceType"),
-                    "availability_zone": reserved.get("AvailabilityZone"),
-                    "total_instances": plan.get("TotalInstanceCount"),
-                    "available_instances": plan.get("AvailableInstanceCount"),
-                    "start_time": _iso(plan.get("StartTime")),
-                    "end_time": _iso(plan.get("EndTime"))})
+        out.append(TrainingPlan(
+            arn=plan["TrainingPlanArn"], name=plan.get("TrainingPlanName"),
+            status=plan.get("Status"), instance_type=reserved.get("InstanceType"),
+            availability_zone=reserved.get("AvailabilityZone"),
+            total_instances=plan.get("TotalInstanceCount"),
+            available_instances=plan.get("AvailableInstanceCount"),
+            start_time=_iso(plan.get("StartTime")), end_time=_iso(plan.get("EndTime"))))
     return out
 
 
@@ -89,13 +131,13 @@ async def capacity_facts(cloud: Cloud, instance_type: str, az: str, count: int,
 
 
 @service(Effect.READ, "inspect.availability_zones")
-async def list_availability_zones(ctx: Ctx) -> list[dict[str, Any]]:
+async def list_availability_zones(ctx: Ctx) -> list[Zone]:
     return await availability_zones(cloud_of(ctx.app))
 
 
 @service(Effect.READ, "inspect.instance_types")
 async def list_instance_types(ctx: Ctx, availability_zone: str | None = None,
-                              accelerated_only: bool = False) -> list[dict[str, Any]]:
+                              accelerated_only: bool = False) -> list[InstanceType]:
     """Catalogue types with where EC2 offers them, GPU/EFA/memory facts and price."""
     types = [t for t in CATALOG.values() if t.accelerated or not accelerated_only]
     offered = await offered_azs(cloud_of(ctx.app), [t.name for t in types])
@@ -104,12 +146,16 @@ async def list_instance_types(ctx: Ctx, availability_zone: str | None = None,
         azs = offered[t.name]
         if availability_zone and availability_zone not in azs:
             continue
-        out.append({**asdict(t), "accelerated": t.accelerated, "offered_in": azs})
+        out.append(InstanceType(
+            name=t.name, vcpu=t.vcpu, memory_gib=t.memory_gib, gpu_model=t.gpu_model,
+            gpu_count=t.gpu_count, gpu_memory_gib=t.gpu_memory_gib,
+            efa_interfaces=t.efa_interfaces, price_per_hour=t.price_per_hour,
+            accelerated=t.accelerated, offered_in=azs))
     return out
 
 
 @service(Effect.READ, "inspect.quota")
-async def get_quota(ctx: Ctx, instance_type: str) -> dict[str, Any]:
+async def get_quota(ctx: Ctx, instance_type: str) -> Quota:
     if lookup(instance_type) is None and not instance_type.startswith("ml."):
         raise InvalidInput(f"{instance_type!r} is not a SageMaker instance type.",
                            field="instance_type")
@@ -117,5 +163,5 @@ async def get_quota(ctx: Ctx, instance_type: str) -> dict[str, Any]:
 
 
 @service(Effect.READ, "inspect.training_plans")
-async def list_training_plans(ctx: Ctx) -> list[dict[str, Any]]:
+async def list_training_plans(ctx: Ctx) -> list[TrainingPlan]:
     return await training_plans(cloud_of(ctx.app))
