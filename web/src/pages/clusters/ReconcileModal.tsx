@@ -8,14 +8,13 @@ import SpaceBetween from "@cloudscape-design/components/space-between";
 import StatusIndicator from "@cloudscape-design/components/status-indicator";
 import Table from "@cloudscape-design/components/table";
 import { useQuery } from "@tanstack/react-query";
-import { useMemo, useState } from "react";
+import { useState } from "react";
 import { api, unwrap, type Schemas } from "../../api/client";
 import { ProblemAlert } from "../../components/ProblemAlert";
-import { newKey } from "./mutation";
+import { useRun } from "./GroupModals";
 import { ProgressPanel } from "./ProgressPanel";
 
 type Plan = Schemas["ReconcilePlanOut"];
-type Answer = Plan | Schemas["OperationOut"];
 
 interface Props {
   cluster: string;
@@ -26,32 +25,23 @@ interface Props {
 export function ReconcileModal({ cluster, onClose, onStarted }: Props) {
   const path = { cluster };
   const plan = useQuery({
-    queryKey: ["cluster", cluster, "reconcile-plan"],
+    queryKey: ["reconcile-plan", cluster], // not under ["cluster", …]: progress refreshes those
     queryFn: async () =>
       (await unwrap(api.POST("/api/v1/clusters/{cluster}/reconcile", { params: { path, query: { dry_run: true } } }))) as Plan,
   });
-  const key = useMemo(newKey, []);
   const [opId, setOpId] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const go = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      const answer = (await unwrap(
-        api.POST("/api/v1/clusters/{cluster}/reconcile", { params: { path, header: { "Idempotency-Key": key } } }),
-      )) as Answer;
-      if ("id" in answer) {
-        setOpId(answer.id);
-        onStarted(answer.id, `reconcile ${cluster}`);
+  const run = useRun(
+    (id, label) => {
+      if (id) {
+        setOpId(id);
+        onStarted(id, label);
       } else {
         void plan.refetch(); // drift went away meanwhile: show that nothing is left to do
       }
-    } catch (err) {
-      setError(err);
-    }
-    setBusy(false);
-  };
+    },
+    `reconcile ${cluster}`,
+    () => api.POST("/api/v1/clusters/{cluster}/reconcile", { params: { path, header: { "Idempotency-Key": run.key } } }),
+  );
   const steps = plan.data?.plan ?? [];
   return (
     <Modal
@@ -64,7 +54,7 @@ export function ReconcileModal({ cluster, onClose, onStarted }: Props) {
           <SpaceBetween direction="horizontal" size="xs">
             <Button variant="link" onClick={onClose}>{opId ? "Close" : "Cancel"}</Button>
             {!opId && (
-              <Button variant="primary" loading={busy} disabled={!plan.data?.changed} onClick={() => void go()}>
+              <Button variant="primary" loading={run.busy && !opId} disabled={!plan.data?.changed} onClick={run.go}>
                 Reconcile
               </Button>
             )}
@@ -104,7 +94,7 @@ export function ReconcileModal({ cluster, onClose, onStarted }: Props) {
             <ProgressPanel opId={opId} cluster={cluster} />
           </div>
         )}
-        {error !== null && <ProblemAlert error={error} header="The reconcile did not start" />}
+        {run.error !== null && <ProblemAlert error={run.error} header="The reconcile did not start" />}
       </SpaceBetween>
     </Modal>
   );
