@@ -79,7 +79,7 @@ def test_degraded_cluster_is_reconciled_from_its_page(page: Page, cloud: CloudSe
     shot(page, "clusters-reconcile-plan")
 
     dialog.get_by_role("button", name="Reconcile", exact=True).click()
-    expect(dialog.get_by_test_id("reconcile-progress")).to_be_visible()
+    expect(dialog.get_by_test_id("reconcile-progress")).to_be_visible(timeout=30_000)
     expect(dialog.get_by_test_id("progress-status")).to_have_text("succeeded", timeout=60_000)
     dialog.get_by_role("button", name="Close").click()
     expect(page.get_by_test_id("cluster-state")).to_have_text("active", timeout=20_000)

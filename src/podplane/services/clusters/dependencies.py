@@ -6,6 +6,7 @@ applied server-side. A second run over a healthy cluster plans nothing and mutat
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from podplane.cloud.ports_kube import KubePort
@@ -36,13 +37,14 @@ CLUSTER_LABEL = "sagemaker.amazonaws.com/cluster-name"
 
 
 async def default_versions(cloud: Cloud, units: tuple[Unit, ...] = CORE_UNITS) -> dict[str, str]:
-    """The default version of each add-on we install, asked add-on by add-on (all pages)."""
+    """The default version of each add-on we install, asked add-on by add-on (all pages; the
+    questions go out together)."""
+    addons = [u.name for u in units if u.kind == "eks-addon"]
+    answers = await asyncio.gather(*(cloud.aws.eks.describe_addon_versions(
+        addon_name=name, kubernetes_version=KUBERNETES_VERSION) for name in addons))
     out = {}
-    for unit in units:
-        if unit.kind != "eks-addon":
-            continue
-        for info in await cloud.aws.eks.describe_addon_versions(
-                addon_name=unit.name, kubernetes_version=KUBERNETES_VERSION):
+    for infos in answers:
+        for info in infos:
             for version in info.get("addonVersions", []):
                 compat = version.get("compatibilities") or [{}]
                 if any(c.get("defaultVersion") for c in compat):

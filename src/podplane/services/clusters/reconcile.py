@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from podplane.domain.dependencies import CORE_UNITS
 from podplane.domain.effects import Effect
 from podplane.domain.errors import CloudError, Conflict, NotFound
 from podplane.domain.names import check_cluster_name
@@ -137,8 +138,7 @@ class ReconcileSteps:
     async def confirm(self, ctx: StepContext) -> dict[str, Any]:
         row = await self._row(ctx)
         await ctx.phase("checking")
-        addons = [d.key for d in (await assess(self.cloud, row)).desired
-                  if d.kind == "eks-addon"]
+        addons = [u.name for u in CORE_UNITS if u.kind == "eks-addon"]
         await cluster_deps.wait_active(ctx, self.cloud, row.eks_cluster_name, addons)
         found = await assess(self.cloud, row)
         await record_drift(self.app, row.name, found.drift)

@@ -10,6 +10,8 @@ names everything that depends on it.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable
 from dataclasses import dataclass
 
 from podplane.cloud.ports_kube import KubePort, Manifest
@@ -93,42 +95,46 @@ async def desired_for(cloud: Cloud, ctx: Context) -> list[Desired]:
 
 async def observe_units(cloud: Cloud, ctx: Context, desired: list[Desired],
                         kube: KubePort | None = None) -> dict[str, Observed]:
-    """What each desired unit looks like now (absent units are left out)."""
+    """What each desired unit looks like now (absent units are left out). The reads are
+    independent, so they go out together: a status read waits for the slowest, not the sum."""
     kube = kube or await cloud.kube_for(ctx.eks_name)
-    seen: list[Observed | None] = []
-    seen += await _addons(cloud, ctx.eks_name, [d for d in desired if d.kind == "eks-addon"])
+    reads: list[Awaitable[Observed | None]] = []
     for unit in desired:
         if unit.kind == "manifest":
-            seen.append(await _objects(kube, unit, manifests.for_unit(
+            reads.append(_objects(kube, unit, manifests.for_unit(
                 unit.key, str(unit.fields.get("version") or "0"), region_of(cloud))))
         elif unit.kind == STORAGE_KIND and ctx.bucket:
-            seen.append(await _objects(kube, unit, manifests.s3_volume(ctx.bucket, ctx.region)))
+            reads.append(_objects(kube, unit, manifests.s3_volume(ctx.bucket, ctx.region)))
         elif unit.kind == ROLE_KIND:
-            seen.append(await _role(cloud, ctx, unit))
-    seen += await _associations(cloud, ctx.eks_name, desired)
+            reads.append(_role(cloud, ctx, unit))
+    addons, associations, others = await asyncio.gather(
+        _addons(cloud, ctx.eks_name, [d for d in desired if d.kind == "eks-addon"]),
+        _associations(cloud, ctx.eks_name, desired), _all(reads))
+    seen = [*addons, *associations, *others]
     return {o.key: o for o in seen if o is not None}
 
 
-async def _addons(cloud: Cloud, eks_name: str, units: list[Desired]) -> list[Observed | None]:
+async def _all(reads: list[Awaitable[Observed | None]]) -> list[Observed | None]:
+    return list(await asyncio.gather(*reads))
+
+
+async def _addons(cloud: Cloud, eks_name: str, units: list[Desired]) -> list[Observed]:
     installed = set(await cloud.aws.eks.list_addons(eks_name))
-    out: list[Observed | None] = []
-    for unit in units:
-        if unit.key not in installed:
-            continue
-        addon = await cloud.aws.eks.describe_addon(eks_name, unit.key) or {}
-        # `status` is not desired (so not compared): the status page shows it
-        out.append(Observed(unit.key, unit.kind, {"version": addon.get("addonVersion"),
-                                                  "status": addon.get("status")},
-                            owned=(addon.get("tags") or {}).get(MANAGED_TAG) == "true",
-                            healthy=addon.get("status") not in FAILED))
-    return out
+    present = [u for u in units if u.key in installed]
+    found = await asyncio.gather(*(cloud.aws.eks.describe_addon(eks_name, u.key)
+                                   for u in present))
+    # `status` is not desired (so not compared): the status page shows it
+    return [Observed(u.key, u.kind, {"version": a.get("addonVersion"), "status": a.get("status")},
+                     owned=(a.get("tags") or {}).get(MANAGED_TAG) == "true",
+                     healthy=a.get("status") not in FAILED)
+            for u, a in zip(present, (f or {} for f in found), strict=True)]
 
 
 async def _objects(kube: KubePort, unit: Desired, rendered: list[Manifest]) -> Observed | None:
     """A manifest unit: present when its last object is (as the create path reads it); its
     objects are `as rendered` when each exists and runs the rendered images."""
-    found = [await kube.get(o["apiVersion"], o["kind"], o["metadata"]["name"],
-                            o["metadata"].get("namespace")) for o in rendered]
+    found = await asyncio.gather(*(kube.get(o["apiVersion"], o["kind"], o["metadata"]["name"],
+                                            o["metadata"].get("namespace")) for o in rendered))
     last = found[-1]
     if last is None:
         return None
@@ -164,8 +170,10 @@ async def _role(cloud: Cloud, ctx: Context, unit: Desired) -> Observed | None:
     found = await cloud.aws.iam.get_role(name)
     if found is None:
         return None
-    attached = {p["PolicyArn"] for p in await cloud.aws.iam.list_attached_role_policies(name)}
-    inline = set(await cloud.aws.iam.list_role_policies(name))
+    policies, names = await asyncio.gather(cloud.aws.iam.list_attached_role_policies(name),
+                                           cloud.aws.iam.list_role_policies(name))
+    attached = {p["PolicyArn"] for p in policies}
+    inline = set(names)
     fields: dict[str, str | int | bool | None] = {"exists": True}
     for field in unit.fields:
         kind, _, ref = field.partition(" ")
@@ -178,9 +186,9 @@ async def _role(cloud: Cloud, ctx: Context, unit: Desired) -> Observed | None:
 
 
 async def _associations(cloud: Cloud, eks_name: str,
-                        desired: list[Desired]) -> list[Observed | None]:
+                        desired: list[Desired]) -> list[Observed]:
     wanted = {d.key for d in desired if d.kind == ASSOCIATION_KIND}
-    out: list[Observed | None] = []
+    out: list[Observed] = []
     for found in await cloud.aws.eks.list_pod_identity_associations(eks_name):
         key = f"{ASSOCIATION_KIND}/{found.get('namespace')}/{found.get('serviceAccount')}"
         if key in wanted:
