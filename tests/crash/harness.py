@@ -43,7 +43,7 @@ class SweepCloud:
         self.sandbox = SandboxThread(home)
         self.url = self.sandbox.box.aws_url
         self.headers = self.sandbox.box.control_headers
-        httpx.put(f"{self.url}/_sandbox/clock/speed", json={"speed": speed},
+        httpx.put(f"{self.url}/_sandbox/clock/speed", json={"speed": speed}, timeout=120,
                   headers=self.headers).raise_for_status()
 
     def aws(self, service: str) -> Any:
@@ -51,7 +51,7 @@ class SweepCloud:
                             aws_access_key_id="test", aws_secret_access_key="test")
 
     def ledger(self) -> list[dict[str, Any]]:
-        r = httpx.get(f"{self.url}/_sandbox/ledger", headers=self.headers)
+        r = httpx.get(f"{self.url}/_sandbox/ledger", headers=self.headers, timeout=120)
         r.raise_for_status()
         return list(r.json())
 
