@@ -195,6 +195,12 @@ class Execution:
         await self._step_write(step, {"phase": phase, "checkpoint": dict(ctx.checkpoint)},
                                "running", message=None)
 
+    async def save_checkpoint(self, ctx: StepContext) -> None:
+        step = self._step(ctx)
+        step.checkpoint = dict(ctx.checkpoint)
+        await self._step_write(step, {"checkpoint": dict(ctx.checkpoint)}, "running",
+                               message=None)
+
     async def save_note(self, ctx: StepContext, message: str, detail: dict[str, Any]) -> None:
         step = self._step(ctx)
         step.detail = {**(step.detail or {}), **detail, "message": message}

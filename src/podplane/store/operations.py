@@ -58,7 +58,7 @@ async def nested_holder(db: AsyncSession, target: str) -> OperationModel | None:
 async def lock_tree(db: AsyncSession, target: str) -> None:
     """Serialise starts in one target tree ("cluster/<name>") until the transaction ends, so
     two nested starts cannot both miss each other. SQLite already has one writer at a time."""
-    if db.bind.dialect.name == "postgresql":
+    if db.get_bind().dialect.name == "postgresql":
         root = "/".join(target.split("/")[:2])
         await db.execute(text("SELECT pg_advisory_xact_lock(hashtext(:root))"), {"root": root})
 
