@@ -89,6 +89,7 @@ class SweepResult:
     seconds: float
     ledger: list[dict[str, Any]]
     checks: list[str] = field(default_factory=list)
+    quiet: list[str] = field(default_factory=list)  # steps that record no phase
 
 
 Start = Callable[[httpx.Client, str], httpx.Response]
