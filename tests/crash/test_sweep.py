@@ -182,7 +182,10 @@ def _group_nodes_running(w: World, group: str, n: int) -> None:
 
 def check_group(count_now: int) -> Check:
     def check(w: World, r: SweepResult) -> list[str]:
-        assert count(r.ledger, "sagemaker", "UpdateCluster") == 1
+        (update,) = [e for e in r.ledger if e["action"] == "UpdateCluster"]
+        field = {"instance_group.add": "added", "instance_group.scale": "scaled",
+                 "instance_group.delete": "deleted"}[r.kind]
+        assert update["params"][field] == [EXTRA], update  # the one update carried the change
         hp = w.cloud.aws("sagemaker").describe_cluster(ClusterName=CLUSTER)
         groups = {g["InstanceGroupName"]: g for g in hp["InstanceGroups"]}
         if count_now == 0:
