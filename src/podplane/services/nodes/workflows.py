@@ -49,19 +49,17 @@ class NodeSteps:
 
     async def reboot(self, ctx: StepContext) -> Shape:
         ref, node = gc.ClusterRef.of(ctx.params), ctx.params["node"]
-        before = ctx.checkpoint.get("update_time")
         if "update_time" not in ctx.checkpoint:  # what the node showed before the reboot
             found = _by_id(await self._nodes_now(ref), node) or {}
-            before = str(found.get("LastSoftwareUpdateTime") or "")
-            ctx.checkpoint["update_time"] = before
+            ctx.checkpoint["update_time"] = str(found.get("LastSoftwareUpdateTime") or "")
+            ctx.checkpoint["ready_since"] = await self._ready_since(ref, node)
 
         async def inspect() -> Shape | None:
             found = _by_id(await self._nodes_now(ref), node)
             if found is None:
                 raise CloudError(f"Node {node} disappeared during its reboot.",
                                  code="node_gone", retryable=False)
-            changed = str(found.get("LastSoftwareUpdateTime") or "") != before
-            if (_status(found) != "Running" or changed) and not ctx.checkpoint.get("seen_down"):
+            if not ctx.checkpoint.get("seen_down") and await self._went_down(ctx, ref, found):
                 await ctx.remember(seen_down=True)  # persisted: a restart must not forget it
             # Running and never seen down: the reboot has not been issued (or not begun). A
             # resumed step decides from the persisted observation, never from its phase alone.
@@ -70,6 +68,26 @@ class NodeSteps:
         state = await self._batch(ctx, self.hp.reboot_nodes, inspect,
                                   lambda n: _status(n) == "Running", timeout=REBOOT_DEADLINE)
         return {"instance_id": state["InstanceId"]}
+
+    async def _went_down(self, ctx: StepContext, ref: gc.ClusterRef, found: Shape) -> bool:
+        """Down now, or down and back while we were not looking (a restart longer than the
+        reboot): HyperPod's update time changed, or the kubelet's Ready condition moved (the
+        Node's lastTransitionTime, Kubernetes NodeCondition; same clock as before)."""
+        if _status(found) != "Running":
+            return True
+        if str(found.get("LastSoftwareUpdateTime") or "") != ctx.checkpoint.get("update_time"):
+            return True
+        before = ctx.checkpoint.get("ready_since")  # taken before the call was sent
+        return before is not None and await self._ready_since(ref, found["InstanceId"]) != before
+
+    async def _ready_since(self, ref: gc.ClusterRef, node: str) -> str | None:
+        kube = await self.cloud.kube_for(ref.eks)
+        for n in await kube.list("v1", "Node", labels={steps.CLUSTER_LABEL: ref.hyperpod}):
+            if steps.instance_id(n) == node:
+                ready = [c for c in (n.get("status") or {}).get("conditions") or []
+                         if c.get("type") == "Ready"]
+                return str(ready[0].get("lastTransitionTime")) if ready else None
+        return None
 
     async def replace(self, ctx: StepContext) -> Shape:
         ref, node = gc.ClusterRef.of(ctx.params), ctx.params["node"]
