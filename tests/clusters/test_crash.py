@@ -1,15 +1,12 @@
-"""SIGKILL the control plane during the eks step and during the hyperpod step, restart it:
-the create completes and the cloud saw exactly one EKS and one SageMaker CreateCluster.
-
-Real processes: the sandbox (`podplane sandbox --speed 600`: ten virtual minutes per real
-second) and `podplane serve`, killed by the engine's named crash points.
+"""The CLI against real processes: the sandbox (`podplane sandbox --speed 600`: ten virtual
+minutes per real second) and `podplane serve`. (Killing the server at each crash point of
+cluster.create is the crash sweep's job: tests/crash/test_sweep.py.)
 """
 
 from __future__ import annotations
 
 import os
 import secrets
-import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +15,6 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.clusters.helpers import BODY
 from tests.served import ControlPlane, SandboxProcess
 
 
@@ -64,39 +60,6 @@ def procs(tmp_path: Path) -> Iterator[Procs]:
     p = Procs(tmp_path)
     yield p
     p.stop()
-
-
-def test_sigkill_during_eks_and_hyperpod_then_complete(procs: Procs) -> None:
-    body = {**BODY, "name": "crashy", "deep_health_checks": False}
-    procs.serve("eks:submitted")
-    with procs.client() as api:
-        try:
-            op_id = api.post("/api/v1/clusters", json=body,
-                             headers={"Idempotency-Key": "crash-1"}).json()["id"]
-        except httpx.TransportError:
-            op_id = None
-    assert procs.killed() == -signal.SIGKILL
-    assert len(procs.ledger("eks", "CreateCluster")) == 1
-
-    procs.serve("hyperpod:submitted")
-    with procs.client() as api:
-        if op_id is None:
-            op_id = api.post("/api/v1/clusters", json=body,
-                             headers={"Idempotency-Key": "crash-1"}).json()["id"]
-    assert procs.killed() == -signal.SIGKILL
-    assert len(procs.ledger("sagemaker", "CreateCluster")) == 1
-
-    procs.serve(None)
-    with procs.client() as api:
-        for _ in range(30):
-            op = api.get(f"/api/v1/operations/{op_id}/wait", params={"timeout": 20}).json()
-            if op["status"] in ("succeeded", "failed"):
-                break
-        assert op["status"] == "succeeded", op["steps"]
-        eks_step = next(s for s in op["steps"] if s["name"] == "eks")
-        assert eks_step["attempt"] == 1
-    assert len(procs.ledger("eks", "CreateCluster")) == 1
-    assert len(procs.ledger("sagemaker", "CreateCluster")) == 1
 
 
 def cli(procs: Procs, *args: str) -> subprocess.CompletedProcess[str]:

@@ -121,7 +121,7 @@ async def test_an_orderly_stop_releases_leases_for_the_next_process(
     op_id = await new_op(first, "handover", delay=600, poll=5)
     first.changed(op_id)
     await polling(first, op_id)
-    assert (await row_of(first, op_id))[2] == first.runner.owner
+    assert (await row_of(first, op_id))[2].startswith(first.runner.owner + "/")
     await first.stop()
     assert (await row_of(first, op_id))[::2] == ("running", None)
 
@@ -144,3 +144,36 @@ async def test_two_processes_scanning_together_run_each_operation_once(
     assert {(await row_of(a, op_id))[0] for op_id in ops} == {"succeeded"}
     ledger = touch.FakeCloud(Path(state.settings.home) / "fake-cloud.jsonl").entries()
     assert sorted(e["name"] for e in ledger) == sorted(f"pair-{i}" for i in range(10))
+
+
+@pytest.mark.postgres
+async def test_every_claim_gets_a_fresh_fencing_token_and_a_stale_holder_is_refused(
+    state: AppState, db_url: str
+) -> None:
+    """The same process claims an operation again after its lease lapsed: the execution of the
+    first claim (still alive, say paused) can no longer write, though the process is the same."""
+    clock = ManualClock(auto=False)
+    eng = engine(state, clock)
+    op_id = await new_op(eng, "fenced", delay=600, poll=5)
+    assert await eng.runner.scan_once() == [op_id]
+    first = (await row_of(eng, op_id))[2]
+    assert first is not None and first.startswith(eng.runner.owner + "/")
+    await polling(eng, op_id)
+    stale = Execution(eng.runner.engine, op_id, lease=first)
+    eng.runner._tasks.pop(op_id).cancel()  # its lease lapses; the process claims it again
+    await set_lease(eng, op_id, first, -1)
+    assert await eng.runner.scan_once() == [op_id]
+    second = (await row_of(eng, op_id))[2]
+    assert second is not None and second != first
+    assert second.startswith(eng.runner.owner + "/")
+    holder = eng.runner._tasks.pop(op_id)  # hold the second claim still while we look
+    holder.cancel()
+    await asyncio.gather(holder, return_exceptions=True)
+    before = await row_of(eng, op_id)
+    await stale.run()  # every write of the stale holder is refused: nothing changes
+    assert await row_of(eng, op_id) == before
+    await set_lease(eng, op_id, second, -1)
+    assert await eng.runner.scan_once() == [op_id]
+    await clock.advance(600)
+    await eng.runner.drain()
+    assert (await row_of(eng, op_id))[0] == "succeeded"

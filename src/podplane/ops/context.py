@@ -56,6 +56,13 @@ class StepContext:
         await self._run.save_phase(self, name)
         self.crash_point(name)
 
+    async def remember(self, **checkpoint: Any) -> None:
+        """Persist checkpoint values without changing the phase (what a poll observed and a
+        resumed step must not forget, e.g. that a rebooting node was seen down)."""
+        self.checkpoint.update(checkpoint)
+        assert self._run is not None
+        await self._run.save_checkpoint(self)
+
     async def note(self, message: str, /, **detail: Any) -> None:
         """Record progress in the step's detail and history (no phase change)."""
         assert self._run is not None

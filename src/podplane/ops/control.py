@@ -15,7 +15,7 @@ from sqlalchemy.exc import IntegrityError
 
 from podplane.domain.errors import Conflict, NotFound
 from podplane.ops import views
-from podplane.ops.starting import raise_if_busy
+from podplane.ops.starting import busy, raise_if_busy
 from podplane.store import operations as repo
 from podplane.store.models import OperationModel, StepModel
 
@@ -85,6 +85,11 @@ async def retry_step(engine: OpsEngine, op_id: str, step: str, by: str) -> views
             target = row.target
             steps = await repo.steps(db, [op_id])
             start = _retry_index(row, steps, step)
+            if row.mutating:  # it holds its target again: nothing above or below may run
+                await repo.lock_tree(db, row.target)
+                holder = await repo.nested_holder(db, row.target)
+                if holder is not None:
+                    raise busy(row.target, holder)
             ok = await repo.touch(
                 db, op_id, now, where_status=["failed", "cancelled"], unleased_only=True,
                 status="pending", error=None, cancel_requested=False,

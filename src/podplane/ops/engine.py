@@ -59,12 +59,14 @@ class OpsEngine:
     # -- what services call ---------------------------------------------------------------
 
     async def begin(self, kind: str, target: str, params: dict[str, Any], *, key: str | None,
-                    face: str, principal: str) -> Operation:
+                    face: str, principal: str,
+                    also: starting.Also | None = None) -> Operation:
         """Create the operation (or find the one this idempotency key made) and wake the
-        runner. Raises IdempotencyMismatch or TargetBusy."""
+        runner. Raises IdempotencyMismatch or TargetBusy. `also(db, op_id)` writes the
+        service's own rows in the same transaction (nothing is written when refused)."""
         op_id, created = await starting.create(
             self.sessions, self.clock, self.workflows, kind=kind, target=target, params=params,
-            key=key, face=face, principal=principal)
+            key=key, face=face, principal=principal, also=also)
         if created:
             self.changed(op_id)
         return await self.read(op_id, history=False)

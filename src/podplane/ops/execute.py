@@ -24,6 +24,10 @@ from podplane.store.models import OperationModel, StepModel
 log = logging.getLogger("podplane.ops")
 MAX_RETRIES = 8
 BACKOFF_CAP = 60.0
+# Retryable in the sense that trying again later may work, but not by itself: capacity is a
+# person's decision (wait, another zone or type, a training plan), so the step fails with its
+# hint and retry-step is that decision (domain.cloud_errors.capacity_error).
+NEEDS_A_DECISION = frozenset({"insufficient_capacity"})
 
 
 class LeaseLost(BaseException):
@@ -57,6 +61,11 @@ def backoff(base: float, retry: int) -> float:
     return float(min(BACKOFF_CAP, base * 2 ** (retry - 1)))
 
 
+def backs_off(err: CloudError) -> bool:
+    """Whether the engine retries this error on its own (throttling, unavailable, ...)."""
+    return err.retryable and err.code not in NEEDS_A_DECISION
+
+
 def error_of(err: BaseException) -> dict[str, Any]:
     if isinstance(err, PodplaneError):
         return {"code": err.code, "message": err.message, "hint": err.hint}
@@ -65,9 +74,10 @@ def error_of(err: BaseException) -> dict[str, Any]:
 
 
 class Execution:
-    def __init__(self, engine: Engine, op_id: str) -> None:
+    def __init__(self, engine: Engine, op_id: str, *, lease: str | None = None) -> None:
         self.e = engine
         self.op_id = op_id
+        self.lease = lease or engine.owner  # the fencing token every write is guarded by
         self.current: StepModel | None = None
 
     async def run(self) -> None:
@@ -130,7 +140,7 @@ class Execution:
             try:
                 return await fn(ctx)
             except CloudError as err:
-                if not err.retryable or retries >= MAX_RETRIES:
+                if not backs_off(err) or retries >= MAX_RETRIES:
                     await self._fail_step(step, error_of(err))
                 retries += 1
                 await self._throttled(ctx, step, err, retries)
@@ -185,6 +195,12 @@ class Execution:
         await self._step_write(step, {"phase": phase, "checkpoint": dict(ctx.checkpoint)},
                                "running", message=None)
 
+    async def save_checkpoint(self, ctx: StepContext) -> None:
+        step = self._step(ctx)
+        step.checkpoint = dict(ctx.checkpoint)
+        await self._step_write(step, {"checkpoint": dict(ctx.checkpoint)}, "running",
+                               message=None)
+
     async def save_note(self, ctx: StepContext, message: str, detail: dict[str, Any]) -> None:
         step = self._step(ctx)
         step.detail = {**(step.detail or {}), **detail, "message": message}
@@ -210,7 +226,7 @@ class Execution:
             setattr(step, key, value)
         now = self.e.clock.now()
         async with self.e.sessions.begin() as db:
-            if not await repo.guard(db, self.op_id, self.e.owner, now, **(op_values or {})):
+            if not await repo.guard(db, self.op_id, self.lease, now, **(op_values or {})):
                 raise LeaseLost()
             if values:
                 await repo.update_step(db, self.op_id, step.idx, **values)
@@ -220,6 +236,6 @@ class Execution:
 
     async def _write(self, values: dict[str, Any]) -> None:
         async with self.e.sessions.begin() as db:
-            if not await repo.guard(db, self.op_id, self.e.owner, self.e.clock.now(), **values):
+            if not await repo.guard(db, self.op_id, self.lease, self.e.clock.now(), **values):
                 raise LeaseLost()
         self.e.notifier.notify(self.op_id)

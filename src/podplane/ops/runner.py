@@ -1,6 +1,9 @@
 """The DB-leased runner: claims non-terminal operations, renews leases, resumes after crashes.
 
-A lease is (lease_owner, lease_expires_at) on the operation row. The runner claims an
+A lease is (lease_owner, lease_expires_at) on the operation row. lease_owner is a fencing
+token fresh for every claim ("<host>:<pid>:<process id>/<claim id>"), not the process identity,
+so an execution that outlived its claim (its lease expired and this same process, or another,
+claimed the operation again) has every write refused. The runner claims an
 operation whose lease is absent, expired, or held by a dead process on this host (so a
 restart resumes at once instead of waiting for expiry), with a compare-and-swap UPDATE.
 A heartbeat renews the leases; an execution that loses its lease is stopped.
@@ -27,20 +30,29 @@ _LIVE: set[str] = set()
 
 
 def new_owner_id() -> str:
-    owner = f"{HOST}:{os.getpid()}:{secrets.token_hex(4)}"
+    owner = f"{HOST[:32]}:{os.getpid()}:{secrets.token_hex(4)}"  # with a claim: < 64 chars
     _LIVE.add(owner)
     return owner
+
+
+def new_claim(owner: str) -> str:
+    """The fencing token of one claim by `owner`."""
+    return f"{owner}/{secrets.token_hex(4)}"
+
+
+def process_of(lease_owner: str) -> str:
+    return lease_owner.split("/", 1)[0]
 
 
 def owner_is_dead(owner: str) -> bool:
     """True only when we can tell for sure: same host and the process is gone."""
     host, _, rest = owner.partition(":")
     pid_text = rest.split(":", 1)[0]
-    if host != HOST or not pid_text.isdigit():
+    if host != HOST[:32] or not pid_text.isdigit():
         return False
     pid = int(pid_text)
     if pid == os.getpid():  # an earlier incarnation that had our pid (pid 1 in a container)
-        return owner not in _LIVE
+        return process_of(owner) not in _LIVE
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -58,6 +70,7 @@ class Runner:
         self.scan_every = scan_every
         self.lease_clock = lease_clock or RealClock()
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._claims: dict[str, str] = {}  # op id -> the fencing token of our claim
         self._cooldown: dict[str, datetime] = {}
         self._background: list[asyncio.Task[None]] = []
         self._kick: asyncio.Event | None = None
@@ -114,10 +127,12 @@ class Runner:
         for op_id, owner, expires in rows:
             if op_id in self._tasks or not self._takeable(op_id, owner, expires, now):
                 continue
+            claim = new_claim(self.owner)
             async with self.engine.sessions.begin() as db:
-                if not await repo.claim(db, op_id, owner, self.owner, now + self.lease):
+                if not await repo.claim(db, op_id, owner, claim, now + self.lease):
                     continue
-            self._tasks[op_id] = asyncio.create_task(self._drive(op_id))
+            self._claims[op_id] = claim
+            self._tasks[op_id] = asyncio.create_task(self._drive(op_id, claim))
             claimed.append(op_id)
         return claimed
 
@@ -125,20 +140,21 @@ class Runner:
                   now: datetime) -> bool:
         if op_id in self._cooldown and self._cooldown[op_id] > now:
             return False
-        if owner is None or owner == self.owner:
-            return True
+        if owner is None or process_of(owner) == self.owner:
+            return True  # ours from an earlier claim whose execution has ended
         if expires is None or _aware(expires) < now:
             return True
         return owner_is_dead(owner)
 
-    async def _drive(self, op_id: str) -> None:
+    async def _drive(self, op_id: str, claim: str) -> None:
         try:
-            await Execution(self.engine, op_id).run()
+            await Execution(self.engine, op_id, lease=claim).run()
         except Exception:  # e.g. the database went away: back off, then let a scan retry
             log.exception("operation %s: execution error; will retry", op_id)
             self._cooldown[op_id] = self.lease_clock.now() + timedelta(seconds=self.scan_every)
         finally:
             self._tasks.pop(op_id, None)
+            self._claims.pop(op_id, None)
             self.engine.notifier.notify(op_id)
             self.kick()  # a retry may have arrived while we were finishing
 
@@ -165,10 +181,11 @@ class Runner:
                 log.exception("lease renewal failed")
 
     async def renew_once(self) -> None:
-        held = list(self._tasks)
+        claims = dict(self._claims)
+        held = list(claims)
         expires = self.lease_clock.now() + self.lease
         async with self.engine.sessions.begin() as db:
-            still = await repo.renew(db, held, self.owner, expires)
+            still = await repo.renew(db, claims, expires)
         for lost in set(held) - still:
             task = self._tasks.get(lost)
             if task is not None:

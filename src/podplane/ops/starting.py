@@ -2,7 +2,12 @@
 
 Both are enforced by the database, so they hold under concurrency and across processes:
 UNIQUE(idempotency_key) and a unique index on active_target (set while pending/running).
-The loser of a race catches IntegrityError and reads what won.
+The loser of a race catches IntegrityError and reads what won. Targets nest ("cluster/a" holds
+"cluster/a/node/i-1" and the other way round): the insert transaction looks for a holder above
+or below, under a per-tree lock.
+
+`also` runs in the same transaction as the insert (a service's own row, e.g. the cluster a
+create registers), so a refused start writes nothing at all.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
@@ -22,6 +28,7 @@ from podplane.store import operations as repo
 from podplane.store.models import OperationModel
 
 _RACE_ATTEMPTS = 3
+Also = Callable[[AsyncSession, str], Awaitable[None]]
 
 
 def request_hash(kind: str, target: str, params: dict[str, Any]) -> str:
@@ -37,6 +44,7 @@ def new_operation_id() -> str:
 async def create(
     sessions: async_sessionmaker[AsyncSession], clock: Clock, flows: Workflows, *, kind: str,
     target: str, params: dict[str, Any], key: str | None, face: str, principal: str,
+    also: Also | None = None,
 ) -> tuple[str, bool]:
     """Create the operation, or return the one this idempotency key already made.
 
@@ -50,7 +58,12 @@ async def create(
         row = _new_row(clock, flow, target, params, key, digest, face, principal)
         try:
             async with sessions.begin() as db:
+                if flow.mutating:
+                    await repo.lock_tree(db, target)
+                    await _raise_if_nested(db, target)
                 await repo.insert(db, row, flow.step_names)
+                if also is not None:
+                    await also(db, row.id)
             return row.id, True
         except IntegrityError:
             if key is not None and (existing := await _by_key(sessions, key, digest)):
@@ -87,13 +100,32 @@ async def _by_key(sessions: async_sessionmaker[AsyncSession], key: str,
     return row.id
 
 
+async def _raise_if_nested(db: AsyncSession, target: str) -> None:
+    holder = await repo.nested_holder(db, target)
+    if holder is not None:
+        raise busy(target, holder)
+
+
 async def raise_if_busy(sessions: async_sessionmaker[AsyncSession], target: str) -> None:
     async with sessions() as db:
         holder = await repo.holding_target(db, target)
+        if holder is None:
+            holder = await repo.nested_holder(db, target)
     if holder is not None:
-        raise TargetBusy(
-            f"Target {target!r} is busy with operation {holder.id} ({holder.kind}, "
-            f"{holder.status}).",
-            hint="Wait for it to finish (operation_wait) or cancel it, then try again.",
-            operation_id=holder.id,
-        )
+        raise busy(target, holder)
+
+
+def busy(target: str, holder: OperationModel) -> TargetBusy:
+    if holder.active_target != target:
+        return TargetBusy(
+            f"Target {target!r} is busy: {holder.active_target!r} is held by operation "
+            f"{holder.id} ({holder.kind}, {holder.status}).",
+            hint="A cluster and its groups and nodes change one at a time. Wait for it "
+                 "(operation_wait) or cancel it, then try again.",
+            operation_id=holder.id)
+    return TargetBusy(
+        f"Target {target!r} is busy with operation {holder.id} ({holder.kind}, "
+        f"{holder.status}).",
+        hint="Wait for it to finish (operation_wait) or cancel it, then try again.",
+        operation_id=holder.id,
+    )

@@ -13,6 +13,7 @@ from typing import Any
 
 from podplane.domain.effects import Effect
 from podplane.ops.engine import OpsEngine
+from podplane.ops.starting import Also
 from podplane.ops.views import Operation
 from podplane.services.context import AppState, Ctx
 from podplane.services.registry import service
@@ -43,11 +44,11 @@ async def key_used(app: AppState, key: str | None) -> bool:
 @service(Effect.MUTATE, "operation.start", target=lambda kind, target, *_a, **_k: target)
 async def start_operation(
     ctx: Ctx, kind: str, target: str, params: dict[str, Any],
-    idempotency_key: str | None = None,
+    idempotency_key: str | None = None, also: Also | None = None,
 ) -> Operation:
     return await engine_of(ctx.app).begin(kind, target, params, key=idempotency_key,
                                           face=ctx.principal.face,
-                                          principal=ctx.principal.name)
+                                          principal=ctx.principal.name, also=also)
 
 
 @service(Effect.READ, "operation.get")

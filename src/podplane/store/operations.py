@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import CursorResult, and_, or_, select, update
+from sqlalchemy import CursorResult, and_, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from podplane.store.models import OperationModel, StepEventModel, StepModel
@@ -38,6 +38,29 @@ async def by_key(db: AsyncSession, key: str) -> OperationModel | None:
 
 async def holding_target(db: AsyncSession, target: str) -> OperationModel | None:
     return await db.scalar(select(OperationModel).where(OperationModel.active_target == target))
+
+
+def ancestors(target: str) -> list[str]:
+    """"cluster/a/node/i-1" -> ["cluster/a/node", "cluster/a", "cluster"]."""
+    parts = target.split("/")
+    return ["/".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)]
+
+
+async def nested_holder(db: AsyncSession, target: str) -> OperationModel | None:
+    """An operation holding a target above or below `target` (targets nest: a cluster holds
+    its groups and nodes), other than `target` itself."""
+    q = select(OperationModel).where(or_(
+        OperationModel.active_target.in_(ancestors(target)),
+        OperationModel.active_target.startswith(target + "/", autoescape=True)))
+    return await db.scalar(q.order_by(OperationModel.created_at).limit(1))
+
+
+async def lock_tree(db: AsyncSession, target: str) -> None:
+    """Serialise starts in one target tree ("cluster/<name>") until the transaction ends, so
+    two nested starts cannot both miss each other. SQLite already has one writer at a time."""
+    if db.get_bind().dialect.name == "postgresql":
+        root = "/".join(target.split("/")[:2])
+        await db.execute(text("SELECT pg_advisory_xact_lock(hashtext(:root))"), {"root": root})
 
 
 async def steps(db: AsyncSession, op_ids: Iterable[str]) -> list[StepModel]:
@@ -87,27 +110,29 @@ async def claim(
     return _rowcount(await db.execute(q)) == 1
 
 
-async def renew(db: AsyncSession, op_ids: Sequence[str], me: str, expires: datetime) -> set[str]:
-    """Extend our leases; returns the ids we still hold."""
-    if not op_ids:
-        return set()
-    q = (update(OperationModel)
-         .where(OperationModel.id.in_(list(op_ids)), OperationModel.lease_owner == me)
-         .values(lease_expires_at=expires))
-    await db.execute(q)
-    held = select(OperationModel.id).where(OperationModel.id.in_(list(op_ids)),
-                                           OperationModel.lease_owner == me)
-    return set((await db.execute(held)).scalars())
+async def renew(db: AsyncSession, claims: dict[str, str], expires: datetime) -> set[str]:
+    """Extend our leases ({op id: the fencing token we claimed it with}); returns the ids we
+    still hold."""
+    held = set()
+    for op_id, token in claims.items():
+        q = (update(OperationModel)
+             .where(OperationModel.id == op_id, OperationModel.lease_owner == token)
+             .values(lease_expires_at=expires))
+        if _rowcount(await db.execute(q)) == 1:
+            held.add(op_id)
+    return held
 
 
 async def release_all(db: AsyncSession, me: str) -> None:
-    q = (update(OperationModel).where(OperationModel.lease_owner == me)
-         .values(lease_owner=None, lease_expires_at=None))
+    """Release every lease claimed by process `me` (its tokens are "<me>/<claim id>")."""
+    mine = or_(OperationModel.lease_owner == me, OperationModel.lease_owner.startswith(me + "/"))
+    q = (update(OperationModel).where(mine).values(lease_owner=None, lease_expires_at=None))
     await db.execute(q)
 
 
 async def guard(db: AsyncSession, op_id: str, me: str, now: datetime, **values: Any) -> bool:
-    """Apply `values` to the operation only if we still hold its lease; bumps the revision."""
+    """Apply `values` to the operation only if `me` (the fencing token of our claim) still
+    holds its lease; bumps the revision."""
     q = (update(OperationModel)
          .where(OperationModel.id == op_id, OperationModel.lease_owner == me)
          .values(revision=OperationModel.revision + 1, updated_at=now, **values))

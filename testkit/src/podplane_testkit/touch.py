@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from podplane.domain.cloud_errors import classify
 from podplane.domain.errors import CloudError, InvalidInput
 from podplane.ops.context import StepContext
 from podplane.ops.mutate import mutate_once
@@ -62,7 +63,8 @@ class FakeCloud:
         return None
 
     def _maybe_fail(self, name: str, fail: str | None) -> None:
-        """fail="throttle:N" or "denied:N": the first N calls for this name fail."""
+        """fail="throttle:N", "denied:N" or "capacity:N": the first N calls for this name
+        fail (capacity as AWS words it, classified like any AWS error)."""
         if not fail:
             return
         what, _, count = fail.partition(":")
@@ -72,6 +74,9 @@ class FakeCloud:
         self._failures[name] = served + 1
         if what == "throttle":
             raise CloudError("Rate exceeded.", code="ThrottlingException", retryable=True)
+        if what == "capacity":
+            raise classify("InsufficientCapacity", "We currently do not have sufficient "
+                           "capacity in the Availability Zone you requested.", "test.Touch")
         raise CloudError("The fake cloud denied the call.", code="AccessDenied",
                          hint="Grant the permission, then retry the step.")
 

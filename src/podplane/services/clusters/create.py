@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from podplane.cloud.ports_aws import EksPort
 from podplane.domain.clusters import (
     CREATE_STEPS,
     FIRST_GROUP,
@@ -53,6 +54,7 @@ from podplane.services.iam_retry import while_iam_propagates
 
 KIND = "cluster.create"
 EKS_POLL = 30.0
+EKS_DEADLINE = 3600.0  # EKS creates in ~10-15 minutes; an hour means something is wrong
 
 
 def declare(app: AppState) -> list[Workflow]:
@@ -119,15 +121,12 @@ class CreateSteps:
                 return {"arn": made["arn"]}  # what the checkpoint keeps (JSON-safe)
 
             existing = await mutate_once(
-                ctx, token=token, poll_every=EKS_POLL, submit=submit,
+                ctx, token=token, poll_every=EKS_POLL, submit=submit, timeout=EKS_DEADLINE,
+                what=f"EKS cluster {spec.name}",
                 inspect=lambda: eks.describe_cluster(spec.name),
                 done=_eks_settled)
         assert existing is not None
-        while existing["status"] not in ("ACTIVE", "FAILED"):
-            if ctx.phase_name != "polling":
-                await ctx.phase("polling")
-            await ctx.sleep(EKS_POLL)
-            existing = await eks.describe_cluster(spec.name) or existing
+        existing = await _until_settled(ctx, eks, spec.name, existing)
         if existing["status"] == "FAILED":
             raise CloudError(f"EKS cluster {spec.name} failed to create.", code="eks_failed",
                              hint="Check the EKS console's health issues, delete the cluster, "
@@ -184,6 +183,30 @@ class CreateSteps:
         result.update(await mount_check.run(ctx, self.cloud, spec.name, bucket))
         await set_state(self.app, spec.name, "active")
         return result
+
+
+async def _until_settled(ctx: StepContext, eks: EksPort, name: str,
+                         seen: dict[str, Any]) -> dict[str, Any]:
+    """Poll a found cluster until ACTIVE or FAILED, on fresh answers only: one that vanished
+    fails the step (a stale answer kept would poll forever), and so does the deadline."""
+    waited = 0.0
+    while seen["status"] not in ("ACTIVE", "FAILED"):
+        if waited > EKS_DEADLINE:
+            raise CloudError(f"EKS cluster {name} is still {seen['status']} after "
+                             f"{waited:.0f} s.", code="wait_timed_out",
+                             hint="Check the cluster in the EKS console; retry this step to "
+                             "wait again.")
+        if ctx.phase_name != "polling":
+            await ctx.phase("polling")
+        await ctx.sleep(EKS_POLL)
+        waited += EKS_POLL
+        fresh = await eks.describe_cluster(name)
+        if fresh is None:
+            raise CloudError(f"EKS cluster {name} disappeared while it was {seen['status']}.",
+                             code="eks_gone", hint="Someone deleted it; retry this step to "
+                             "create it again.")
+        seen = fresh
+    return seen
 
 
 def _eks_settled(cluster: dict[str, Any] | None) -> bool:

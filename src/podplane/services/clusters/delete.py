@@ -13,6 +13,7 @@ from podplane.domain.errors import Conflict
 from podplane.ops.context import StepContext
 from podplane.ops.workflows import Workflow
 from podplane.services.cloud_access import Cloud, cloud_of
+from podplane.services.clusters.ec2_waits import wait_until
 from podplane.services.clusters.identity import delete_identity
 from podplane.services.clusters.network import MANAGED_TAG
 from podplane.services.clusters.network_teardown import NetworkTeardown
@@ -21,6 +22,7 @@ from podplane.store import clusters as repo
 
 KIND = "cluster.delete"
 POLL = 30.0
+DELETE_DEADLINE = 3600.0  # EKS and HyperPod delete in minutes; an hour means it is stuck
 
 
 def declare(app: AppState) -> list[Workflow]:
@@ -61,13 +63,21 @@ class DeleteSteps:
         _ours({t["Key"]: t["Value"] for t in tags}, ctx.params["force"],
               f"HyperPod cluster {name}")
         await ctx.phase("deleting")
-        while found is not None:
-            if found["ClusterStatus"] in ("Creating", "Updating", "SystemUpdating"):
-                await ctx.note(f"waiting for {found['ClusterStatus']} to finish")
-            elif found["ClusterStatus"] != "Deleting":
+
+        async def gone() -> bool:
+            now = await hp.describe_cluster(name)  # fresh each time, never a kept answer
+            if now is None:
+                return True
+            if now["ClusterStatus"] in ("Creating", "Updating", "SystemUpdating"):
+                await ctx.note(f"waiting for {now['ClusterStatus']} to finish")
+            elif now["ClusterStatus"] != "Deleting":
                 await hp.delete_cluster(name)
-            await ctx.sleep(POLL)
-            found = await hp.describe_cluster(name)
+            return False
+
+        await wait_until(ctx, f"HyperPod cluster {name} to be deleted", gone,
+                         timeout=DELETE_DEADLINE, every=POLL, code="delete_timed_out",
+                         hint="Look at the cluster in the SageMaker console; retry this step "
+                              "to wait again.")
         return {"hyperpod": "deleted"}
 
     async def eks(self, ctx: StepContext) -> dict[str, Any]:
@@ -83,8 +93,13 @@ class DeleteSteps:
         await ctx.phase("deleting")
         if found["status"] != "DELETING":
             await eks.delete_cluster(name)
-        while await eks.describe_cluster(name) is not None:
-            await ctx.sleep(POLL)
+        async def gone() -> bool:
+            return await eks.describe_cluster(name) is None
+
+        await wait_until(ctx, f"EKS cluster {name} to be deleted", gone,
+                         timeout=DELETE_DEADLINE, every=POLL, code="delete_timed_out",
+                         hint="Look at the cluster in the EKS console; retry this step to "
+                              "wait again.")
         return {"eks": "deleted"}
 
     async def network(self, ctx: StepContext) -> dict[str, Any]:

@@ -22,13 +22,14 @@ FIRST_BACKOFF, MAX_BACKOFF = 5.0, 60.0
 
 
 async def wait_until(ctx: StepContext, what: str, probe: Callable[[], Awaitable[bool]], *,
-                     timeout: float, every: float = POLL, hint: str | None = None) -> None:
+                     timeout: float, every: float = POLL, hint: str | None = None,
+                     code: str = "network_timeout") -> None:
     """Poll `probe` until it is true; past `timeout` seconds, a clear non-retryable error."""
     deadline = ctx.clock.now() + timedelta(seconds=timeout)
     while not await probe():
         if ctx.clock.now() >= deadline:
             raise CloudError(f"Timed out after {timeout:.0f}s waiting for {what}.",
-                             code="network_timeout", retryable=False,
+                             code=code, retryable=False,
                              hint=hint or "Look at the resource in the EC2 console, then retry "
                              "this step.")
         await ctx.sleep(every)

@@ -22,6 +22,7 @@ from podplane.domain.instance_groups import GroupPlacement, instance_group_reque
 from podplane.ops.context import StepContext
 from podplane.ops.mutate import IN_FLIGHT, mutate_once
 from podplane.services.cloud_access import Cloud
+from podplane.services.clusters.ec2_waits import wait_until
 from podplane.services.clusters.network import CLUSTER_TAG, MANAGED_TAG
 from podplane.services.iam_retry import while_iam_propagates
 
@@ -128,6 +129,10 @@ async def _delete_failed(ctx: StepContext, cloud: Cloud, name: str) -> None:
     """A Failed cluster keeps its name: delete it, wait until it is gone, then create again."""
     await ctx.phase("deleting_failed")
     await cloud.aws.hyperpod.delete_cluster(name)
-    while await cloud.aws.hyperpod.describe_cluster(name) is not None:
-        await ctx.sleep(POLL)
+
+    async def gone() -> bool:
+        return await cloud.aws.hyperpod.describe_cluster(name) is None
+
+    await wait_until(ctx, f"the failed HyperPod cluster {name} to be deleted", gone,
+                     timeout=3600, every=POLL, code="delete_timed_out")
     await ctx.note("the failed cluster was deleted; creating it again")

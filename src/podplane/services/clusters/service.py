@@ -9,9 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from podplane.domain.clusters import ClusterSpec, plan_cluster
 from podplane.domain.effects import Effect
-from podplane.domain.errors import Conflict, InvalidInput, NotFound, PodplaneError
+from podplane.domain.errors import Conflict, InvalidInput, NotFound
 from podplane.domain.names import check_cluster_name
 from podplane.domain.preflight import PreflightReport, check_capacity, raise_if_blocked
 from podplane.services.cloud_access import cloud_of
@@ -95,19 +97,16 @@ async def create_cluster(ctx: Ctx, spec: ClusterSpec, override_warnings: list[st
         raise Conflict(f"An EKS cluster named {spec.name!r} already exists in the account.",
                        hint="Import it (POST /api/v1/clusters/import) or pick another name.")
     raise_if_blocked(await _preflight(ctx, spec), set(params["override_warnings"]))
-    async with ctx.app.sessions.begin() as db:
+
+    async def register(db: AsyncSession, op_id: str) -> None:
+        # In the operation's own transaction: a refused start (busy, key reused) writes no
+        # row and resets no facts of a creation that is running.
         await repo.upsert(db, spec.name, region=spec.region, eks_cluster_name=spec.name,
                           hyperpod_cluster_name=None, origin="created", state="creating",
-                          spec=spec_dict(spec), facts={})
-    try:
-        op = await start_operation(ctx, cluster_create.KIND, target, params, idempotency_key)
-    except PodplaneError:
-        if row is None:  # nothing started: leave no row behind
-            async with ctx.app.sessions.begin() as db:
-                await repo.remove(db, spec.name)
-        raise
-    async with ctx.app.sessions.begin() as db:
-        await repo.upsert(db, spec.name, operation_id=op.id)
+                          spec=spec_dict(spec), facts={}, operation_id=op_id)
+
+    op = await start_operation(ctx, cluster_create.KIND, target, params, idempotency_key,
+                               also=register)
     return CreateResult(op, True, [])
 
 
@@ -177,11 +176,11 @@ async def delete_cluster(ctx: Ctx, name: str, force: bool = False,
     params = {"name": name, "force": force, "delete_resources": remove,
               "eks_cluster_name": row.eks_cluster_name,
               "hyperpod_cluster_name": row.hyperpod_cluster_name}
-    op = await start_operation(ctx, cluster_delete.KIND, f"cluster/{name}", params,
-                               idempotency_key)
-    async with ctx.app.sessions.begin() as db:
-        await repo.upsert(db, name, state="deleting", operation_id=op.id)
-    return op
+    async def mark(db: AsyncSession, op_id: str) -> None:  # in the operation's transaction
+        await repo.upsert(db, name, state="deleting", operation_id=op_id)
+
+    return await start_operation(ctx, cluster_delete.KIND, f"cluster/{name}", params,
+                                 idempotency_key, also=mark)
 
 
 @service(Effect.READ, "preference.current_cluster.get")

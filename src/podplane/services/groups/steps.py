@@ -18,6 +18,7 @@ from podplane.services.groups import cloud as gc
 
 Shape = dict[str, Any]
 POLL_SECONDS = 30.0
+IN_SERVICE_DEADLINE = 3600.0  # an update or a software patch takes minutes, not hours
 KUBE_POLL_SECONDS = 10.0
 KUBE_MAX_POLLS = 90          # 15 minutes for Nodes to register after instances run
 GROUP_LABEL = "sagemaker.amazonaws.com/instance-group-name"
@@ -44,7 +45,7 @@ def update_params(described: Shape, ref: gc.ClusterRef, *, changes: dict[str, Sh
 
 async def wait_in_service(ctx: StepContext, cloud: Cloud, ref: gc.ClusterRef) -> Shape:
     """UpdateCluster is only accepted while the cluster is InService: wait for it."""
-    waited = False
+    waited, waited_for = False, 0.0
     while True:
         described = await gc.describe(cloud.aws.hyperpod, ref)
         status = described.get("ClusterStatus")
@@ -58,6 +59,12 @@ async def wait_in_service(ctx: StepContext, cloud: Cloud, ref: gc.ClusterRef) ->
         if not waited:
             await ctx.note(f"waiting for the cluster to be InService (now {status})")
             waited = True
+        waited_for += POLL_SECONDS
+        if waited_for > IN_SERVICE_DEADLINE:
+            raise CloudError(f"The HyperPod cluster {ref.hyperpod} is still {status} after "
+                             f"{waited_for:.0f} s.", code="wait_timed_out", retryable=False,
+                             hint="Look at the cluster's events in the SageMaker console; "
+                                  "retry this step to wait again.")
         await ctx.sleep(POLL_SECONDS)
 
 

@@ -13,11 +13,16 @@ from podplane.ops.context import StepContext
 from podplane.ops.mutate import mutate_once
 from podplane.ops.workflows import Workflow
 from podplane.services.cloud_access import Cloud
+from podplane.services.clusters.ec2_waits import wait_until
 from podplane.services.groups import cloud as gc
 from podplane.services.groups import steps
 
 REBOOT, REPLACE, DELETE = "node.reboot", "node.replace", "node.delete"
 POLL_SECONDS = 20.0
+# HyperPod reboots take minutes (the sandbox: 3); past this the step fails, classified, rather
+# than poll a node that never went down.
+REBOOT_DEADLINE = 1800.0
+ACTION_DEADLINE = 3600.0  # replace / delete: a new instance, its lifecycle scripts
 Shape = dict[str, Any]
 
 
@@ -44,21 +49,45 @@ class NodeSteps:
 
     async def reboot(self, ctx: StepContext) -> Shape:
         ref, node = gc.ClusterRef.of(ctx.params), ctx.params["node"]
-        seen_down: list[bool] = []
+        if "update_time" not in ctx.checkpoint:  # what the node showed before the reboot
+            found = _by_id(await self._nodes_now(ref), node) or {}
+            ctx.checkpoint["update_time"] = str(found.get("LastSoftwareUpdateTime") or "")
+            ctx.checkpoint["ready_since"] = await self._ready_since(ref, node)
 
         async def inspect() -> Shape | None:
             found = _by_id(await self._nodes_now(ref), node)
             if found is None:
                 raise CloudError(f"Node {node} disappeared during its reboot.",
                                  code="node_gone", retryable=False)
-            if _status(found) != "Running":
-                seen_down.append(True)
-            # Running before we saw it go down: the reboot has not been issued (or not begun).
-            return found if seen_down or ctx.phase_name == "polling" else None
+            if not ctx.checkpoint.get("seen_down") and await self._went_down(ctx, ref, found):
+                await ctx.remember(seen_down=True)  # persisted: a restart must not forget it
+            # Running and never seen down: the reboot has not been issued (or not begun). A
+            # resumed step decides from the persisted observation, never from its phase alone.
+            return found if ctx.checkpoint.get("seen_down") else None
 
         state = await self._batch(ctx, self.hp.reboot_nodes, inspect,
-                                  lambda n: _status(n) == "Running")
+                                  lambda n: _status(n) == "Running", timeout=REBOOT_DEADLINE)
         return {"instance_id": state["InstanceId"]}
+
+    async def _went_down(self, ctx: StepContext, ref: gc.ClusterRef, found: Shape) -> bool:
+        """Down now, or down and back while we were not looking (a restart longer than the
+        reboot): HyperPod's update time changed, or the kubelet's Ready condition moved (the
+        Node's lastTransitionTime, Kubernetes NodeCondition; same clock as before)."""
+        if _status(found) != "Running":
+            return True
+        if str(found.get("LastSoftwareUpdateTime") or "") != ctx.checkpoint.get("update_time"):
+            return True
+        before = ctx.checkpoint.get("ready_since")  # taken before the call was sent
+        return before is not None and await self._ready_since(ref, found["InstanceId"]) != before
+
+    async def _ready_since(self, ref: gc.ClusterRef, node: str) -> str | None:
+        kube = await self.cloud.kube_for(ref.eks)
+        for n in await kube.list("v1", "Node", labels={steps.CLUSTER_LABEL: ref.hyperpod}):
+            if steps.instance_id(n) == node:
+                ready = [c for c in (n.get("status") or {}).get("conditions") or []
+                         if c.get("type") == "Ready"]
+                return str(ready[0].get("lastTransitionTime")) if ready else None
+        return None
 
     async def replace(self, ctx: StepContext) -> Shape:
         ref, node = gc.ClusterRef.of(ctx.params), ctx.params["node"]
@@ -95,8 +124,13 @@ class NodeSteps:
             return {"gone": True} if found is None or _status(found) == "ShuttingDown" else None
 
         await self._batch(ctx, self.hp.delete_nodes, inspect, lambda s: True)
-        while _by_id(await self._nodes_now(ref), node) is not None:
-            await ctx.sleep(POLL_SECONDS)
+
+        async def gone() -> bool:
+            return _by_id(await self._nodes_now(ref), node) is None
+
+        await wait_until(ctx, f"node {node} to be gone", gone, timeout=ACTION_DEADLINE,
+                         every=POLL_SECONDS, code="wait_timed_out",
+                         hint="Read the node with node_describe; retry this step to wait again.")
         return {"deleted_instance_id": node}
 
     async def kubernetes(self, ctx: StepContext) -> Shape:
@@ -114,7 +148,8 @@ class NodeSteps:
 
     async def _batch(self, ctx: StepContext, call: Callable[[str, list[str]], Awaitable[Shape]],
                      inspect: Callable[[], Awaitable[Shape | None]],
-                     done: Callable[[Shape], bool], **checkpoint: Any) -> Shape:
+                     done: Callable[[Shape], bool], timeout: float = ACTION_DEADLINE,
+                     **checkpoint: Any) -> Shape:
         """One batch call (reboot/replace/delete) for the node, exactly once, then poll."""
         ref, node = gc.ClusterRef.of(ctx.params), ctx.params["node"]
 
@@ -130,7 +165,8 @@ class NodeSteps:
             return {"successful": answer.get("Successful", [])}
 
         return await mutate_once(ctx, token=ctx.client_token(), submit=submit, inspect=inspect,
-                                 done=done, poll_every=POLL_SECONDS, **checkpoint)
+                                 done=done, poll_every=POLL_SECONDS, timeout=timeout,
+                                 what=f"{ctx.kind} of {node}", **checkpoint)
 
 
 async def drain_node(cloud: Cloud, ref: gc.ClusterRef, node: str) -> Shape:

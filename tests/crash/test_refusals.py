@@ -1,0 +1,249 @@
+"""Refused means untouched: every mutating route, driven into each of its refusals (bad input,
+busy or existing target, unknown resource, role, missing confirm, pre-flight), answers a
+problem+json and leaves the store (every table but the audit log) and the cloud's mutation
+ledger exactly as they were.
+
+The routes come from the app's OpenAPI document: a new mutating route fails
+`test_every_mutating_route_has_refusals` until its refusals are listed here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import delete, select
+
+from podplane.store import clusters as cluster_rows
+from podplane.store.models import Base, OperationModel, StepModel
+from tests.conftest import client_for
+from tests.groups.conftest import CLUSTER, FIRST_GROUP, Cluster, cluster  # noqa: F401
+from tests.stack import Stack
+
+NODES = f"/api/v1/clusters/{CLUSTER}/nodes"
+GROUPS = f"/api/v1/clusters/{CLUSTER}/instance-groups"
+GOOD_CLUSTER = {"name": "fresh", "region": "us-west-2", "availability_zone": "us-west-2a",
+                "instance_type": "ml.g5.8xlarge", "count": 1, "capacity_type": "on-demand"}
+# What a refusal may change by design: the audit log records it; authenticating stamps the
+# token's last use.
+UNTRACKED_TABLES = {"audit"}
+UNTRACKED_COLUMNS = {"last_used_at"}
+
+
+@dataclass(frozen=True)
+class Refusal:
+    method: str
+    route: str  # as the OpenAPI document names it
+    why: str
+    status: int
+    path: str | None = None  # the concrete path (default: the route)
+    body: Any = None
+    query: dict[str, Any] = field(default_factory=dict)
+    role: str | None = "admin"  # None: no credentials
+    hold: str | None = None  # a target held by another replica's running operation
+
+
+def R(method: str, route: str, why: str, status: int, **kw: Any) -> Refusal:  # noqa: N802
+    return Refusal(method, route, why, status, **kw)
+
+
+NODE = "{node}"  # replaced by the cluster's node id
+REFUSALS = [
+    R("POST", "/api/v1/session", "422 no token", 422, body={}, role=None),
+    R("POST", "/api/v1/session", "401 wrong token", 401, body={"token": "pp_wrong"}, role=None),
+    R("DELETE", "/api/v1/session", "401 signed out", 401, role=None),
+    R("POST", "/api/v1/tokens", "422 bad name", 422, body={"name": "bad\nname",
+                                                            "role": "viewer"}),
+    R("POST", "/api/v1/tokens", "403 role", 403, body={"name": "new", "role": "viewer"},
+      role="viewer"),
+    R("POST", "/api/v1/tokens", "409 exists", 409, body={"name": "stack-viewer",
+                                                          "role": "viewer"}),
+    R("DELETE", "/api/v1/tokens/{name}", "404", 404, path="/api/v1/tokens/nobody"),
+    R("DELETE", "/api/v1/tokens/{name}", "403 role", 403, path="/api/v1/tokens/stack-viewer",
+      role="viewer"),
+    R("POST", "/api/v1/operations/{op_id}/steps/{step}/retry", "404 operation", 404,
+      path="/api/v1/operations/op-nope/steps/touch/retry"),
+    R("POST", "/api/v1/operations/{op_id}/steps/{step}/retry", "404 step", 404,
+      path="/api/v1/operations/{failed}/steps/nope/retry"),
+    R("POST", "/api/v1/operations/{op_id}/steps/{step}/retry", "409 not failed", 409,
+      path="/api/v1/operations/{done}/steps/touch/retry"),
+    R("POST", "/api/v1/operations/{op_id}/steps/{step}/retry", "409 busy (nested)", 409,
+      path="/api/v1/operations/{failed}/steps/touch/retry", hold=f"cluster/{CLUSTER}/node/x"),
+    R("POST", "/api/v1/operations/{op_id}/steps/{step}/retry", "403 role", 403,
+      path="/api/v1/operations/{failed}/steps/touch/retry", role="viewer"),
+    R("POST", "/api/v1/operations/{op_id}/cancel", "404", 404,
+      path="/api/v1/operations/op-nope/cancel"),
+    R("POST", "/api/v1/operations/{op_id}/cancel", "409 finished", 409,
+      path="/api/v1/operations/{done}/cancel"),
+    R("POST", "/api/v1/operations/{op_id}/cancel", "403 role", 403,
+      path="/api/v1/operations/{failed}/cancel", role="viewer"),
+    R("POST", "/api/v1/cluster-plans", "422 bad input", 422, body={**GOOD_CLUSTER, "count": 0}),
+    R("POST", "/api/v1/clusters", "422 bad input", 422, body={**GOOD_CLUSTER, "name": "Bad_"}),
+    R("POST", "/api/v1/clusters", "403 role", 403, body=GOOD_CLUSTER, role="viewer"),
+    R("POST", "/api/v1/clusters", "409 busy (creating)", 409,
+      body={**GOOD_CLUSTER, "name": "busy"}, hold="cluster/busy"),
+    R("POST", "/api/v1/clusters", "422 pre-flight (quota)", 422,
+      body={**GOOD_CLUSTER, "instance_type": "ml.p5.48xlarge", "count": 40}),
+    R("POST", "/api/v1/clusters/import", "422 bad name", 422, body={"name": "Bad_"}),
+    R("POST", "/api/v1/clusters/import", "403 role", 403, body={"name": "x"}, role="viewer"),
+    R("POST", "/api/v1/clusters/import", "409 managed", 409, body={"name": CLUSTER}),
+    R("DELETE", "/api/v1/clusters/{cluster}", "404", 404, path="/api/v1/clusters/nope"),
+    R("DELETE", "/api/v1/clusters/{cluster}", "403 role", 403,
+      path=f"/api/v1/clusters/{CLUSTER}", role="viewer"),
+    R("DELETE", "/api/v1/clusters/{cluster}", "409 busy (a node)", 409,
+      path=f"/api/v1/clusters/{CLUSTER}", query={"confirm": True},
+      hold=f"cluster/{CLUSTER}/node/x"),
+    R("PUT", "/api/v1/preferences/current-cluster", "404", 404, body={"name": "nope"}),
+    R("PUT", "/api/v1/preferences/current-cluster", "422", 422, body={"name": "Bad_"}),
+    R("POST", "/api/v1/clusters/{cluster}/instance-groups", "404 cluster", 404,
+      path="/api/v1/clusters/nope/instance-groups",
+      body={"name": "g2", "instance_type": "ml.m5.xlarge", "count": 1}),
+    R("POST", "/api/v1/clusters/{cluster}/instance-groups", "422 bad input", 422, path=GROUPS,
+      body={"name": "g2", "instance_type": "ml.m5.xlarge", "count": -1}),
+    R("POST", "/api/v1/clusters/{cluster}/instance-groups", "403 role", 403, path=GROUPS,
+      body={"name": "g2", "instance_type": "ml.m5.xlarge", "count": 1}, role="viewer"),
+    R("POST", "/api/v1/clusters/{cluster}/instance-groups", "409 busy (the cluster)", 409,
+      path=GROUPS, body={"name": "g2", "instance_type": "ml.m5.xlarge", "count": 1},
+      hold=f"cluster/{CLUSTER}"),
+    R("PATCH", "/api/v1/clusters/{cluster}/instance-groups/{group}", "404 group", 404,
+      path=f"{GROUPS}/nope", body={"count": 2}),
+    R("PATCH", "/api/v1/clusters/{cluster}/instance-groups/{group}", "422 bad count", 422,
+      path=f"{GROUPS}/{FIRST_GROUP}", body={"count": -1}),
+    R("PATCH", "/api/v1/clusters/{cluster}/instance-groups/{group}", "403 role", 403,
+      path=f"{GROUPS}/{FIRST_GROUP}", body={"count": 2}, role="viewer"),
+    R("PATCH", "/api/v1/clusters/{cluster}/instance-groups/{group}", "409 busy", 409,
+      path=f"{GROUPS}/{FIRST_GROUP}", body={"count": 2}, hold=f"cluster/{CLUSTER}"),
+    R("DELETE", "/api/v1/clusters/{cluster}/instance-groups/{group}", "404 group", 404,
+      path=f"{GROUPS}/nope", query={"confirm": True}),
+    R("DELETE", "/api/v1/clusters/{cluster}/instance-groups/{group}", "403 role", 403,
+      path=f"{GROUPS}/{FIRST_GROUP}", query={"confirm": True}, role="viewer"),
+    R("DELETE", "/api/v1/clusters/{cluster}/instance-groups/{group}", "409 last group", 409,
+      path=f"{GROUPS}/{FIRST_GROUP}", query={"confirm": True}),
+    R("DELETE", "/api/v1/clusters/{cluster}/nodes/{node}", "404 node", 404,
+      path=f"{NODES}/i-0123456789abcdef0", query={"confirm": True}),
+    R("DELETE", "/api/v1/clusters/{cluster}/nodes/{node}", "403 role", 403,
+      path=f"{NODES}/{NODE}", query={"confirm": True}, role="viewer"),
+    R("DELETE", "/api/v1/clusters/{cluster}/nodes/{node}", "428 confirm", 428,
+      path=f"{NODES}/{NODE}"),
+    R("DELETE", "/api/v1/clusters/{cluster}/nodes/{node}", "409 busy (the cluster)", 409,
+      path=f"{NODES}/{NODE}", query={"confirm": True}, hold=f"cluster/{CLUSTER}"),
+    R("POST", "/api/v1/clusters/{cluster}/nodes/{node}/reboot", "404 node", 404,
+      path=f"{NODES}/i-0123456789abcdef0/reboot"),
+    R("POST", "/api/v1/clusters/{cluster}/nodes/{node}/reboot", "403 role", 403,
+      path=f"{NODES}/{NODE}/reboot", role="viewer"),
+    R("POST", "/api/v1/clusters/{cluster}/nodes/{node}/reboot", "409 busy (the cluster)", 409,
+      path=f"{NODES}/{NODE}/reboot", hold=f"cluster/{CLUSTER}"),
+    R("POST", "/api/v1/clusters/{cluster}/nodes/{node}/replace", "404 node", 404,
+      path=f"{NODES}/i-0123456789abcdef0/replace", query={"confirm": True}),
+    R("POST", "/api/v1/clusters/{cluster}/nodes/{node}/replace", "403 role", 403,
+      path=f"{NODES}/{NODE}/replace", query={"confirm": True}, role="viewer"),
+    R("POST", "/api/v1/clusters/{cluster}/nodes/{node}/replace", "428 confirm", 428,
+      path=f"{NODES}/{NODE}/replace"),
+    R("POST", "/api/v1/clusters/{cluster}/nodes/{node}/replace", "409 busy (the cluster)", 409,
+      path=f"{NODES}/{NODE}/replace", query={"confirm": True}, hold=f"cluster/{CLUSTER}"),
+    R("POST", "/api/v1/clusters/{cluster}/nodes/{node}/replace", "409 busy (the node)", 409,
+      path=f"{NODES}/{NODE}/replace", query={"confirm": True},
+      hold=f"cluster/{CLUSTER}/node/{NODE}"),
+]
+
+
+def mutating_routes(app: Any) -> set[tuple[str, str]]:
+    return {(m.upper(), p) for p, ms in app.openapi()["paths"].items() for m in ms
+            if m in ("post", "put", "patch", "delete")}
+
+
+async def dump(app: Any) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every table but the audit log (columns a refusal may stamp left out)."""
+    out = {}
+    async with app.state.podplane.sessions() as db:
+        for table in Base.metadata.sorted_tables:
+            if table.name in UNTRACKED_TABLES:
+                continue
+            cols = [c for c in table.columns if c.name not in UNTRACKED_COLUMNS]
+            rows = (await db.execute(select(*cols))).all()
+            out[table.name] = sorted((tuple(r) for r in rows), key=repr)
+    return out
+
+
+async def _op(app: Any, target: str, status: str, *, held: bool) -> str:
+    """An operation row as another replica would leave it: held ones are running under that
+    replica's live lease (this process never claims it), the rest are finished."""
+    now = datetime.now(UTC)
+    op_id = f"op-{status}-{abs(hash(target)) % 10**8}"
+    row = OperationModel(
+        id=op_id, kind="test.touch", target=target, status=status, requested_face="api",
+        requested_by="other", request_hash="x", params={"name": "x"}, mutating=True,
+        cancel_requested=False,
+        active_target=target if held else None, revision=1, created_at=now, updated_at=now,
+        lease_owner="other-host:1:aa/bb" if held else None,
+        lease_expires_at=now + timedelta(hours=1) if held else None,
+        error={"step": "touch", "code": "x", "message": "x", "hint": None}
+        if status == "failed" else None)
+    async with app.state.podplane.sessions.begin() as db:
+        db.add(row)
+        await db.flush()
+        db.add(StepModel(operation_id=op_id, idx=0, name="touch", status=status, attempt=1))
+    return op_id
+
+
+async def _drop(app: Any, op_id: str) -> None:
+    async with app.state.podplane.sessions.begin() as db:
+        await db.execute(delete(StepModel).where(StepModel.operation_id == op_id))
+        await db.execute(delete(OperationModel).where(OperationModel.id == op_id))
+
+
+def test_every_mutating_route_has_refusals(stack: Stack) -> None:
+    listed = {(r.method, r.route) for r in REFUSALS}
+    missing = mutating_routes(stack.app) - listed
+    assert not missing, f"mutating routes without refusal cases: {sorted(missing)}"
+    assert listed <= mutating_routes(stack.app)
+
+
+async def test_refused_requests_change_nothing(stack: Stack, cluster: Cluster) -> None:  # noqa: F811
+    app = stack.app
+    node = cluster.nodes_of(FIRST_GROUP)[0]["InstanceId"]
+    failed = await _op(app, f"cluster/{CLUSTER}", "failed", held=False)
+    done = await _op(app, "cluster/other", "succeeded", held=False)
+    async with app.state.podplane.sessions.begin() as db:  # a create in progress, with facts
+        await cluster_rows.upsert(db, "busy", region="us-west-2", eks_cluster_name="busy",
+                                  hyperpod_cluster_name=None, origin="created",
+                                  state="creating", spec={}, facts={"network": {"vpc_id": "v"}})
+    pairs: list[tuple[str, str, str]] = []
+    problems: list[str] = []
+    for r in REFUSALS:
+        hold = r.hold.format(node=node) if r.hold else None
+        holder = await _op(app, hold, "running", held=True) if hold else None
+        path = (r.path or r.route).format(node=node, failed=failed, done=done)
+        before, ledger = await dump(app), stack.ledger()
+        headers = {"Idempotency-Key": f"refused-{len(pairs)}"}
+        client = stack.client(r.role) if r.role else client_for(app, None)
+        async with client as c:
+            answer = await c.request(r.method, path, json=r.body, params=r.query,
+                                     headers=headers)
+        where = f"{r.method} {path} ({r.why})"
+        problems += _judge(r, answer, holder, where)
+        if await dump(app) != before:
+            problems.append(f"{where} changed the store")
+        if stack.ledger() != ledger:
+            problems.append(f"{where} changed the cloud")
+        if holder:
+            await _drop(app, holder)
+        pairs.append((r.method, r.route, r.why))
+    print(f"\nrefusals: {len(pairs)} (route, refusal) pairs over "
+          f"{len({p[:2] for p in pairs})} mutating routes, store and ledger unchanged")
+    assert not problems, "\n".join(problems)
+    assert len(pairs) == len(REFUSALS)
+
+
+def _judge(r: Refusal, answer: Any, holder: str | None, where: str) -> list[str]:
+    if answer.status_code != r.status:
+        return [f"{where}: {answer.status_code} {answer.text[:300]}"]
+    if not answer.headers["content-type"].startswith("application/problem+json"):
+        return [f"{where}: not problem+json"]
+    body = answer.json()
+    if not body.get("code"):
+        return [f"{where}: no code"]
+    if r.hold and r.status == 409 and body.get("operation_id") != holder:
+        return [f"{where}: names {body.get('operation_id')}, not the holder {holder}"]
+    return []

@@ -1,0 +1,301 @@
+"""The crash sweep: every workflow kind the engine registers, killed (SIGKILL) at every crash
+point its operation reaches: each phase write, and right after each cloud call before its phase
+is written. After each kill the control plane restarts and resumes. Then: exactly one cloud
+mutation each (the sandbox ledger) and the final cloud state read back with boto3 / kubectl.
+
+The kinds come from the registered workflows: a new kind fails `test_every_kind_is_swept`
+until it gets a driver below, and its crash points are found by the sweep itself (the test
+kit's PODPLANE_CRASH_SWEEP kills at each point it has not killed at yet).
+
+One sandbox serves the whole module and the kinds run in order on it (create, then groups and
+nodes of that cluster, then import and delete), so the sweep costs one cluster's life.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from podplane.bootstrap import build_state, load_testkit, product_workflows
+from podplane.domain.clusters import FIRST_GROUP
+from podplane.services.cloud_access import cloud_of
+from podplane.settings import Settings
+from podplane_testkit.touch import FakeCloud
+from tests.crash.harness import SweepCloud, SweepResult, SweepServer, count, duplicates, sweep
+from tests.stack import KUBECTL
+
+pytestmark = pytest.mark.slow
+CLUSTER, IMPORTED, EXTRA = "sweep", "sweep-imported", "extra"
+BODY = {"name": CLUSTER, "region": "us-west-2", "availability_zone": "us-west-2a",
+        "instance_type": "ml.g5.8xlarge", "count": 2, "capacity_type": "on-demand",
+        "deep_health_checks": False}
+GROUPS = f"/api/v1/clusters/{CLUSTER}/instance-groups"
+NODES = f"/api/v1/clusters/{CLUSTER}/nodes"
+
+
+def registered_kinds() -> list[str]:
+    """Every kind an engine with the test kit runs (what bootstrap registers)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as home:
+        state = build_state(Settings(home=Path(home), database_url=f"sqlite:///{home}/k.db"))
+        os.environ.setdefault("PODPLANE_TEST_WORKFLOWS", "1")
+        kit = load_testkit()
+        assert kit is not None
+        flows = product_workflows(state, cloud_of(state)) + kit.workflows(state)
+    return sorted(f.kind for f in flows)
+
+
+@dataclass
+class World:
+    cloud: SweepCloud
+    server: SweepServer
+    token: str
+    tmp: Path
+    rows: list[SweepResult] = field(default_factory=list)
+    picked: dict[str, str] = field(default_factory=dict)
+
+    def nodes(self, group: str | None = None) -> list[dict[str, Any]]:
+        out = self.cloud.aws("sagemaker").list_cluster_nodes(ClusterName=CLUSTER)
+        return [n for n in out["ClusterNodeSummaries"]
+                if group is None or n["InstanceGroupName"] == group]
+
+    def kube_nodes(self) -> list[dict[str, Any]]:
+        self.cloud.sandbox.call(self.cloud.sandbox.kube.ready())
+        env = {**os.environ, "KUBECONFIG": str(self.cloud.sandbox.kube.kubeconfig_path)}
+        done = subprocess.run([KUBECTL, "--context", CLUSTER, "get", "nodes", "-o", "json"],
+                              env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return list(json.loads(done.stdout)["items"])
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    tmp = tmp_path_factory.mktemp("sweep")
+    cloud = SweepCloud(tmp / "cloud", speed=1200)
+    server = SweepServer(tmp / "cp", {
+        "PODPLANE_DATABASE_URL": f"sqlite:///{tmp / 'cp.db'}", "AWS_ENDPOINT_URL": cloud.url,
+        "PODPLANE_BACKEND": "sandbox", "PODPLANE_SANDBOX_SECRET": cloud.sandbox.box.secret,
+        "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
+        "PODPLANE_TEST_LEDGER": str(tmp / "fake-cloud.jsonl")})
+    w = World(cloud, server, server.token("sweeper"), tmp)
+    began = time.monotonic()
+    try:
+        yield w
+    finally:
+        server.stop()
+        cloud.stop()
+        _print_table(w.rows, time.monotonic() - began)
+
+
+def _print_table(rows: list[SweepResult], seconds: float) -> None:
+    print(f"\ncrash sweep: {len(rows)} kinds, {sum(len(r.points) for r in rows)} "
+          f"(workflow, point) kills, {seconds:.0f} s")
+    print(f"{'kind':22} {'kills':>5} {'secs':>5}  status     checks / points")
+    for r in rows:
+        print(f"{r.kind:22} {r.kills:5} {r.seconds:5.0f}  {r.op['status']:10} "
+              f"{', '.join(r.checks)}")
+        print(f"{'':36}points: {', '.join(r.points)}")
+        if r.quiet:
+            print(f"{'':36}steps with no phase (read-only waits): {', '.join(r.quiet)}")
+
+
+# -- drivers: how each kind is started, and what the cloud must show afterwards -------------
+
+Check = Callable[[World, SweepResult], list[str]]
+
+
+def _post(path: str, body: dict[str, Any] | None = None,
+          **query: Any) -> Callable[[httpx.Client, str], httpx.Response]:
+    def start(api: httpx.Client, key: str) -> httpx.Response:
+        return api.post(path, json=body, params=query, headers={"Idempotency-Key": key})
+    return start
+
+
+def check_touch(w: World, r: SweepResult) -> list[str]:
+    touches = FakeCloud(w.tmp / "fake-cloud.jsonl").entries()
+    assert len(touches) == 1 and touches[0]["client_token"] == r.op["result"]["client_token"]
+    return ["fake cloud touched once"]
+
+
+def check_create(w: World, r: SweepResult) -> list[str]:
+    for service, action in (("eks", "CreateCluster"), ("sagemaker", "CreateCluster"),
+                            ("ec2", "CreateVpc"), ("ec2", "CreateNatGateway"),
+                            ("ec2", "CreateInternetGateway")):
+        assert count(r.ledger, service, action) == 1, (service, action)
+    ec2 = w.cloud.aws("ec2")
+    (vpc,) = ec2.describe_vpcs(Filters=[{"Name": "tag:podplane:cluster",
+                                         "Values": [CLUSTER]}])["Vpcs"]
+    vpc_id = vpc["VpcId"]
+    for attr, key in (("enableDnsSupport", "EnableDnsSupport"),
+                      ("enableDnsHostnames", "EnableDnsHostnames")):
+        assert ec2.describe_vpc_attribute(VpcId=vpc_id, Attribute=attr)[key]["Value"]
+    (igw,) = ec2.describe_internet_gateways(Filters=[
+        {"Name": "attachment.vpc-id", "Values": [vpc_id]}])["InternetGateways"]
+    tables = ec2.describe_route_tables(Filters=[{"Name": "vpc-id", "Values": [vpc_id]}])
+    defaults = {r.get("GatewayId") or r.get("NatGatewayId")
+                for t in tables["RouteTables"] for r in t["Routes"]
+                if r.get("DestinationCidrBlock") == "0.0.0.0/0"}
+    (nat,) = [n for n in ec2.describe_nat_gateways(Filter=[
+        {"Name": "vpc-id", "Values": [vpc_id]}])["NatGateways"] if n["State"] == "available"]
+    assert {igw["InternetGatewayId"], nat["NatGatewayId"]} <= defaults
+    subnets = ec2.describe_subnets(Filters=[{"Name": "vpc-id", "Values": [vpc_id]}])["Subnets"]
+    routed = {a.get("SubnetId") for t in tables["RouteTables"] for a in t["Associations"]}
+    assert {s["SubnetId"] for s in subnets} <= routed
+    (sg,) = ec2.describe_security_groups(Filters=[
+        {"Name": "tag:podplane:role", "Values": ["efa-sg"]},
+        {"Name": "vpc-id", "Values": [vpc_id]}])["SecurityGroups"]
+    assert any(p["IpProtocol"] == "-1" and p.get("UserIdGroupPairs")
+               for p in sg["IpPermissions"])
+    eks = w.cloud.aws("eks").describe_cluster(name=CLUSTER)["cluster"]
+    assert eks["status"] == "ACTIVE"
+    hp = w.cloud.aws("sagemaker").describe_cluster(ClusterName=CLUSTER)
+    assert hp["ClusterStatus"] == "InService"
+    running = [n for n in w.nodes(FIRST_GROUP) if n["InstanceStatus"]["Status"] == "Running"]
+    assert len(running) == 2
+    assert len(w.kube_nodes()) == 2
+    bucket = r.op["result"]["bucket"]
+    tags = w.cloud.aws("s3").get_bucket_tagging(Bucket=bucket)["TagSet"]
+    assert {"Key": "podplane:cluster", "Value": CLUSTER} in tags
+    return ["1x eks/sagemaker CreateCluster, VPC/NAT/IGW", "bucket tagged", "DNS attrs",
+            "default routes",
+            "every subnet routed", "SG self rule", "EKS ACTIVE", "HyperPod InService",
+            "2 nodes Running", "2 kube Nodes"]
+
+
+def _group_nodes_running(w: World, group: str, n: int) -> None:
+    running = [x for x in w.nodes(group) if x["InstanceStatus"]["Status"] == "Running"]
+    assert len(running) == n, w.nodes(group)
+    names = {x["metadata"]["labels"].get("sagemaker.amazonaws.com/instance-group-name")
+             for x in w.kube_nodes()}
+    assert (group in names) == (n > 0)
+
+
+def check_group(count_now: int) -> Check:
+    def check(w: World, r: SweepResult) -> list[str]:
+        (update,) = [e for e in r.ledger if e["action"] == "UpdateCluster"]
+        field = {"instance_group.add": "added", "instance_group.scale": "scaled",
+                 "instance_group.delete": "deleted"}[r.kind]
+        assert update["params"][field] == [EXTRA], update  # the one update carried the change
+        hp = w.cloud.aws("sagemaker").describe_cluster(ClusterName=CLUSTER)
+        groups = {g["InstanceGroupName"]: g for g in hp["InstanceGroups"]}
+        if count_now == 0:
+            assert EXTRA not in groups or groups[EXTRA]["Status"] == "Deleting"
+            assert not [x for x in w.nodes(EXTRA) if x["InstanceStatus"]["Status"] == "Running"]
+            return ["1x UpdateCluster", f"group {EXTRA} gone", "its nodes gone"]
+        assert groups[EXTRA]["TargetCount"] == count_now
+        _group_nodes_running(w, EXTRA, count_now)
+        return ["1x UpdateCluster", f"TargetCount {count_now}", f"{count_now} Running",
+                "kube Nodes labelled"]
+    return check
+
+
+def _node_start(kind: str) -> Callable[[httpx.Client, str], httpx.Response]:
+    def start(api: httpx.Client, key: str) -> httpx.Response:
+        node = WORLD.picked.setdefault(kind, WORLD.nodes(EXTRA)[0]["InstanceId"])
+        action = {"node.reboot": "reboot", "node.replace": "replace"}.get(kind)
+        if action is None:
+            return api.delete(f"{NODES}/{node}", params={"confirm": True},
+                              headers={"Idempotency-Key": key})
+        return api.post(f"{NODES}/{node}/{action}", params={"confirm": True},
+                        headers={"Idempotency-Key": key})
+    return start
+
+
+def check_node(kind: str, action: str) -> Check:
+    def check(w: World, r: SweepResult) -> list[str]:
+        node = w.picked[kind]
+        assert count(r.ledger, "sagemaker", action) == 1, [e["action"] for e in r.ledger]
+        ids = {x["InstanceId"]: x["InstanceStatus"]["Status"] for x in w.nodes()}
+        kube_ids = {x["spec"].get("providerID", "").rsplit("/", 1)[-1] for x in w.kube_nodes()}
+        if kind == "node.reboot":
+            assert ids.get(node) == "Running" and node in kube_ids
+            return [f"1x {action}", "node Running again", "kube Node back"]
+        assert node not in ids and node not in kube_ids
+        if kind == "node.replace":
+            new = r.op["result"]["new_instance_id"]
+            assert ids.get(new) == "Running" and new in kube_ids
+            return [f"1x {action}", "old node gone", "new node Running + kube Node"]
+        return [f"1x {action}", "node gone", "kube Node gone"]
+    return check
+
+
+def check_import(w: World, r: SweepResult) -> list[str]:
+    with w.server.api(w.token) as api:
+        w.server.start_sweeping(None)
+        got = api.get(f"/api/v1/clusters/{IMPORTED}").json()
+        w.server.stop()
+    assert got["origin"] == "imported", got
+    assert not [e for e in r.ledger if e["service"] in ("ec2", "sagemaker")]
+    return ["registered as imported", "no EC2/SageMaker mutation"]
+
+
+def check_delete(w: World, r: SweepResult) -> list[str]:
+    for service, action in (("eks", "DeleteCluster"), ("sagemaker", "DeleteCluster"),
+                            ("ec2", "DeleteVpc"), ("ec2", "DeleteNatGateway")):
+        assert count(r.ledger, service, action) == 1, (service, action)
+    assert CLUSTER not in w.cloud.aws("eks").list_clusters()["clusters"]
+    assert not w.cloud.aws("ec2").describe_vpcs(Filters=[
+        {"Name": "tag:podplane:cluster", "Values": [CLUSTER]}])["Vpcs"]
+    return ["1x Delete{Cluster,Vpc,NatGateway}", "EKS gone", "VPC gone"]
+
+
+DRIVERS: dict[str, tuple[Callable[[httpx.Client, str], httpx.Response], Check]] = {
+    "test.touch": (_post("/api/v1/operations/_test", {
+        "target": "test/sweep", "params": {"name": "sweep", "poll": 0.05}}), check_touch),
+    "cluster.create": (_post("/api/v1/clusters", BODY), check_create),
+    "instance_group.add": (_post(GROUPS, {"name": EXTRA, "instance_type": "ml.m5.xlarge",
+                                          "count": 1}), check_group(1)),
+    "instance_group.scale": (lambda api, key: api.patch(
+        f"{GROUPS}/{EXTRA}", json={"count": 3}, headers={"Idempotency-Key": key}),
+        check_group(3)),
+    "node.reboot": (_node_start("node.reboot"),
+                    check_node("node.reboot", "BatchRebootClusterNodes")),
+    "node.replace": (_node_start("node.replace"),
+                     check_node("node.replace", "BatchReplaceClusterNodes")),
+    "node.delete": (_node_start("node.delete"),
+                    check_node("node.delete", "BatchDeleteClusterNodes")),
+    "instance_group.delete": (lambda api, key: api.delete(
+        f"{GROUPS}/{EXTRA}", params={"confirm": True}, headers={"Idempotency-Key": key}),
+        check_group(0)),
+    "cluster.import": (_post("/api/v1/clusters/import", {
+        "name": IMPORTED, "eks_cluster_name": CLUSTER, "hyperpod_cluster_name": CLUSTER}),
+        check_import),
+    "cluster.delete": (lambda api, key: api.delete(
+        f"/api/v1/clusters/{CLUSTER}", params={"confirm": True},
+        headers={"Idempotency-Key": key}), check_delete),
+}
+WORLD: World  # the module's world, for drivers that pick a node when they start
+
+
+def test_every_kind_is_swept() -> None:
+    assert sorted(DRIVERS) == registered_kinds(), "a workflow kind has no sweep driver"
+
+
+@pytest.mark.parametrize("kind", list(DRIVERS))
+def test_crash_sweep(world: World, kind: str) -> None:
+    global WORLD
+    WORLD = world
+    start, check = DRIVERS[kind]
+    result = sweep(world.server, world.cloud, kind, start, world.token,
+                   world.tmp / f"{kind}.points")
+    world.rows.append(result)
+    assert result.op["status"] == "succeeded", json.dumps(result.op, indent=1)[-4000:]
+    assert result.kills == len(result.points) >= len(result.op["steps"])
+    assert not duplicates(result.ledger), duplicates(result.ledger)
+    killed_steps = {p.split(":")[0] for p in result.points}
+    phased = {s["name"] for s in result.op["steps"] if any(e["phase"] for e in s["history"])}
+    assert killed_steps == phased  # every step that records a phase was killed there
+    result.quiet = sorted({s["name"] for s in result.op["steps"]} - phased)
+    for s in result.op["steps"]:
+        assert s["attempt"] == 1, s  # resumed, never restarted as a new attempt
+    result.checks = check(world, result)
