@@ -13,6 +13,7 @@ from podplane.cloud.ports import AwsPorts
 from podplane.cloud.ports_kube import KubeConnectorPort, KubePort
 from podplane.cloud.wiring import build_cloud
 from podplane.services.context import AppState
+from podplane.services.observe import observed
 
 
 @dataclass
@@ -26,7 +27,7 @@ class Cloud:
 
 def attach_cloud(state: AppState) -> Cloud:
     aws, kube = build_cloud(state.settings)
-    cloud = Cloud(aws, kube)
+    cloud = observed(Cloud(aws, kube))  # reads shared through the observation cache
     state.cloud = cloud
     return cloud
 
