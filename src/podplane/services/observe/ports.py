@@ -13,9 +13,10 @@ from podplane.services.observe.cache import ObservationCache
 
 # Reads served from the cache, per port; everything else is a call we pass through.
 HYPERPOD_READS = frozenset({"describe_cluster", "list_cluster_nodes"})
-EKS_READS = frozenset({"describe_cluster", "describe_addon"})
-KUBE_READS = frozenset({"list"})
-PASS_THROUGH = frozenset({"watch", "logs", "get", "close"})  # streams and point reads
+EKS_READS = frozenset({"describe_cluster", "describe_addon", "list_addons"})
+KUBE_READS = frozenset({"list", "get"})
+# Other reads and streams pass through without forgetting anything.
+READ_PREFIXES = ("describe_", "list_", "get_", "search_", "latest_", "watch", "logs", "close")
 
 
 def _freeze(value: Any) -> Hashable:
@@ -36,13 +37,13 @@ class Observed:
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._port, name)
-        if name.startswith("_") or not callable(attr) or name in PASS_THROUGH:
-            return attr
         if name in self._reads:
             async def read(*args: Any, **kwargs: Any) -> Any:
                 key = (*self._scope, name, _freeze(args), _freeze(kwargs))
                 return await self._cache.read(key, lambda: attr(*args, **kwargs))
             return read
+        if name.startswith(("_", *READ_PREFIXES)) or not callable(attr):
+            return attr
 
         async def change(*args: Any, **kwargs: Any) -> Any:
             try:
