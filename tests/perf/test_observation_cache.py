@@ -50,7 +50,7 @@ async def test_concurrent_readers_share_one_cloud_call(n: int) -> None:
 
 async def test_a_value_is_kept_fast_while_changing_and_slow_when_idle() -> None:
     tick = Tick()
-    cache = ObservationCache(fast=2, slow=30, idle_after=60, clock=tick)
+    cache = ObservationCache(fast=2, slow=30, idle_after=60, stale_for=0, clock=tick)
     answers = iter([0, 1])
 
     async def fetch() -> int:
@@ -73,6 +73,30 @@ async def test_a_value_is_kept_fast_while_changing_and_slow_when_idle() -> None:
     tick.now += 2
     await cache.read(("k",), fetch)
     assert cache.reads == 32 and cache.version(("k",)) == 2
+
+
+async def test_a_stale_value_answers_while_one_background_read_refreshes_it() -> None:
+    tick = Tick()
+    cache = ObservationCache(fast=2, slow=30, stale_for=30, clock=tick)
+    gate, answers = asyncio.Event(), iter(["old", "new", "newest"])
+
+    async def fetch() -> str:
+        value = next(answers)
+        if value == "new":
+            await gate.wait()
+        return value
+
+    assert await cache.read(("k",), fetch) == "old"
+    tick.now += 3  # past the interval, within stale_for: answered at once, refreshed behind
+    assert [await cache.read(("k",), fetch) for _ in range(50)] == ["old"] * 50
+    await asyncio.sleep(0)  # the one refresh starts
+    assert cache.reads == 2
+    gate.set()
+    since = cache.versions([("k",)])
+    assert await cache.changed([("k",)], since, timeout=5)
+    assert await cache.read(("k",), fetch) == "new" and cache.reads == 2
+    tick.now += 40  # past interval + stale_for: the reader waits for a new answer
+    assert await cache.read(("k",), fetch) == "newest" and cache.reads == 3
 
 
 async def test_an_error_reaches_every_reader_and_is_not_kept() -> None:

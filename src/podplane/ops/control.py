@@ -49,6 +49,16 @@ async def page(
     limit: int, cursor: str | None, history: bool,
 ) -> tuple[list[views.Operation], str | None]:
     """Newest first; the cursor is the id of the last operation of the previous page."""
+    return await engine.notifier.page(
+        (status, kind, target, limit, cursor, history),
+        lambda: _page(engine, status=status, kind=kind, target=target, limit=limit,
+                      cursor=cursor, history=history))
+
+
+async def _page(
+    engine: OpsEngine, *, status: str | None, kind: str | None, target: str | None,
+    limit: int, cursor: str | None, history: bool,
+) -> tuple[list[views.Operation], str | None]:
     async with engine.sessions() as db:
         before = await repo.by_id(db, cursor) if cursor else None
         if cursor and before is None:

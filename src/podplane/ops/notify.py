@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -21,6 +22,10 @@ from typing import Any, TypeVar
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 CHANNEL = "podplane_ops"
+# A kept list page is dropped at the next change of any operation, and after this long anyway
+# (a change this process was not told about: another writer without LISTEN).
+PAGE_TTL_SECONDS = 1.0
+PAGES_KEPT = 256
 T = TypeVar("T")
 log = logging.getLogger("podplane.ops.notify")
 
@@ -33,6 +38,8 @@ class Notifier:
         self._listener: asyncio.Task[None] | None = None
         self._publish: Callable[[str], Awaitable[None]] | None = None
         self.db_reads = 0  # operation reads made on behalf of waiters (shared per change)
+        self.generation = 0  # moves on every change of any operation
+        self._pages: dict[Any, tuple[int, float, Any]] = {}
 
     def notify(self, op_id: str) -> None:
         self._wake(op_id)
@@ -41,6 +48,7 @@ class Notifier:
             task.add_done_callback(_log_failure)
 
     def _wake(self, op_id: str) -> None:
+        self.generation += 1
         self._seq[op_id] += 1
         for event in list(self._events.get(op_id, ())):
             event.set()
@@ -70,6 +78,19 @@ class Notifier:
                 self._reads[op_id] = current
                 future.add_done_callback(lambda f: self._forget(op_id, f))
         return await asyncio.shield(current[1])  # type: ignore[no-any-return]
+
+    async def page(self, key: Any, load: Callable[[], Awaitable[T]]) -> T:
+        """A list of operations, kept until any operation changes (or PAGE_TTL_SECONDS): a
+        console polling the list costs no database read while nothing happens."""
+        hit, now = self._pages.get(key), time.monotonic()
+        if hit is not None and hit[0] == self.generation and now - hit[1] < PAGE_TTL_SECONDS:
+            return hit[2]  # type: ignore[no-any-return]
+        generation = self.generation  # a change during the read makes this page stale at once
+        value = await load()
+        if len(self._pages) >= PAGES_KEPT:
+            self._pages.clear()
+        self._pages[key] = (generation, now, value)
+        return value
 
     async def _load(self, load: Callable[[], Awaitable[T]]) -> T:
         self.db_reads += 1

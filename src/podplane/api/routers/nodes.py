@@ -85,6 +85,7 @@ class NodeDetailOut(NodeOut):
     private_dns: str | None
 
 
+GZIP_FROM = 1024  # as the app's GZip middleware (api/app.py)
 Health = Literal["healthy", "in_progress", "unhealthy", "unknown"]
 
 
@@ -101,6 +102,8 @@ async def list_nodes(
                                         description="The X-Next-Cursor of the previous "
                                                     "page.")] = None,
     if_none_match: Annotated[str | None, Header(alias="If-None-Match", max_length=256)] = None,
+    accept_encoding: Annotated[str | None, Header(alias="Accept-Encoding", max_length=256,
+                                                  include_in_schema=False)] = None,
 ) -> Response:
     """Served from the shared observation of the cluster (services/observe): the same body and
     ETag for every reader until the cloud's answer changes."""
@@ -111,6 +114,10 @@ async def list_nodes(
         headers["X-Next-Cursor"] = page.next_cursor
     if if_none_match is not None and page.etag in {t.strip() for t in if_none_match.split(",")}:
         return Response(status_code=304, headers=headers)
+    headers["Vary"] = "Accept-Encoding"
+    if "gzip" in (accept_encoding or "") and len(page.body) > GZIP_FROM:
+        return Response(page.gzipped, media_type="application/json",
+                        headers={**headers, "Content-Encoding": "gzip"})
     return Response(page.body, media_type="application/json", headers=headers)
 
 

@@ -4,6 +4,9 @@ A read-through cache keyed by resource (("hyperpod", "nodes", cluster), ("kube",
 - single flight: concurrent readers of a key share one in-flight cloud call;
 - adaptive interval: a value is served for `fast` seconds while the resource is changing and
   for `slow` seconds once it has not changed for `idle_after` seconds;
+- past its interval a value is still served (for up to `stale_for` more seconds) while one
+  background read refreshes it, so readers never wait on the cloud for a resource they watch;
+  after our own write (`invalidate`) the next reader waits for the new answer instead;
 - each key has a version that moves when a read returns something different, and waiters
   (`changed`) are woken when any of their keys moves.
 With `fast == 0` nothing is retained: only the single flight remains (the test suite's mode,
@@ -39,6 +42,7 @@ class ObservationCache:
     fast: float = 2.0
     slow: float = 30.0
     idle_after: float = 60.0
+    stale_for: float = 30.0
     clock: Callable[[], float] = time.monotonic
     reads: int = 0  # cloud calls made (each shared by every concurrent reader)
     entries: dict[Key, Entry] = field(default_factory=dict)
@@ -47,7 +51,8 @@ class ObservationCache:
     @classmethod
     def from_env(cls) -> ObservationCache:
         fast = float(os.environ.get(FAST_ENV, "2"))
-        return cls(fast=fast, slow=max(fast, float(os.environ.get(SLOW_ENV, "30"))))
+        slow = max(fast, float(os.environ.get(SLOW_ENV, "30")))
+        return cls(fast=fast, slow=slow, stale_for=slow)
 
     def interval(self, entry: Entry, now: float) -> float:
         """Fast while the resource changes, slow once it has been still for a while."""
@@ -57,12 +62,21 @@ class ObservationCache:
         return entry.has_value and self.fast > 0 and \
             now - entry.fetched_at < self.interval(entry, now)
 
+    def servable(self, entry: Entry, now: float) -> bool:
+        """Stale but recent enough to answer while a background read refreshes it."""
+        return entry.has_value and self.fast > 0 and \
+            now - entry.fetched_at < self.interval(entry, now) + self.stale_for
+
     async def read(self, key: Key, fetch: Callable[[], Awaitable[Any]]) -> Any:
         entry = self.entries.setdefault(key, Entry())
-        if self.fresh(entry, self.clock()):
+        now = self.clock()
+        if self.fresh(entry, now):
             return entry.value
         if entry.inflight is None:
             entry.inflight = asyncio.ensure_future(self._fetch(entry, fetch))
+            entry.inflight.add_done_callback(_quiet)  # a failed refresh: the next read retries
+        if self.servable(entry, now):
+            return entry.value
         # shield: one reader going away (client disconnect) must not cancel the others' read
         return await asyncio.shield(entry.inflight)
 
@@ -129,3 +143,8 @@ class ObservationCache:
                 cond.notify_all()
 
         asyncio.ensure_future(notify())
+
+
+def _quiet(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()  # retrieved, so asyncio does not log it as never retrieved
