@@ -4,9 +4,11 @@ counts too), each sample attributed to the areas of the request path it passes t
 
     nice .venv/bin/python bench/profile_operations.py [--seconds 15] [--operations 40]
 
-Prints req/s of the run and, per area, the share of CPU samples whose stack is inside it
-(inclusive: areas overlap, e.g. auth's own database reads count as auth and database), then the
-top functions. py-spy and wrk are installed by the bench if missing (pip / apt-get)."""
+Runs twice in one go: operation list pages not kept (PODPLANE_OPS_PAGE_SECONDS=0, as before
+issue 21) and kept (the default). Per run: req/s of /health, /session (authentication only)
+and the operations list, the per-request cost each layer adds, and per area the share of CPU
+samples whose stack is inside it (inclusive: areas overlap), then the top functions. py-spy
+and wrk are installed by the bench if missing (pip / apt-get)."""
 
 from __future__ import annotations
 
@@ -82,32 +84,50 @@ def report(raw: Path, top: int) -> None:
         print(f"  {100 * n / total:5.1f}%  {f}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--seconds", type=int, default=15)
-    parser.add_argument("--operations", type=int, default=40)
-    parser.add_argument("--top", type=int, default=15)
-    args = parser.parse_args()
-    home = Path(tempfile.mkdtemp(prefix="bench-profile-"))
-    cp = ControlPlane(home / "cp", extra_env={"PODPLANE_TEST_WORKFLOWS": "1",
-                                              "PODPLANE_AWS_ENDPOINT_URL": "http://127.0.0.1:9"})
+def run(home: Path, label: str, env: dict[str, str], args: argparse.Namespace) -> float:
+    cp = ControlPlane(home, extra_env={"PODPLANE_TEST_WORKFLOWS": "1",
+                                       "PODPLANE_AWS_ENDPOINT_URL": "http://127.0.0.1:9", **env})
     cp.start()
     try:
         token = cp.token("bench")
         seed(cp, token, args.operations)
-        httpx.get(f"{cp.url}/api/v1/operations", params={"limit": 20},
+        url = f"{cp.url}/api/v1"
+        httpx.get(f"{url}/operations", params={"limit": 20},
                   headers={"Authorization": f"Bearer {token}"}).raise_for_status()
+        plain = {path: wrk(f"{url}{path}", token, 200, args.seconds)
+                 for path in ("/health", "/session", "/operations?limit=20")}
         raw = home / "profile.txt"
         spy = threading.Thread(target=profile, args=(cp.proc.pid, args.seconds, raw))  # type: ignore[union-attr]
         spy.start()
-        got = wrk(f"{cp.url}/api/v1/operations?limit=20", token, 200, args.seconds)
+        wrk(f"{url}/operations?limit=20", token, 200, args.seconds)
         spy.join()
-        print(f"GET /api/v1/operations?limit=20 under wrk, 200 clients, while sampled: "
-              f"{got['rps']:.0f} req/s, p50 {got['p50_ms']:.1f} ms, p99 {got['p99_ms']:.1f} ms, "
-              f"errors {got['errors']}")
-        report(raw, args.top)
     finally:
         cp.stop()
+    print(f"\n== {label} ==")
+    for path, got in plain.items():
+        print(f"GET {path:<22} wrk 200 clients: {got['rps']:6.0f} req/s, p50 "
+              f"{got['p50_ms']:6.1f} ms, p99 {got['p99_ms']:6.1f} ms, errors {got['errors']}")
+    ms = {p: 1000 / g["rps"] for p, g in plain.items()}  # server time per request (2 cores)
+    auth = ms["/session"] - ms["/health"]
+    rest = ms["/operations?limit=20"] - ms["/session"]
+    print(f"per request: HTTP floor {ms['/health']:.2f} ms, + authentication {auth:.2f} ms, "
+          f"+ the operations list {rest:.2f} ms (from the req/s above)")
+    print("py-spy profile of the operations list under the same load:")
+    report(raw, args.top)
+    return plain["/operations?limit=20"]["rps"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=int, default=15)
+    parser.add_argument("--operations", type=int, default=40)
+    parser.add_argument("--top", type=int, default=12)
+    args = parser.parse_args()
+    home = Path(tempfile.mkdtemp(prefix="bench-profile-"))
+    before = run(home / "off", "pages not kept (PODPLANE_OPS_PAGE_SECONDS=0)",
+                 {"PODPLANE_OPS_PAGE_SECONDS": "0"}, args)
+    after = run(home / "on", "pages kept until the next change (default)", {}, args)
+    print(f"\noperations list req/s, kept / not kept: {after / before:.2f}x")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
@@ -24,7 +25,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 CHANNEL = "podplane_ops"
 # A kept list page is dropped at the next change of any operation, and after this long anyway
 # (a change this process was not told about: another writer without LISTEN).
-PAGE_TTL_SECONDS = 1.0
+# PODPLANE_OPS_PAGE_SECONDS=0 keeps none (the benches compare both in one run).
+PAGE_TTL_SECONDS = float(os.environ.get("PODPLANE_OPS_PAGE_SECONDS", "1"))
 PAGES_KEPT = 256
 T = TypeVar("T")
 log = logging.getLogger("podplane.ops.notify")
@@ -77,11 +79,13 @@ class Notifier:
             if seq >= 0:
                 self._reads[op_id] = current
                 future.add_done_callback(lambda f: self._forget(op_id, f))
-        return await asyncio.shield(current[1])  # type: ignore[no-any-return]
+        return await asyncio.shield(current[1])
 
     async def page(self, key: Any, load: Callable[[], Awaitable[T]]) -> T:
         """A list of operations, kept until any operation changes (or PAGE_TTL_SECONDS): a
         console polling the list costs no database read while nothing happens."""
+        if PAGE_TTL_SECONDS <= 0:
+            return await load()
         hit, now = self._pages.get(key), time.monotonic()
         if hit is not None and hit[0] == self.generation and now - hit[1] < PAGE_TTL_SECONDS:
             return hit[2]  # type: ignore[no-any-return]

@@ -26,7 +26,7 @@ def observed(cloud: Cloud, cache: ObservationCache | None = None) -> Cloud:
     aws: Any = dataclasses.replace(
         cloud.aws, hyperpod=Observed(cloud.aws.hyperpod, cache, ("hyperpod",), HYPERPOD_READS),
         eks=Observed(cloud.aws.eks, cache, ("eks",), EKS_READS))
-    out = type(cloud)(aws, ObservedConnector(cloud.kube, cache))  # type: ignore[arg-type]
+    out = type(cloud)(aws, ObservedConnector(cloud.kube, cache))
     out.observation = cache  # type: ignore[attr-defined]
     return out
 

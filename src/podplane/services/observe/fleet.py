@@ -72,6 +72,8 @@ _tables: dict[str, NodeTable] = {}
 async def _inputs(cloud: Cloud, ref: gc.ClusterRef) -> tuple[Any, ...]:
     described = await gc.describe(cloud.aws.hyperpod, ref)
     summaries = await cloud.aws.hyperpod.list_cluster_nodes(ref.hyperpod)
+    nodes: list[Shape] | None
+    pods: list[Shape] | None
     try:
         kube = await cloud.kube_for(ref.eks)
         nodes = await kube.list("v1", "Node", labels={CLUSTER_LABEL: ref.hyperpod})

@@ -61,7 +61,7 @@ class ObservedConnector:
 
     async def for_cluster(self, eks_cluster_name: str) -> KubePort:
         port = await self._inner.for_cluster(eks_cluster_name)
-        return Observed(port, self._cache, ("kube", eks_cluster_name), KUBE_READS)  # type: ignore[return-value]
+        return Observed(port, self._cache, ("kube", eks_cluster_name), KUBE_READS)
 
     async def forget(self, eks_cluster_name: str) -> None:
         self._cache.invalidate("kube", eks_cluster_name)
