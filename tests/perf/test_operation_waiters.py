@@ -95,3 +95,29 @@ async def test_another_process_change_wakes_the_waiter_through_listen(db_url: st
         for e, s in zip((a, b), states, strict=True):
             await e.notifier.close()
             await s.db_engine.dispose()
+
+
+async def test_list_pages_are_read_once_until_an_operation_changes(
+        engine: OpsEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    from podplane.ops import control
+
+    loads = 0
+    real = control._page
+
+    async def counted(*args: object, **kwargs: object) -> object:
+        nonlocal loads
+        loads += 1
+        return await real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(control, "_page", counted)
+    op_id, _ = await _begin(engine)
+
+    async def listed() -> list[str]:
+        items, _ = await engine.page(status=None, kind=None, target=None, limit=20, cursor=None,
+                                     history=False)
+        return [f"{o.id}:{o.status}" for o in items]
+
+    pages = await asyncio.gather(*(listed() for _ in range(50)))
+    assert loads == 1 and pages == [[f"{op_id}:pending"]] * 50
+    await engine.cancel(op_id)  # the change is seen at once, not after the page's 1 s
+    assert await listed() == [f"{op_id}:cancelled"] and loads == 2

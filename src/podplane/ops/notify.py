@@ -42,6 +42,7 @@ class Notifier:
         self.db_reads = 0  # operation reads made on behalf of waiters (shared per change)
         self.generation = 0  # moves on every change of any operation
         self._pages: dict[Any, tuple[int, float, Any]] = {}
+        self._loading: dict[Any, tuple[int, asyncio.Future[Any]]] = {}
 
     def notify(self, op_id: str) -> None:
         self._wake(op_id)
@@ -90,11 +91,21 @@ class Notifier:
         if hit is not None and hit[0] == self.generation and now - hit[1] < PAGE_TTL_SECONDS:
             return hit[2]  # type: ignore[no-any-return]
         generation = self.generation  # a change during the read makes this page stale at once
-        value = await load()
+        running = self._loading.get(key)
+        if running is None or running[0] != generation:  # one read per page per change
+            running = (generation, asyncio.ensure_future(load()))
+            self._loading[key] = running
+            running[1].add_done_callback(lambda f: self._keep(key, generation, now, f))
+        return await asyncio.shield(running[1])
+
+    def _keep(self, key: Any, generation: int, at: float, done: asyncio.Future[Any]) -> None:
+        if self._loading.get(key, (None, None))[1] is done:
+            del self._loading[key]
+        if done.cancelled() or done.exception() is not None:
+            return
         if len(self._pages) >= PAGES_KEPT:
             self._pages.clear()
-        self._pages[key] = (generation, now, value)
-        return value
+        self._pages[key] = (generation, at, done.result())
 
     async def _load(self, load: Callable[[], Awaitable[T]]) -> T:
         self.db_reads += 1
