@@ -27,10 +27,13 @@ class Cloud:
 
 def attach_cloud(state: AppState) -> Cloud:
     aws, kube = build_cloud(state.settings)
-    cloud = observed(Cloud(aws, kube))  # reads shared through the observation cache
-    state.cloud = cloud
+    cloud = Cloud(aws, kube)  # the engine's steps poll at their own pace, uncached
+    state.cloud = observed(cloud)  # every other reader shares the observation cache
     return cloud
 
 
 def cloud_of(app: AppState) -> Cloud:
-    return app.cloud if app.cloud is not None else attach_cloud(app)
+    if app.cloud is None:
+        attach_cloud(app)
+    assert app.cloud is not None
+    return app.cloud

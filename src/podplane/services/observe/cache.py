@@ -40,9 +40,9 @@ class Entry:
 @dataclass
 class ObservationCache:
     fast: float = 2.0
-    slow: float = 30.0
+    slow: float = 10.0
     idle_after: float = 60.0
-    stale_for: float = 30.0
+    stale_for: float = 2.0
     clock: Callable[[], float] = time.monotonic
     reads: int = 0  # cloud calls made (each shared by every concurrent reader)
     entries: dict[Key, Entry] = field(default_factory=dict)
@@ -51,8 +51,10 @@ class ObservationCache:
     @classmethod
     def from_env(cls) -> ObservationCache:
         fast = float(os.environ.get(FAST_ENV, "2"))
-        slow = max(fast, float(os.environ.get(SLOW_ENV, "30")))
-        return cls(fast=fast, slow=slow, stale_for=slow)
+        # stale answers only for readers as frequent as the interval (a console): a step
+        # polling every 5 s or more always gets a read no older than the interval allows
+        return cls(fast=fast, slow=max(fast, float(os.environ.get(SLOW_ENV, "10"))),
+                   stale_for=fast)
 
     def interval(self, entry: Entry, now: float) -> float:
         """Fast while the resource changes, slow once it has been still for a while."""
