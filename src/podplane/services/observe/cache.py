@@ -42,7 +42,7 @@ class ObservationCache:
     fast: float = 2.0
     slow: float = 10.0
     idle_after: float = 60.0
-    stale_for: float = 2.0
+    stale_for: float = 10.0
     clock: Callable[[], float] = time.monotonic
     reads: int = 0  # cloud calls made (each shared by every concurrent reader)
     entries: dict[Key, Entry] = field(default_factory=dict)
@@ -51,10 +51,10 @@ class ObservationCache:
     @classmethod
     def from_env(cls) -> ObservationCache:
         fast = float(os.environ.get(FAST_ENV, "2"))
-        # stale answers only for readers as frequent as the interval (a console): a step
-        # polling every 5 s or more always gets a read no older than the interval allows
-        return cls(fast=fast, slow=max(fast, float(os.environ.get(SLOW_ENV, "10"))),
-                   stale_for=fast)
+        slow = max(fast, float(os.environ.get(SLOW_ENV, "10")))
+        # a console polling every 2-10 s is answered at once; a step polling every 12 s or
+        # more always waits for a fresh read (its own pace, not ours)
+        return cls(fast=fast, slow=slow, stale_for=slow)
 
     def interval(self, entry: Entry, now: float) -> float:
         """Fast while the resource changes, slow once it has been still for a while."""
