@@ -18,6 +18,9 @@ from podplane.services.context import Ctx
 from podplane.settings import Settings
 
 PG_URL = os.environ.get("PODPLANE_TEST_POSTGRES_URL")
+# The sandbox's virtual clock, not ours, decides when the cloud changes: keep no observation
+# longer than its read (single flight only); tests/perf drives retention with its own clock.
+os.environ.setdefault("PODPLANE_OBSERVE_SECONDS", "0")
 pytest_plugins = ["tests.stack"]  # the `stack` fixture: sandbox + control plane in one process
 
 

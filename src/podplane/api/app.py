@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from fastapi import APIRouter, FastAPI
+from starlette.middleware.gzip import GZipMiddleware
 
 from podplane import __version__
 from podplane.api import problems
@@ -43,6 +44,8 @@ def create_app(state: AppState, lifespan: Lifespan | None = None) -> FastAPI:
         api.include_router(router)
     app.include_router(api)
     app.add_middleware(BodyLimit, max_bytes=state.settings.max_body_bytes)
+    # node lists of 1,000 nodes shrink ~20x; event streams (MCP) are never compressed
+    app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=5)
     return app
 
 

@@ -22,8 +22,10 @@ from podplane.store.models import OperationModel, StepModel
 if TYPE_CHECKING:
     from podplane.ops.engine import OpsEngine
 
-# Waiters re-read the database at least this often, to see changes made by other processes.
+# Waiters' clock slice, and how often they re-read without a notification (a lost NOTIFY,
+# or a change written by a process that does not notify, such as a local CLI).
 REREAD_SECONDS = 1.0
+SAFETY_REREAD_SECONDS = 15.0
 
 
 class OperationFinished(Conflict):
@@ -47,6 +49,16 @@ async def page(
     limit: int, cursor: str | None, history: bool,
 ) -> tuple[list[views.Operation], str | None]:
     """Newest first; the cursor is the id of the last operation of the previous page."""
+    return await engine.notifier.page(
+        (status, kind, target, limit, cursor, history),
+        lambda: _page(engine, status=status, kind=kind, target=target, limit=limit,
+                      cursor=cursor, history=history))
+
+
+async def _page(
+    engine: OpsEngine, *, status: str | None, kind: str | None, target: str | None,
+    limit: int, cursor: str | None, history: bool,
+) -> tuple[list[views.Operation], str | None]:
     async with engine.sessions() as db:
         before = await repo.by_id(db, cursor) if cursor else None
         if cursor and before is None:
@@ -129,20 +141,32 @@ def _retry_index(row: OperationModel, steps: list[StepModel], name: str) -> Step
 async def wait(engine: OpsEngine, op_id: str, timeout: float,
                revision: int | None = None) -> views.Operation:
     """Return when the operation is terminal, when its revision differs from `revision`
-    (if given), or at the timeout with its current state."""
+    (if given), or at the timeout with its current state.
+
+    The database is read when the engine notifies a change (one read shared by every waiter,
+    `Notifier.read`), at the deadline, and every SAFETY_REREAD_SECONDS in case a notification
+    was lost; the clock still ticks in REREAD_SECONDS slices (a stepping test clock moves the
+    sandbox with them)."""
+    notifier = engine.notifier
     deadline = engine.clock.now() + timedelta(seconds=max(0.0, timeout))
-    event = engine.notifier.subscribe(op_id)
+    event = notifier.subscribe(op_id)
     try:
+        op = await notifier.read(op_id, lambda: read(engine, op_id))
+        last_read = engine.clock.now()
         while True:
-            event.clear()
-            op = await read(engine, op_id)
             left = (deadline - engine.clock.now()).total_seconds()
             changed = revision is not None and op.revision != revision
             if op.terminal or changed or left <= 0:
                 return op
             await _first(event.wait(), engine.clock.sleep(min(left, REREAD_SECONDS)))
+            now = engine.clock.now()
+            due = (now - last_read).total_seconds() >= SAFETY_REREAD_SECONDS
+            if event.is_set() or due or now >= deadline:
+                event.clear()
+                op = await notifier.read(op_id, lambda: read(engine, op_id))
+                last_read = now
     finally:
-        engine.notifier.unsubscribe(op_id, event)
+        notifier.unsubscribe(op_id, event)
 
 
 async def _first(*waits: Awaitable[Any]) -> None:

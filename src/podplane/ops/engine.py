@@ -46,10 +46,12 @@ class OpsEngine:
         return cls(sessions, clock, notifier, Runner(core, lease_seconds=lease), flows)
 
     async def start(self) -> None:
+        await self.notifier.connect(self.sessions)  # LISTEN on PostgreSQL
         await self.runner.start()
 
     async def stop(self) -> None:
         await self.runner.stop()
+        await self.notifier.close()
 
     def changed(self, op_id: str) -> None:
         """Tell watchers and the runner that an operation changed outside an execution."""

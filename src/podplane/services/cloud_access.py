@@ -13,6 +13,7 @@ from podplane.cloud.ports import AwsPorts
 from podplane.cloud.ports_kube import KubeConnectorPort, KubePort
 from podplane.cloud.wiring import build_cloud
 from podplane.services.context import AppState
+from podplane.services.observe import observed
 
 
 @dataclass
@@ -26,10 +27,13 @@ class Cloud:
 
 def attach_cloud(state: AppState) -> Cloud:
     aws, kube = build_cloud(state.settings)
-    cloud = Cloud(aws, kube)
-    state.cloud = cloud
+    cloud = Cloud(aws, kube)  # the engine's steps poll at their own pace, uncached
+    state.cloud = observed(cloud)  # every other reader shares the observation cache
     return cloud
 
 
 def cloud_of(app: AppState) -> Cloud:
-    return app.cloud if app.cloud is not None else attach_cloud(app)
+    if app.cloud is None:
+        attach_cloud(app)
+    assert app.cloud is not None
+    return app.cloud

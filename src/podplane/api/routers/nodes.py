@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Body, Depends, Path, Query
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Body, Depends, Header, Path, Query
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict
 
 from podplane.api.auth import ctx_for
@@ -21,6 +21,7 @@ from podplane.api.routers.instance_groups import (
 from podplane.domain.names import DNS_LABEL_MAX, DNS_LABEL_PATTERN, NODE_PATTERN
 from podplane.services.context import Ctx
 from podplane.services.nodes import service as svc
+from podplane.services.observe import fleet
 
 router = APIRouter(tags=["nodes"])
 NodeName = Annotated[str, Path(min_length=10, max_length=40, pattern=NODE_PATTERN,
@@ -84,14 +85,40 @@ class NodeDetailOut(NodeOut):
     private_dns: str | None
 
 
-@router.get(BASE, response_model=list[NodeOut])
+GZIP_FROM = 1024  # as the app's GZip middleware (api/app.py)
+Health = Literal["healthy", "in_progress", "unhealthy", "unknown"]
+
+
+@router.get(BASE, response_model=list[NodeOut],
+            responses={304: {"description": "Not modified (If-None-Match matched the ETag)."}})
 async def list_nodes(
     cluster: ClusterName, ctx: Annotated[Ctx, Depends(ctx_for(svc.list_nodes))],
     instance_group: Annotated[str | None, Query(max_length=DNS_LABEL_MAX,
                                                 pattern=DNS_LABEL_PATTERN)] = None,
-) -> list[NodeOut]:
-    return [NodeOut.model_validate(n) for n in await svc.list_nodes(ctx, cluster,
-                                                                     instance_group)]
+    health: Annotated[Health | None, Query(description="Only nodes in this state.")] = None,
+    limit: Annotated[int | None, Query(ge=1, le=1000, description="Page size (in id order); "
+                                       "X-Next-Cursor names the next page.")] = None,
+    cursor: Annotated[str | None, Query(max_length=40, pattern=NODE_PATTERN,
+                                        description="The X-Next-Cursor of the previous "
+                                                    "page.")] = None,
+    if_none_match: Annotated[str | None, Header(alias="If-None-Match", max_length=256)] = None,
+    accept_encoding: Annotated[str | None, Header(alias="Accept-Encoding", max_length=256,
+                                                  include_in_schema=False)] = None,
+) -> Response:
+    """Served from the shared observation of the cluster (services/observe): the same body and
+    ETag for every reader until the cloud's answer changes."""
+    page = await fleet.node_page(ctx, cluster, instance_group, health, cursor, limit)
+    headers = {"ETag": page.etag, "X-Total-Count": str(page.total),
+               "Cache-Control": "private, no-cache"}
+    if page.next_cursor is not None:
+        headers["X-Next-Cursor"] = page.next_cursor
+    if if_none_match is not None and page.etag in {t.strip() for t in if_none_match.split(",")}:
+        return Response(status_code=304, headers=headers)
+    headers["Vary"] = "Accept-Encoding"
+    if "gzip" in (accept_encoding or "") and len(page.body) > GZIP_FROM:
+        return Response(page.gzipped, media_type="application/json",
+                        headers={**headers, "Content-Encoding": "gzip"})
+    return Response(page.body, media_type="application/json", headers=headers)
 
 
 @router.get(BASE + "/{node}", response_model=NodeDetailOut)

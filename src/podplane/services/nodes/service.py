@@ -3,29 +3,26 @@ Kubernetes; reboot, replace and delete as durable operations."""
 
 from __future__ import annotations
 
-import logging
 import re
 from typing import Any
 
 from podplane.domain.effects import Effect
 from podplane.domain.errors import (
-    CloudError,
     ConfirmationRequired,
     Conflict,
     InvalidInput,
     NotFound,
 )
-from podplane.services.cloud_access import Cloud, cloud_of
+from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
 from podplane.services.groups import cloud as gc
 from podplane.services.groups.outcome import Outcome, key_used, start
-from podplane.services.groups.steps import CLUSTER_LABEL, instance_id
 from podplane.services.nodes import views
 from podplane.services.nodes.workflows import DELETE, REBOOT, REPLACE
+from podplane.services.observe import fleet
 from podplane.services.registry import service
 
 Shape = dict[str, Any]
-log = logging.getLogger("podplane.nodes")
 
 
 NODE_ID = re.compile(r"^i-[0-9a-f]{8,17}$")
@@ -44,39 +41,10 @@ def target(cluster: str, node: str) -> str:
     return f"cluster/{cluster}/node/{node_id(node)}"
 
 
-async def _kube_side(cloud: Cloud, ref: gc.ClusterRef) -> tuple[dict[str, Shape] | None,
-                                                                dict[str, list[Shape]]]:
-    """Nodes by instance id and pods by node name; empty when Kubernetes cannot be reached
-    (the HyperPod half of the health still answers)."""
-    try:
-        kube = await cloud.kube_for(ref.eks)
-        nodes = await kube.list("v1", "Node", labels={CLUSTER_LABEL: ref.hyperpod})
-        all_pods = await kube.list("v1", "Pod")
-    except CloudError as err:
-        log.warning("nodes of %s without Kubernetes: %s", ref.name, err.message)
-        return None, {}
-    pods: dict[str, list[Shape]] = {}
-    for pod in all_pods:
-        where = (pod.get("spec") or {}).get("nodeName")
-        if where:
-            pods.setdefault(where, []).append(pod)
-    return {instance_id(n): n for n in nodes}, pods
-
-
 async def _views(ctx: Ctx, cluster: str) -> tuple[gc.ClusterRef, list[Shape]]:
-    cloud = cloud_of(ctx.app)
+    """Every node joined once per change of the cloud's answers (services/observe/fleet)."""
     ref = await gc.cluster_ref(ctx, cluster)
-    described = await gc.describe(cloud.aws.hyperpod, ref)
-    summaries = await cloud.aws.hyperpod.list_cluster_nodes(ref.hyperpod)
-    kube, pods = await _kube_side(cloud, ref)
-    recovery = described.get("NodeRecovery")
-    out = []
-    for s in summaries:
-        k = kube.get(s["InstanceId"]) if kube is not None else None
-        name = (k or {}).get("metadata", {}).get("name", "")
-        out.append(views.node_view(s, k, pods.get(name, []), recovery,
-                                   kube_reachable=kube is not None))
-    return ref, out
+    return ref, (await fleet.node_table(ctx, ref)).nodes
 
 
 @service(Effect.READ, "node.list")

@@ -112,3 +112,45 @@ def node_view(summary: Shape, kube: Shape | None, pods: list[Shape],
         "health": health(summary, kube, node_recovery, kube_reachable),
         "gpus": gpu_allocation(kube, pods),
     }
+
+
+# -- the whole fleet at once (issue 21: 1,000 nodes) ------------------------------------------
+
+HEALTH_STATES = ("healthy", "in_progress", "unhealthy", "unknown")
+
+
+def pods_by_node(pods: list[Shape]) -> dict[str, list[Shape]]:
+    out: dict[str, list[Shape]] = {}
+    for pod in pods:
+        where = (pod.get("spec") or {}).get("nodeName")
+        if where:
+            out.setdefault(where, []).append(pod)
+    return out
+
+
+def join(summaries: list[Shape], kube: dict[str, Shape] | None,
+         pods: dict[str, list[Shape]], node_recovery: str | None) -> list[Shape]:
+    """HyperPod node <-> Kubernetes Node (by instance id) <-> its pods' GPU requests, once
+    for the whole fleet; `kube` is None when Kubernetes could not be reached."""
+    out = []
+    for s in summaries:
+        k = kube.get(s["InstanceId"]) if kube is not None else None
+        name = (k or {}).get("metadata", {}).get("name", "")
+        out.append(node_view(s, k, pods.get(name, []), node_recovery,
+                             kube_reachable=kube is not None))
+    return out
+
+
+def select(nodes: list[Shape], *, group: str | None = None, health: str | None = None,
+           after: str | None = None, limit: int | None = None) -> tuple[list[Shape], str | None]:
+    """Filter by group and health state, then one page in id order starting after the
+    node id `after`; the second value is the cursor of the next page (None on the last)."""
+    chosen = [n for n in nodes
+              if (group is None or n["instance_group"] == group)
+              and (health is None or n["health"]["state"] == health)]
+    chosen.sort(key=lambda n: n["id"])
+    if after is not None:
+        chosen = [n for n in chosen if n["id"] > after]
+    if limit is None or len(chosen) <= limit:
+        return chosen, None
+    return chosen[:limit], chosen[limit - 1]["id"]

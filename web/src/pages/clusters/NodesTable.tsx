@@ -3,10 +3,12 @@
 import Box from "@cloudscape-design/components/box";
 import Button from "@cloudscape-design/components/button";
 import Header from "@cloudscape-design/components/header";
+import Pagination from "@cloudscape-design/components/pagination";
+import SegmentedControl from "@cloudscape-design/components/segmented-control";
 import SpaceBetween from "@cloudscape-design/components/space-between";
 import Table from "@cloudscape-design/components/table";
 import { useQuery } from "@tanstack/react-query";
-import { useState } from "react";
+import { useMemo, useState } from "react";
 import { api, unwrap } from "../../api/client";
 import { ProblemAlert } from "../../components/ProblemAlert";
 import { Status } from "../../components/Status";
@@ -14,6 +16,12 @@ import { deniedReason, type Action } from "../../permissions";
 import { usePrincipal } from "../../session";
 import { nodesKey, type Node } from "./model";
 import { NodeActionModal, type NodeAction } from "./NodeModals";
+
+// A 1,000-node fleet renders one page at a time; the list itself is revalidated by the browser
+// with its ETag (If-None-Match -> 304), so an unchanged fleet costs the server no body.
+const PAGE_SIZE = 50;
+const HEALTH_FILTERS = ["all", "unhealthy", "in_progress", "healthy"] as const;
+type HealthFilter = (typeof HEALTH_FILTERS)[number];
 
 export function NodesTable({ cluster, onStarted }: { cluster: string; onStarted: (id: string, label: string) => void }) {
   const role = usePrincipal().role;
@@ -26,8 +34,17 @@ export function NodesTable({ cluster, onStarted }: { cluster: string; onStarted:
     // healthy, slow otherwise.
     refetchInterval: (q) => (q.state.data?.some((n) => n.health.state !== "healthy") ? 2000 : 10_000),
   });
-  const items = query.data ?? [];
-  const node = items.find((n) => n.id === selected[0]?.id);
+  const [health, setHealth] = useState<HealthFilter>("all");
+  const [page, setPage] = useState(1);
+  const all = query.data;
+  const filtered = useMemo(
+    () => (all ?? []).filter((n) => health === "all" || n.health.state === health),
+    [all, health],
+  );
+  const pages = Math.max(1, Math.ceil(filtered.length / PAGE_SIZE));
+  const current = Math.min(page, pages);
+  const items = filtered.slice((current - 1) * PAGE_SIZE, current * PAGE_SIZE);
+  const node = (all ?? []).find((n) => n.id === selected[0]?.id);
   const denied = (a: Action) => deniedReason(role, a) ?? (node ? undefined : "Select a node.");
   const button = (a: NodeAction, label: string) => {
     const reason = denied(`node.${a}`);
@@ -52,10 +69,30 @@ export function NodesTable({ cluster, onStarted }: { cluster: string; onStarted:
         onSelectionChange={(e) => setSelected(e.detail.selectedItems)}
         ariaLabels={{ itemSelectionLabel: (_s, n) => `Select node ${n.id}`, selectionGroupLabel: "Nodes" }}
         wrapLines
+        filter={
+          <SegmentedControl
+            label="Health"
+            selectedId={health}
+            onChange={(e) => {
+              setHealth(e.detail.selectedId as HealthFilter);
+              setPage(1);
+            }}
+            options={HEALTH_FILTERS.map((h) => ({ id: h, text: h.replace("_", " ") }))}
+          />
+        }
+        pagination={
+          <Pagination
+            currentPageIndex={current}
+            pagesCount={pages}
+            onChange={(e) => setPage(e.detail.currentPageIndex)}
+            ariaLabels={{ nextPageLabel: "Next page", previousPageLabel: "Previous page",
+              pageLabel: (p) => `Page ${p} of ${pages}` }}
+          />
+        }
         header={
           <Header
             variant="h2"
-            counter={`(${items.length})`}
+            counter={health === "all" ? `(${filtered.length})` : `(${filtered.length}/${all?.length ?? 0})`}
             description="Investigate first; then reboot; replace only when a reboot does not help."
             actions={
               <SpaceBetween direction="horizontal" size="xs">

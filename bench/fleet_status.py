@@ -1,0 +1,266 @@
+"""Fleet-scale performance of podplane against the sandbox, every figure measured in one run
+(issue 21). Prints ratios, never pass/fail.
+
+    nice .venv/bin/python bench/fleet_status.py [--groups 10 --per-group 100]
+        [--soak 120] [--wrk-seconds 10] [--only status,watchers,rest,soak]
+
+1. status and node list of a 1,000-node cluster: podplane (observation cache on, and off in
+   the same run) vs the shell-out anchor (AWS CLI + kubectl processes, one after the other,
+   joined with podplane's own join so only the fetching differs);
+2. 1, 10 and 100 watchers of one operation (each: long-poll the operation, read the cluster's
+   status and node list with If-None-Match, as a console tab does) -> cloud reads per 2 s;
+3. REST reads (authenticated GET /api/v1/operations?limit=20) by wrk at 10 and 200 clients;
+4. idle and loaded RSS of `podplane serve`; a bounded soak with 50 watchers (default 120 s).
+The sandbox runs on a thread of this process (its clock frozen); the control plane is a real
+`podplane serve` subprocess, so its RSS and CPU are its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path[:0] = [str(Path(__file__).resolve().parent)]
+
+import cloud_reads  # noqa: E402
+import sandbox_fleet  # noqa: E402
+from tests.served import ControlPlane  # noqa: E402
+from tools import get_ok, p50, rss_mb, timed, wrk  # noqa: E402
+
+from podplane.domain.dependencies import CORE_UNITS  # noqa: E402
+from podplane.services.groups.steps import CLUSTER_LABEL, instance_id  # noqa: E402
+from podplane.services.nodes import views  # noqa: E402
+
+INTERVAL = 2.0  # the observation cache's fast interval (PODPLANE_OBSERVE_SECONDS default)
+
+
+def serve(home: Path, fleet: sandbox_fleet.Fleet, observe: float) -> tuple[ControlPlane, str]:
+    cp = ControlPlane(home, extra_env={
+        "PODPLANE_AWS_ENDPOINT_URL": fleet.stack.aws_url, "PODPLANE_OBSERVE_SECONDS": str(observe),
+        "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"})
+    cp.home.mkdir(parents=True, exist_ok=True)
+    asyncio.run(sandbox_fleet.register(f"sqlite:///{home / 'podplane.db'}", fleet))
+    cp.start()
+    return cp, cp.token("bench")
+
+
+# -- 1. status and node list vs the shell-out anchor --------------------------------------
+
+def anchor_env(fleet: sandbox_fleet.Fleet, home: Path) -> dict[str, str]:
+    return {**os.environ, "AWS_ENDPOINT_URL": fleet.stack.aws_url, "AWS_ACCESS_KEY_ID": "test",
+            "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": "us-west-2",
+            "AWS_PAGER": "", "KUBECONFIG": str(fleet.sandbox.kube.kubeconfig_path),
+            "HOME": str(home)}
+
+
+def shell(env: dict[str, str], *argv: str) -> Any:
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout) if done.stdout.strip() else None
+
+
+def anchor_nodes(env: dict[str, str], name: str) -> int:
+    """The node view the way a shell script builds it: four processes, then the join."""
+    aws, kubectl = shutil.which("aws") or "aws", shutil.which("kubectl") or "kubectl"
+    described = shell(env, aws, "sagemaker", "describe-cluster", "--cluster-name", name)
+    summaries = shell(env, aws, "sagemaker", "list-cluster-nodes", "--cluster-name", name)
+    nodes = shell(env, kubectl, "get", "nodes", "-l", f"{CLUSTER_LABEL}={name}", "-o", "json")
+    pods = shell(env, kubectl, "get", "pods", "-A", "-o", "json")
+    joined = views.join(summaries["ClusterNodeSummaries"],
+                        {instance_id(n): n for n in nodes["items"]},
+                        views.pods_by_node(pods["items"]), described.get("NodeRecovery"))
+    return len(joined)
+
+
+def anchor_status(env: dict[str, str], name: str) -> None:
+    """The cluster status the same way: EKS, HyperPod, each core add-on, the manifests."""
+    aws, kubectl = shutil.which("aws") or "aws", shutil.which("kubectl") or "kubectl"
+    shell(env, aws, "eks", "describe-cluster", "--name", name)
+    shell(env, aws, "sagemaker", "describe-cluster", "--cluster-name", name)
+    shell(env, aws, "eks", "list-addons", "--cluster-name", name)
+    for unit in CORE_UNITS:
+        if unit.kind == "eks-addon":
+            subprocess.run([aws, "eks", "describe-addon", "--cluster-name", name,
+                            "--addon-name", unit.name], env=env, capture_output=True)
+    shell(env, kubectl, "get", "daemonsets,deployments", "-A", "-o", "json")
+
+
+def status_vs_anchor(url: str, token: str, fleet: sandbox_fleet.Fleet, home: Path,
+                     label: str, runs: int, anchor: dict[str, float]) -> dict[str, float]:
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"},
+                      timeout=120) as api:
+        status_path, nodes_path = f"/api/v1/clusters/{fleet.name}", \
+            f"/api/v1/clusters/{fleet.name}/nodes"
+        count = len(get_ok(api, nodes_path).json())
+        status = timed(lambda: get_ok(api, status_path), runs)
+        nodes = timed(lambda: get_ok(api, nodes_path), runs)
+        page = timed(lambda: get_ok(api, nodes_path, limit=100, health="healthy"), runs)
+    if not anchor:
+        env = anchor_env(fleet, home)
+        anchor["status"] = p50(timed(lambda: anchor_status(env, fleet.name), 3))
+        anchor["nodes"] = p50(timed(lambda: anchor_nodes(env, fleet.name), 3))
+        print(f"anchor (AWS CLI {_version('aws')}, kubectl, sequential processes): "
+              f"status p50 {anchor['status']:.0f} ms, node list p50 {anchor['nodes']:.0f} ms")
+    out = {"status": p50(status), "nodes": p50(nodes), "page": p50(page)}
+    print(f"[{label}] {count} nodes: status p50 {out['status']:.1f} ms "
+          f"(anchor/podplane {anchor['status'] / out['status']:.0f}x), node list p50 "
+          f"{out['nodes']:.1f} ms ({anchor['nodes'] / out['nodes']:.0f}x), one filtered page "
+          f"of 100 p50 {out['page']:.1f} ms", flush=True)
+    return out
+
+
+def _version(tool: str) -> str:
+    done = subprocess.run([tool, "--version"], capture_output=True, text=True)
+    return (done.stdout or done.stderr).split()[0].split("/")[-1] if done.returncode == 0 else "?"
+
+
+# -- 2. watchers of one operation -> cloud reads per interval ------------------------------
+
+async def watcher(url: str, token: str, cluster: str, op_id: str, until: float) -> int:
+    rounds, etag, revision = 0, None, None
+    async with httpx.AsyncClient(base_url=url, timeout=60,
+                                 headers={"Authorization": f"Bearer {token}"}) as api:
+        while time.monotonic() < until:
+            await api.get(f"/api/v1/clusters/{cluster}")
+            r = await api.get(f"/api/v1/clusters/{cluster}/nodes",
+                              headers={"If-None-Match": etag} if etag else {})
+            etag = r.headers.get("ETag", etag)
+            params: dict[str, Any] = {"timeout": INTERVAL}
+            if revision is not None:
+                params["revision"] = revision
+            op = (await api.get(f"/api/v1/operations/{op_id}/wait", params=params)).json()
+            revision = op.get("revision")
+            rounds += 1
+    return rounds
+
+
+def watch(url: str, token: str, cluster: str, op_id: str, n: int, seconds: float,
+          pid: int) -> tuple[float, int, float]:
+    """Cloud reads per interval while n watchers watch; rounds done; peak RSS (MB)."""
+    before = cloud_reads.reads()
+    peak = 0.0
+
+    async def run() -> int:
+        nonlocal peak
+        until = time.monotonic() + seconds
+        tasks = [asyncio.create_task(watcher(url, token, cluster, op_id, until))
+                 for _ in range(n)]
+        while not all(t.done() for t in tasks):
+            peak = max(peak, rss_mb(pid))
+            await asyncio.sleep(1)
+        return sum(t.result() for t in tasks)
+
+    rounds = asyncio.run(run())
+    return (cloud_reads.reads() - before) / (seconds / INTERVAL), rounds, peak
+
+
+def start_operation(url: str, token: str, cluster: str) -> str:
+    """A node reboot: runs while the frozen sandbox clock keeps the node rebooting."""
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"},
+                      timeout=60) as api:
+        node = get_ok(api, f"/api/v1/clusters/{cluster}/nodes", limit=1).json()[0]["id"]
+        r = api.post(f"/api/v1/clusters/{cluster}/nodes/{node}/reboot")
+        assert r.status_code == 202, r.text
+        return str(r.json()["operation"]["id"] if "operation" in r.json() else r.json()["id"])
+
+
+# -- 3. REST throughput ---------------------------------------------------------------------
+
+def rest(url: str, token: str, seconds: int) -> None:
+    target = f"{url}/api/v1/operations?limit=20"
+    for clients in (10, 200):
+        got = wrk(target, token, clients, seconds)
+        print(f"REST GET /operations?limit=20, {clients} clients (wrk -t2, {seconds} s): "
+              f"{got['rps']:.0f} req/s, p50 {got['p50_ms']:.1f} ms, p99 {got['p99_ms']:.1f} ms, "
+              f"errors {got['errors']}", flush=True)
+    health = wrk(f"{url}/api/v1/health", token, 200, seconds)
+    print(f"  same run, GET /health at 200 clients: {health['rps']:.0f} req/s "
+          f"(operations / health = {got['rps'] / health['rps']:.2f})", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--groups", type=int, default=10)
+    parser.add_argument("--per-group", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--watch-seconds", type=float, default=20)
+    parser.add_argument("--wrk-seconds", type=int, default=10)
+    parser.add_argument("--soak", type=float, default=120)
+    parser.add_argument("--only", default="status,watchers,rest,soak")
+    args = parser.parse_args()
+    only = set(args.only.split(","))
+    home = Path(tempfile.mkdtemp(prefix="bench-fleet-"))
+    cloud_reads.install()
+    fleet = sandbox_fleet.build(home, args.groups, args.per_group)
+    anchor: dict[str, float] = {}
+    try:
+        if "status" in only:
+            off, off_token = serve(home / "cp-off", fleet, 0)
+            try:
+                status_vs_anchor(off.url, off_token, fleet, home, "cache off", args.runs, anchor)
+            finally:
+                off.stop()
+        cp, token = serve(home / "cp", fleet, INTERVAL)
+        pid = cp.proc.pid  # type: ignore[union-attr]
+        try:
+            time.sleep(3)
+            print(f"idle RSS of podplane serve: {rss_mb(pid):.0f} MB", flush=True)
+            if "status" in only:
+                status_vs_anchor(cp.url, token, fleet, home, "cache on", args.runs, anchor)
+            op_id = start_operation(cp.url, token, fleet.name)
+            if "watchers" in only:
+                base = None
+                for n in (1, 10, 100):
+                    per, rounds, peak = watch(cp.url, token, fleet.name, op_id, n,
+                                              args.watch_seconds, pid)
+                    base = base or per
+                    print(f"{n:>3} watchers of one operation: {per:.1f} cloud reads per "
+                          f"{INTERVAL:.0f} s interval ({per / base:.2f}x one watcher), "
+                          f"{rounds} watch rounds, peak RSS {peak:.0f} MB", flush=True)
+            if "rest" in only:
+                rest(cp.url, token, args.wrk_seconds)
+                print(f"RSS after load: {rss_mb(pid):.0f} MB", flush=True)
+            if "soak" in only:
+                soak(cp.url, token, fleet.name, op_id, args.soak, pid)
+        finally:
+            cp.stop()
+    finally:
+        fleet.sandbox.stop()
+
+
+def soak(url: str, token: str, cluster: str, op_id: str, seconds: float, pid: int) -> None:
+    """50 watchers for `seconds` (bounded; the issue asks 10 minutes, this defaults to 2)."""
+    samples: list[float] = []
+
+    async def run() -> None:
+        until = time.monotonic() + seconds
+        tasks = [asyncio.create_task(watcher(url, token, cluster, op_id, until))
+                 for _ in range(50)]
+        while not all(t.done() for t in tasks):
+            samples.append(rss_mb(pid))
+            await asyncio.sleep(5)
+        for t in tasks:
+            t.result()
+
+    before = cloud_reads.reads()
+    asyncio.run(run())
+    per = (cloud_reads.reads() - before) / (seconds / INTERVAL)
+    half = max(1, len(samples) // 2)
+    growth = (sum(samples[half:]) / max(1, len(samples) - half)) / (sum(samples[:half]) / half)
+    print(f"soak, 50 watchers, {seconds:.0f} s: RSS first {samples[0]:.0f} MB, max "
+          f"{max(samples):.0f} MB, last {samples[-1]:.0f} MB; mean of 2nd half / 1st half "
+          f"{growth:.3f}; {per:.1f} cloud reads per interval", flush=True)
+
+
+if __name__ == "__main__":
+    main()

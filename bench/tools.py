@@ -1,0 +1,81 @@
+"""What the benches share: wrk (installed if missing), latency percentiles, a process's RSS."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import statistics
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+
+def ensure_wrk() -> str:
+    """wrk is native, so the load generator is not the bottleneck (Debian package `wrk`)."""
+    found = shutil.which("wrk")
+    if found is None:
+        subprocess.run(["apt-get", "install", "-y", "wrk"], check=True, capture_output=True)
+        found = shutil.which("wrk")
+    assert found, "wrk is not installed and apt-get could not install it"
+    return found
+
+
+def wrk(url: str, token: str, connections: int, seconds: int = 10) -> dict[str, Any]:
+    """req/s, p50 and p99 (ms) and errors of one wrk run (2 threads: the machine's 2 cores)."""
+    out = subprocess.run(
+        [ensure_wrk(), "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "--timeout",
+         "10s", "-H", f"Authorization: Bearer {token}", url],
+        check=True, capture_output=True, text=True).stdout
+    pct = dict(re.findall(r"^\s+(50|99)%\s+([\d.]+\w+)", out, re.M))
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),  # type: ignore[union-attr]
+            "p50_ms": _ms(pct["50"]), "p99_ms": _ms(pct["99"]),
+            "errors": (int(non2xx.group(1)) if non2xx else 0)
+            + (sum(int(g) for g in sock.groups()) if sock else 0)}
+
+
+def _ms(text: str) -> float:
+    value, unit = re.fullmatch(r"([\d.]+)(\w+)", text).groups()  # type: ignore[union-attr]
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[unit]
+
+
+def timed(call: Callable[[], Any], runs: int) -> list[float]:
+    """Wall times in ms of `runs` calls, one after the other."""
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - t0) * 1000)
+    return times
+
+
+def p50(times: list[float]) -> float:
+    return statistics.median(times)
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of the process and its children (MB), from /proc."""
+    total = 0
+    for p in [pid, *_children(pid)]:
+        status = Path(f"/proc/{p}/status")
+        if status.exists():
+            found = re.search(r"VmRSS:\s+(\d+) kB", status.read_text())
+            total += int(found.group(1)) if found else 0
+    return total / 1024
+
+
+def _children(pid: int) -> list[int]:
+    found = Path(f"/proc/{pid}/task/{pid}/children")
+    kids = [int(k) for k in found.read_text().split()] if found.exists() else []
+    return kids + [g for k in kids for g in _children(k)]
+
+
+def get_ok(client: httpx.Client, path: str, **params: Any) -> httpx.Response:
+    r = client.get(path, params=params)
+    assert r.status_code == 200, (path, r.status_code, r.text[:300])
+    return r

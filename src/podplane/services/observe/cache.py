@@ -1,0 +1,152 @@
+"""One cloud read per resource per interval, however many watch.
+
+A read-through cache keyed by resource (("hyperpod", "nodes", cluster), ("kube", eks, ...)):
+- single flight: concurrent readers of a key share one in-flight cloud call;
+- adaptive interval: a value is served for `fast` seconds while the resource is changing and
+  for `slow` seconds once it has not changed for `idle_after` seconds;
+- past its interval a value is still served (for up to `stale_for` more seconds) while one
+  background read refreshes it, so readers never wait on the cloud for a resource they watch;
+  after our own write (`invalidate`) the next reader waits for the new answer instead;
+- each key has a version that moves when a read returns something different, and waiters
+  (`changed`) are woken when any of their keys moves.
+With `fast == 0` nothing is retained: only the single flight remains (the test suite's mode,
+where the sandbox's clock, not ours, decides when the cloud changes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Awaitable, Callable, Hashable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+Key = tuple[Hashable, ...]
+FAST_ENV, SLOW_ENV = "PODPLANE_OBSERVE_SECONDS", "PODPLANE_OBSERVE_IDLE_SECONDS"
+
+
+@dataclass
+class Entry:
+    value: Any = None
+    has_value: bool = False
+    version: int = 0
+    fetched_at: float = 0.0
+    changed_at: float = 0.0
+    generation: int = 0  # moves on invalidate: a read begun before our write is not kept
+    inflight: asyncio.Future[Any] | None = None
+
+
+@dataclass
+class ObservationCache:
+    fast: float = 2.0
+    slow: float = 10.0
+    idle_after: float = 60.0
+    stale_for: float = 10.0
+    clock: Callable[[], float] = time.monotonic
+    reads: int = 0  # cloud calls made (each shared by every concurrent reader)
+    entries: dict[Key, Entry] = field(default_factory=dict)
+    _moved: asyncio.Condition | None = None
+
+    @classmethod
+    def from_env(cls) -> ObservationCache:
+        fast = float(os.environ.get(FAST_ENV, "2"))
+        slow = max(fast, float(os.environ.get(SLOW_ENV, "10")))
+        # a console polling every 2-10 s is answered at once; a step polling every 12 s or
+        # more always waits for a fresh read (its own pace, not ours)
+        return cls(fast=fast, slow=slow, stale_for=slow)
+
+    def interval(self, entry: Entry, now: float) -> float:
+        """Fast while the resource changes, slow once it has been still for a while."""
+        return self.fast if now - entry.changed_at < self.idle_after else self.slow
+
+    def fresh(self, entry: Entry, now: float) -> bool:
+        return entry.has_value and self.fast > 0 and \
+            now - entry.fetched_at < self.interval(entry, now)
+
+    def servable(self, entry: Entry, now: float) -> bool:
+        """Stale but recent enough to answer while a background read refreshes it."""
+        return entry.has_value and self.fast > 0 and \
+            now - entry.fetched_at < self.interval(entry, now) + self.stale_for
+
+    async def read(self, key: Key, fetch: Callable[[], Awaitable[Any]]) -> Any:
+        entry = self.entries.setdefault(key, Entry())
+        now = self.clock()
+        if self.fresh(entry, now):
+            return entry.value
+        if entry.inflight is None:
+            entry.inflight = asyncio.ensure_future(self._fetch(entry, fetch))
+            entry.inflight.add_done_callback(_quiet)  # a failed refresh: the next read retries
+        if self.servable(entry, now):
+            return entry.value
+        # shield: one reader going away (client disconnect) must not cancel the others' read
+        return await asyncio.shield(entry.inflight)
+
+    async def _fetch(self, entry: Entry, fetch: Callable[[], Awaitable[Any]]) -> Any:
+        generation, mine = entry.generation, entry.inflight
+        try:
+            self.reads += 1
+            value = await fetch()
+            if generation == entry.generation:
+                self._store(entry, value)
+            return value
+        finally:
+            if entry.inflight is mine:
+                entry.inflight = None
+
+    def _store(self, entry: Entry, value: Any) -> None:
+        now = self.clock()
+        if not entry.has_value or value != entry.value:
+            entry.version += 1
+            entry.changed_at = now
+            entry.value, entry.has_value = value, True  # unchanged: keep the old object, so
+            self._wake()                                # what was derived from it stays valid
+        entry.fetched_at = now
+
+    def version(self, key: Key) -> int:
+        entry = self.entries.get(key)
+        return entry.version if entry else 0
+
+    def versions(self, keys: Iterable[Key]) -> tuple[int, ...]:
+        return tuple(self.version(k) for k in keys)
+
+    def invalidate(self, *prefix: Hashable) -> None:
+        """Forget retained values under a key prefix (after we changed that resource)."""
+        n = len(prefix)
+        for key, entry in self.entries.items():
+            if key[:n] == prefix:
+                entry.fetched_at, entry.changed_at = float("-inf"), self.clock()
+                entry.generation += 1
+                entry.inflight = None
+
+    async def changed(self, keys: list[Key], since: tuple[int, ...], timeout: float) -> bool:
+        """Wait until one of `keys` moved past `since` (True) or the timeout (False)."""
+        cond = self._condition()
+        async with cond:
+            try:
+                await asyncio.wait_for(
+                    cond.wait_for(lambda: self.versions(keys) != since), timeout)
+            except TimeoutError:
+                return False
+        return True
+
+    def _condition(self) -> asyncio.Condition:
+        if self._moved is None:
+            self._moved = asyncio.Condition()
+        return self._moved
+
+    def _wake(self) -> None:
+        cond = self._moved
+        if cond is None:
+            return
+
+        async def notify() -> None:
+            async with cond:
+                cond.notify_all()
+
+        asyncio.ensure_future(notify())
+
+
+def _quiet(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()  # retrieved, so asyncio does not log it as never retrieved

@@ -1,0 +1,71 @@
+"""The observation cache placed over the cloud ports, so every reader (status, node views, the
+drift check, engine steps) reads through it without knowing: the reads below are cached per
+resource; any other call is passed through and, being a change we make, forgets what was
+retained for that service (or that Kubernetes cluster) so the next read sees it."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+from podplane.cloud.ports_kube import KubeConnectorPort, KubePort
+from podplane.services.observe.cache import ObservationCache
+
+# Reads served from the cache, per port; everything else is a call we pass through.
+HYPERPOD_READS = frozenset({"describe_cluster", "list_cluster_nodes"})
+EKS_READS = frozenset({"describe_cluster", "describe_addon", "list_addons"})
+KUBE_READS = frozenset({"list", "get"})
+# Other reads and streams pass through without forgetting anything.
+READ_PREFIXES = ("describe_", "list_", "get_", "search_", "latest_", "watch", "logs", "close")
+
+
+def _freeze(value: Any) -> Hashable:
+    if isinstance(value, dict):
+        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
+    if isinstance(value, list | tuple):
+        return tuple(_freeze(v) for v in value)
+    return value  # type: ignore[no-any-return]
+
+
+class Observed:
+    """A port whose `reads` go through the cache under `scope`; other async methods invalidate
+    `scope` after they return (a failed call may still have changed something)."""
+
+    def __init__(self, port: Any, cache: ObservationCache, scope: tuple[Hashable, ...],
+                 reads: frozenset[str]) -> None:
+        self._port, self._cache, self._scope, self._reads = port, cache, scope, reads
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._port, name)
+        if name in self._reads:
+            async def read(*args: Any, **kwargs: Any) -> Any:
+                key = (*self._scope, name, _freeze(args), _freeze(kwargs))
+                return await self._cache.read(key, lambda: attr(*args, **kwargs))
+            return read
+        if name.startswith(("_", *READ_PREFIXES)) or not callable(attr):
+            return attr
+
+        async def change(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await attr(*args, **kwargs)
+            finally:
+                self._cache.invalidate(*self._scope)
+        return change
+
+
+class ObservedConnector:
+    """The per-cluster Kubernetes clients, each observed under ("kube", eks-cluster)."""
+
+    def __init__(self, inner: KubeConnectorPort, cache: ObservationCache) -> None:
+        self._inner, self._cache = inner, cache
+
+    async def for_cluster(self, eks_cluster_name: str) -> KubePort:
+        port = await self._inner.for_cluster(eks_cluster_name)
+        return Observed(port, self._cache, ("kube", eks_cluster_name), KUBE_READS)
+
+    async def forget(self, eks_cluster_name: str) -> None:
+        self._cache.invalidate("kube", eks_cluster_name)
+        await self._inner.forget(eks_cluster_name)
+
+    async def close(self) -> None:
+        await self._inner.close()

@@ -1,0 +1,156 @@
+"""The observation cache: single flight, retention by an adaptive interval, invalidation by our
+own writes. A manual clock drives retention; nothing waits on real time."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from podplane.domain.errors import CloudError
+from podplane.services.observe import ObservationCache, observed
+from tests.fakes.cloud import Fakes
+from tests.perf.fleet import CLUSTER, build
+
+
+class Tick:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def counting(value: object = "v") -> tuple[list[int], object]:
+    calls: list[int] = []
+    gate = asyncio.Event()
+
+    async def fetch() -> object:
+        calls.append(1)
+        await gate.wait()
+        return value
+
+    return calls, (fetch, gate)
+
+
+async def readers(cache: ObservationCache, n: int) -> tuple[int, list[object]]:
+    calls, (fetch, gate) = counting()  # type: ignore[misc]
+    tasks = [asyncio.ensure_future(cache.read(("k",), fetch)) for _ in range(n)]
+    await asyncio.sleep(0)
+    gate.set()
+    values = list(await asyncio.gather(*tasks))
+    return len(calls), values
+
+
+@pytest.mark.parametrize("n", [1, 10, 100])
+async def test_concurrent_readers_share_one_cloud_call(n: int) -> None:
+    made, values = await readers(ObservationCache(fast=0), n)
+    assert made == 1 and values == ["v"] * n
+
+
+async def test_a_value_is_kept_fast_while_changing_and_slow_when_idle() -> None:
+    tick = Tick()
+    cache = ObservationCache(fast=2, slow=30, idle_after=60, stale_for=0, clock=tick)
+    answers = iter([0, 1])
+
+    async def fetch() -> int:
+        return next(answers, 1)  # changes once, then stays
+
+    assert await cache.read(("k",), fetch) == 0
+    tick.now += 1
+    assert await cache.read(("k",), fetch) == 0 and cache.reads == 1  # fast interval
+    tick.now += 1
+    assert await cache.read(("k",), fetch) == 1 and cache.reads == 2  # re-read: changed
+    assert cache.version(("k",)) == 2
+    for _ in range(29):  # changed within the last 60 s: re-read every 2 s
+        tick.now += 2
+        await cache.read(("k",), fetch)
+    assert cache.reads == 31
+    for _ in range(14):  # 60 s without a change: the slow interval (30 s) applies
+        tick.now += 2
+        await cache.read(("k",), fetch)
+    assert cache.reads == 31
+    tick.now += 2
+    await cache.read(("k",), fetch)
+    assert cache.reads == 32 and cache.version(("k",)) == 2
+
+
+async def test_a_stale_value_answers_while_one_background_read_refreshes_it() -> None:
+    tick = Tick()
+    cache = ObservationCache(fast=2, slow=30, stale_for=30, clock=tick)
+    gate, answers = asyncio.Event(), iter(["old", "new", "newest"])
+
+    async def fetch() -> str:
+        value = next(answers)
+        if value == "new":
+            await gate.wait()
+        return value
+
+    assert await cache.read(("k",), fetch) == "old"
+    tick.now += 3  # past the interval, within stale_for: answered at once, refreshed behind
+    assert [await cache.read(("k",), fetch) for _ in range(50)] == ["old"] * 50
+    await asyncio.sleep(0)  # the one refresh starts
+    assert cache.reads == 2
+    gate.set()
+    since = cache.versions([("k",)])
+    assert await cache.changed([("k",)], since, timeout=5)
+    assert await cache.read(("k",), fetch) == "new" and cache.reads == 2
+    tick.now += 40  # past interval + stale_for: the reader waits for a new answer
+    assert await cache.read(("k",), fetch) == "newest" and cache.reads == 3
+
+
+async def test_an_error_reaches_every_reader_and_is_not_kept() -> None:
+    cache = ObservationCache(fast=5, clock=Tick())
+    failures = 0
+
+    async def fetch() -> str:
+        nonlocal failures
+        failures += 1
+        if failures == 1:
+            raise CloudError("throttled")
+        return "ok"
+
+    results = await asyncio.gather(*(cache.read(("k",), fetch) for _ in range(5)),
+                                   return_exceptions=True)
+    assert all(isinstance(r, CloudError) for r in results)
+    assert await cache.read(("k",), fetch) == "ok" and failures == 2
+
+
+async def test_our_own_write_through_the_port_forgets_the_kept_read() -> None:
+    fakes, hp, _ = build(3)
+    cloud = observed(fakes.cloud(), ObservationCache(fast=60, clock=Tick()))
+    before = await cloud.aws.hyperpod.list_cluster_nodes(CLUSTER)
+    await cloud.aws.hyperpod.list_cluster_nodes(CLUSTER)
+    assert hp.reads == 1
+    await cloud.aws.hyperpod.delete_nodes(CLUSTER, [before[0]["InstanceId"]])
+    hp.nodes[CLUSTER] = hp.nodes[CLUSTER][1:]
+    after = await cloud.aws.hyperpod.list_cluster_nodes(CLUSTER)
+    assert hp.reads == 2 and len(after) == len(before) - 1
+    assert hp.changed() == ["batch_delete_cluster_nodes"]
+
+
+async def test_waiters_on_a_key_wake_when_a_read_changes_it() -> None:
+    tick = Tick()
+    cache = ObservationCache(fast=1, clock=tick)
+    state = {"v": 1}
+
+    async def fetch() -> int:
+        return state["v"]
+
+    await cache.read(("k",), fetch)
+    since = cache.versions([("k",)])
+    waiter = asyncio.ensure_future(cache.changed([("k",)], since, timeout=30))
+    await asyncio.sleep(0)
+    tick.now += 2
+    await cache.read(("k",), fetch)  # same answer: nobody wakes
+    await asyncio.sleep(0)
+    assert not waiter.done()
+    state["v"] = 2
+    tick.now += 2
+    await cache.read(("k",), fetch)
+    assert await waiter is True
+
+
+def test_unwrapped_fakes_have_no_cache() -> None:
+    from podplane.services.observe import cache_of
+    assert cache_of(Fakes().cloud()) is None
