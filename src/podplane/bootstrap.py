@@ -26,6 +26,7 @@ from podplane.services.clusters import delete as cluster_delete
 from podplane.services.clusters import importing as cluster_import
 from podplane.services.context import AppState
 from podplane.services.groups import workflows as group_workflows
+from podplane.services.jobs import workflows as job_workflows
 from podplane.services.nodes import workflows as node_workflows
 from podplane.settings import Settings
 from podplane.store.db import make_engine, make_sessionmaker, migrate
@@ -71,7 +72,7 @@ def product_workflows(app: AppState, cloud: Cloud) -> list[Workflow]:
     """Every workflow kind the product runs (each module declares its own)."""
     return [*cluster_create.declare(app), *cluster_import.declare(app),
             *cluster_delete.declare(app), *group_workflows.declare(cloud),
-            *node_workflows.declare(cloud)]
+            *node_workflows.declare(cloud), *job_workflows.declare(cloud)]
 
 
 def load_testkit() -> TestKit | None:

@@ -1,0 +1,56 @@
+"""A cluster created by podplane itself (training operator, Kubeflow operators, the shared
+bucket and its claim all installed by the create pipeline), and helpers that drive the
+sandbox's clock and read what Kubernetes shows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from tests.clusters.helpers import BODY
+from tests.groups.conftest import finish
+from tests.hyp.test_hyp_cluster import create_with_podplane
+from tests.stack import Stack
+
+CLUSTER = BODY["name"]
+JOBS = f"/api/v1/clusters/{CLUSTER}/jobs"
+
+
+async def created(stack: Stack) -> str:
+    """Create the cluster; the name of its (only) instance group."""
+    await create_with_podplane(stack)
+    async with stack.client("viewer") as api:
+        groups = (await api.get(f"/api/v1/clusters/{CLUSTER}/instance-groups")).json()
+    return str(groups[0]["name"])
+
+
+def settle(stack: Stack, seconds: float = 0.0) -> None:
+    if seconds:
+        stack.advance(seconds)
+    stack.sandbox.call(stack.sandbox.kube.settle())
+
+
+def store(stack: Stack) -> Any:
+    return stack.sandbox.kube.get(CLUSTER).store
+
+
+def pods(stack: Stack, **labels: str) -> dict[str, dict[str, Any]]:
+    """The pods Kubernetes has with these labels, by name."""
+    found = store(stack).items("pods", "default")
+    return {p["metadata"]["name"]: p for p in found
+            if all((p["metadata"].get("labels") or {}).get(k) == v for k, v in labels.items())}
+
+
+async def submit(api: httpx.AsyncClient, **body: Any) -> dict[str, Any]:
+    r = await api.post(JOBS, json=body)
+    assert r.status_code == 202, r.text
+    done = await finish(api, r.json())
+    assert done["status"] == "succeeded", done
+    return done
+
+
+async def job(api: httpx.AsyncClient, name: str) -> dict[str, Any]:
+    r = await api.get(f"{JOBS}/{name}")
+    assert r.status_code == 200, r.text
+    return dict(r.json())
