@@ -101,9 +101,10 @@ def _common(lr: float, epochs: int = 3) -> tuple[Param, ...]:
 
 
 PYTORCH_IMAGE = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
-LLAMA_FACTORY_IMAGE = "hiyouga/llamafactory:0.9.3"
+# LLaMA-Factory's README ("Build Docker"); MS-Swift's docs (SWIFT-installation.md, "Mirror")
+LLAMA_FACTORY_IMAGE = "hiyouga/llamafactory:latest"
 SWIFT_IMAGE = "modelscope-registry.us-west-1.cr.aliyuncs.com/modelscope-repo/modelscope:" \
-    "ubuntu22.04-cuda12.4.0-py311-torch2.6.0-vllm0.8.5.post1-modelscope1.27.1-swift3.5.3"
+    "ubuntu22.04-cuda12.6.3-py311-torch2.7.1-vllm0.10.1.1-modelscope1.29.2-swift3.8.3"
 MODEL = Param("model", "str", "/models/Qwen2.5-0.5B-Instruct",
               "Base model: a path under /models or a Hugging Face id.")
 HPRUN = ("hyperpodrun", "--tee=3", "--log_dir=/tmp/hyperpod", "--nnodes={nnodes}",
