@@ -2,23 +2,31 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
+import re
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, Path, Query
+from fastapi import APIRouter, Body, Depends, Path, Query, WebSocket
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.websockets import WebSocketDisconnect
 
-from podplane.api.auth import ctx_for
+from podplane.api.auth import ctx_for, websocket_principal
 from podplane.api.routers.instance_groups import ClusterName, Confirm, DryRun, IdempotencyKey
 from podplane.api.routers.operations import OperationOut, out
 from podplane.domain.jobs.requests import JOB_NAME_MAX, JobRequest, ParamValue
+from podplane.domain.errors import Forbidden, InvalidInput, NotFound, Unauthenticated
 from podplane.domain.names import DNS_LABEL_PATTERN
 from podplane.services.context import Ctx
 from podplane.services.groups.outcome import Outcome
 from podplane.services.jobs import logs as logs_room
 from podplane.services.jobs import service as svc
+from podplane.services.jobs import stream as job_stream
+from podplane.services.registry import check_role, effect_of
 
 router = APIRouter(tags=["jobs"])
 JobName = Annotated[str, Path(min_length=1, max_length=JOB_NAME_MAX, pattern=DNS_LABEL_PATTERN)]
@@ -287,3 +295,74 @@ async def delete_job(cluster: ClusterName, job: JobName,
     """Delete a job with its pods and logs (confirm=true); bucket outputs stay."""
     return answer(await svc.delete_job(ctx, cluster, job, confirm=confirm, dry_run=dry_run,
                                        idempotency_key=idempotency_key))
+
+
+@router.websocket(BASE + "/{job}/logs/stream")
+async def job_log_stream(ws: WebSocket, cluster: str, job: str) -> None:
+    """One WebSocket for a job view: every pod's log (or `pod`'s), multiplexed. Query:
+    pod, container, follow (default true), since_seconds, tail, resume (the last `cursor`
+    received, as JSON: lines already delivered per pod). Messages: lines (with the cursor),
+    note, end. Closes 4401/4403/4404/4422 on refusal. A slow reader slows the pods' readers
+    (bounded buffer), never grows the server's memory."""
+    await ws.accept()
+    try:
+        ctx = Ctx(principal=await websocket_principal(ws), app=ws.app.state.podplane)
+        check_role(ctx, effect_of(svc.open_log_stream))
+        pod, options = _stream_query(cluster, job, dict(ws.query_params))
+        stream = await svc.open_log_stream(ctx, cluster, job, pod, options)
+    except Unauthenticated:
+        return await ws.close(code=4401)
+    except Forbidden:
+        return await ws.close(code=4403)
+    except NotFound:
+        return await ws.close(code=4404)
+    except InvalidInput as err:
+        return await ws.close(code=4422, reason=err.message[:120])
+    await pump(ws, stream)
+
+
+NAME = re.compile(DNS_LABEL_PATTERN)
+
+
+def _stream_query(cluster: str, job: str, q: dict[str, str]) -> tuple[
+        str | None, job_stream.StreamOptions]:
+    for what, value in (("cluster", cluster), ("job", job), ("pod", q.get("pod")),
+                        ("container", q.get("container"))):
+        if value is not None and not NAME.fullmatch(value):
+            raise InvalidInput(f"{what} {value[:64]!r} is not a valid name.", field=what)
+    try:
+        resume = {str(k): int(v) for k, v in json.loads(q.get("resume") or "{}").items()}
+        since = int(q["since_seconds"]) if q.get("since_seconds") else None
+        tail = int(q["tail"]) if q.get("tail") else None
+    except (ValueError, TypeError, AttributeError) as err:
+        raise InvalidInput("resume must be a JSON object of line counts; since_seconds and "
+                           "tail integers.", field="query") from err
+    if any(v < 0 for v in resume.values()) or (tail is not None and tail < 1) or \
+            (since is not None and since < 1):
+        raise InvalidInput("resume counts must be >= 0; since_seconds and tail >= 1.",
+                           field="query")
+    follow = q.get("follow", "true").lower() not in ("false", "0", "no")
+    return q.get("pod"), job_stream.StreamOptions(q.get("container"), follow, since, tail,
+                                                  resume)
+
+
+async def pump(ws: WebSocket, stream: job_stream.LogStream) -> None:
+    """Send the stream's batches until it ends or the client leaves; each send waits for the
+    transport (flow control), which is what holds the stream's readers back."""
+    async def send_all() -> None:
+        async for message in stream.batches():
+            await ws.send_text(json.dumps(message))
+        await ws.close(code=1000)
+
+    async def until_gone() -> None:
+        with contextlib.suppress(WebSocketDisconnect):
+            while (await ws.receive())["type"] != "websocket.disconnect":
+                pass
+
+    tasks = [asyncio.create_task(send_all()), asyncio.create_task(until_gone())]
+    await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(BaseException):
+            await task

@@ -22,6 +22,7 @@ from podplane.services.groups import cloud as gc
 from podplane.services.groups.outcome import Outcome, key_used, start
 from podplane.services.jobs import cluster as jc
 from podplane.services.jobs import logs as job_logs_room
+from podplane.services.jobs import stream as job_stream
 from podplane.services.jobs.workflows import CANCEL, DELETE, SUBMIT
 from podplane.services.registry import service
 
@@ -209,3 +210,15 @@ async def delete_job(ctx: Ctx, cluster: str, job: str, *, confirm: bool = False,
                                    hint="Send confirm=true once the user agreed.")
     return await start(ctx, DELETE, target(cluster, job), {**params, "kind": found["kind"]},
                        idempotency_key, plan)
+
+
+@service(Effect.READ, "job.logs.stream")
+async def open_log_stream(ctx: Ctx, cluster: str, job: str, pod: str | None,
+                          options: job_stream.StreamOptions) -> job_stream.LogStream:
+    """A live, multiplexed stream of the job's pods (or one pod), bounded in memory."""
+    _, kube = await jc.kube_of(ctx, cluster)
+    found = await jc.find_job(kube, cluster, job)
+    pods = sorted(p["metadata"]["name"] for p in await jc.pods_of(kube, found))
+    if pod is not None and pod not in pods:
+        raise NotFound(f"Job {job!r} has no pod {pod!r}.")
+    return job_stream.LogStream(kube, [pod] if pod else pods, options)
