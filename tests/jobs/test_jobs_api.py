@@ -130,8 +130,8 @@ async def test_one_websocket_multiplexes_the_pods_and_resumes(
         token = {"Authorization": f"Bearer {stack.tokens['viewer']}"}
         everything = await read_ws(f"{url}?follow=false", token)
         assert everything[-1]["type"] == "end"
-        lines = [(m["pod"], m["line"]) for b in everything if b["type"] == "lines"
-                 for m in b["lines"]]
+        lines = [(pod, line) for b in everything if b["type"] == "lines"
+                 for pod, line in b["lines"]]
         assert sorted(lines) == sorted((m["pod"], m["line"]) for m in rest["lines"])
         assert {pod for pod, _ in lines} == {"streamed-pod-0", "streamed-pod-1"}
         cursor = everything[-1]["cursor"]
@@ -139,8 +139,8 @@ async def test_one_websocket_multiplexes_the_pods_and_resumes(
 
         resume = quote(json.dumps({"streamed-pod-0": 4}))  # what a client had when it dropped
         again = await read_ws(f"{url}?follow=false&resume={resume}", token)
-        pod0 = [m["line"] for b in again if b["type"] == "lines" for m in b["lines"]
-                if m["pod"] == "streamed-pod-0"]
+        pod0 = [line for b in again if b["type"] == "lines" for pod, line in b["lines"]
+                if pod == "streamed-pod-0"]
         assert pod0 == [line for pod, line in lines if pod == "streamed-pod-0"][4:]
 
         refused = await read_ws(f"{url}?pod=other-0", token, closed=True)

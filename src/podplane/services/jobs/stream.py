@@ -23,8 +23,8 @@ from podplane.cloud.ports_kube import KubePort
 from podplane.domain.errors import PodplaneError
 from podplane.domain.jobs.kinds import NAMESPACE
 
-QUEUE_LINES = 1000
-BATCH_LINES = 500
+QUEUE_LINES = 512
+BATCH_LINES = 512
 MAX_LINE = 4096
 Shape = dict[str, Any]
 
@@ -57,14 +57,18 @@ class LogStream:
                 seq += 1
                 if skip and seq <= skip:
                     continue
-                await self.queue.put((pod, seq, line[:MAX_LINE]))
+                item = (pod, seq, line[:MAX_LINE])
+                try:  # the common case, without a suspension per line
+                    self.queue.put_nowait(item)
+                except asyncio.QueueFull:
+                    await self.queue.put(item)  # the consumer is behind: wait for it
         except PodplaneError as err:  # not started yet, gone, no such container
             await self.queue.put((pod, -1, err.message))
         finally:
             await self.queue.put((pod, 0, None))
 
     async def batches(self) -> AsyncIterator[Shape]:
-        """Messages: {"type": "lines", "lines": [{pod, line}], "cursor"}, {"type": "note",
+        """Messages: {"type": "lines", "lines": [[pod, line], ...], "cursor"}, {"type": "note",
         "pod", "message"} when a pod has no log to read, and a final {"type": "end"}."""
         readers = [asyncio.create_task(self._read(p)) for p in self.pods]
         open_pods = len(readers)
@@ -80,7 +84,7 @@ class LogStream:
                     elif seq < 0:
                         yield {"type": "note", "pod": pod, "message": line}
                     else:
-                        lines.append({"pod": pod, "line": line})
+                        lines.append((pod, line))
                         self.cursor[pod] = seq
                 if lines:
                     yield {"type": "lines", "lines": lines, "cursor": dict(self.cursor)}
