@@ -151,8 +151,8 @@ def _print_from(remote: Remote, cluster: str, job: str, pod: str, query: dict[st
         for line in page["lines"]:
             out.print(f"[dim]{line['pod']}[/] {line['line']}", markup=True, highlight=False)
         if page["next_cursor"] is None:
-            return max(cursor, page["total"])
-        cursor = page["next_cursor"]
+            return max(cursor, int(page["total"]))
+        cursor = int(page["next_cursor"])
 
 
 @job_app.command("cancel")

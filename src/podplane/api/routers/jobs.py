@@ -18,8 +18,8 @@ from starlette.websockets import WebSocketDisconnect
 from podplane.api.auth import ctx_for, websocket_principal
 from podplane.api.routers.instance_groups import ClusterName, Confirm, DryRun, IdempotencyKey
 from podplane.api.routers.operations import OperationOut, out
-from podplane.domain.jobs.requests import JOB_NAME_MAX, JobRequest, ParamValue
 from podplane.domain.errors import Forbidden, InvalidInput, NotFound, Unauthenticated
+from podplane.domain.jobs.requests import JOB_NAME_MAX, JobRequest, ParamValue
 from podplane.domain.names import DNS_LABEL_PATTERN
 from podplane.services.context import Ctx
 from podplane.services.groups.outcome import Outcome

@@ -33,8 +33,7 @@ class Param:
     def check(self, value: Any) -> Any:
         """The value, coerced to the parameter's type, or InvalidInput naming the field."""
         where = f"params.{self.name}"
-        ok = {"int": int, "float": (int, float), "str": str, "bool": bool}[self.type]
-        if isinstance(value, bool) and self.type != "bool" or not isinstance(value, ok):
+        if not _is_a(value, self.type):
             raise InvalidInput(f"{where} must be a {self.type}, not {value!r}.", field=where)
         if self.minimum is not None and value < self.minimum:
             raise InvalidInput(f"{where} must be >= {self.minimum} (got {value}).", field=where)
@@ -48,6 +47,13 @@ class Param:
             raise InvalidInput(f"{where} must be 1-256 characters without quotes, newlines "
                                "or shell characters.", field=where)
         return float(value) if self.type == "float" else value
+
+
+def _is_a(value: Any, kind: ParamType) -> bool:
+    """JSON's types as the recipe means them: a bool is never a number, an int is a float."""
+    classes: dict[str, type | tuple[type, ...]] = {"int": int, "float": (int, float),
+                                                   "str": str, "bool": bool}
+    return isinstance(value, classes[kind]) and (kind == "bool" or not isinstance(value, bool))
 
 
 @dataclass(frozen=True)

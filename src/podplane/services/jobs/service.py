@@ -8,10 +8,10 @@ from typing import Any
 
 from podplane.domain.effects import Effect
 from podplane.domain.errors import ConfirmationRequired, InvalidInput, NotFound
-from podplane.domain.jobs.errors import InsufficientGpus, JobExists
 from podplane.domain.instance_groups import CapacityType, shape_of
 from podplane.domain.jobs import render as rj
 from podplane.domain.jobs import views
+from podplane.domain.jobs.errors import InsufficientGpus, JobExists
 from podplane.domain.jobs.kinds import KINDS, NAMESPACE
 from podplane.domain.jobs.recipes import RECIPES, Recipe, recipe
 from podplane.domain.jobs.requests import JobRequest
@@ -145,11 +145,12 @@ async def _plan(ctx: Ctx, cluster: str, ref: gc.ClusterRef, kube: Any, chosen: R
                            field="gpus_per_replica")
     fits = gpus.fits(replicas, per_replica)
     if fits < replicas:
-        raise InsufficientGpus(f"{replicas} replicas x {per_replica} GPUs = {replicas * per_replica} "
-                       f"GPUs requested, {gpus.free} free on the {gpus.healthy_nodes} healthy "
-                       f"node(s) of {request.instance_group!r} ({fits} replica(s) fit).",
-                       hint="Use fewer replicas, wait for running "
-                       "jobs, or scale the group (instance_group_scale).")
+        wanted = replicas * per_replica
+        raise InsufficientGpus(f"{replicas} replicas x {per_replica} GPUs = {wanted} GPUs "
+                               f"requested, {gpus.free} free on the {gpus.healthy_nodes} healthy "
+                               f"node(s) of {request.instance_group!r} ({fits} replica(s) fit).",
+                               hint="Use fewer replicas, wait for running jobs, or scale "
+                               "the group (instance_group_scale).")
     return {"job": request.name, "kind": chosen.kind, "recipe": chosen.name,
             "instance_group": request.instance_group, "capacity_type": capacity.value,
             "replicas": replicas, "gpus_per_replica": per_replica,
