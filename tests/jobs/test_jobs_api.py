@@ -6,20 +6,19 @@ confirmation and removes job and pods; logs are bounded and paged; every mutatio
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import socket
-from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import quote
 
 import pytest
-import uvicorn
+from typer.testing import CliRunner
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed
 
+from podplane.cli import app as cli
 from tests.groups.conftest import finish
 from tests.jobs.conftest import CLUSTER, JOBS, job, pods, settle, store, submit
+from tests.served import serving
 from tests.stack import Stack
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -125,8 +124,8 @@ async def test_one_websocket_multiplexes_the_pods_and_resumes(
                      replicas=2)
         settle(stack, 15)
         rest = (await api.get(f"{JOBS}/streamed/logs", params={"limit": 1000})).json()
-    async with served(stack.app) as base:
-        url = f"{base}{JOBS}/streamed/logs/stream"
+    async with serving(stack.app) as base:
+        url = f"{base.replace('http://', 'ws://')}{JOBS}/streamed/logs/stream"
         token = {"Authorization": f"Bearer {stack.tokens['viewer']}"}
         everything = await read_ws(f"{url}?follow=false", token)
         assert everything[-1]["type"] == "end"
@@ -147,6 +146,7 @@ async def test_one_websocket_multiplexes_the_pods_and_resumes(
         assert refused == [4404]
         refused = await read_ws(f"{url}", {}, closed=True)
         assert refused == [4401]
+    settle(stack, 60)  # the job ends: the module's next tests find the GPUs free
 
 
 async def read_ws(url: str, headers: dict[str, str], closed: bool = False) -> list[Any]:
@@ -163,22 +163,32 @@ async def read_ws(url: str, headers: dict[str, str], closed: bool = False) -> li
     return out
 
 
-@contextlib.asynccontextmanager
-async def served(app: Any) -> AsyncIterator[str]:
-    """The stack's app behind a real HTTP server on a free loopback port (WebSockets)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off",
-                                           log_level="warning"))
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.01)
-    try:
-        yield f"ws://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task
+async def test_the_cli_submits_lists_gets_and_follows_logs(cluster: tuple[Stack, str]) -> None:
+    stack, group = cluster
+    async with serving(stack.app) as url:
+        async def podplane(*args: str) -> Any:
+            env = {"PODPLANE_URL": url, "PODPLANE_TOKEN": stack.tokens["operator"],
+                   "COLUMNS": "200"}
+            done = await asyncio.to_thread(CliRunner().invoke, cli, list(args), env=env)
+            assert done.exit_code == 0, (args, done.output)
+            return done.output
+
+        assert "llamafactory-lora" in await podplane("job", "recipes")
+        plan = await podplane("job", "submit", CLUSTER, "by-cli", "--recipe", "pytorch-ddp",
+                              "--group", group, "-p", "epochs=1", "-p", "learning_rate=0.001",
+                              "--dry-run")
+        assert "\"gpus_requested\": 1" in plan and "by-cli" not in jobs_in_kubernetes(stack)
+        submitted = await podplane("job", "submit", CLUSTER, "by-cli", "--recipe",
+                                   "pytorch-ddp", "--group", group, "-p", "epochs=1")
+        assert "succeeded" in submitted and "admitted" in submitted
+        settle(stack, 10)
+        assert "by-cli" in await podplane("job", "list", CLUSTER)
+        got = await podplane("job", "get", CLUSTER, "by-cli")
+        assert "Running" in got and "restarts 0/2 spent" in got and "Schedulable" in got
+        settle(stack, 60)
+        logs = await podplane("job", "logs", CLUSTER, "by-cli", "-f")  # ended: returns
+        assert "by-cli-pod-0 [rank 0] step 10 " in logs, logs
+        assert logs.count("initializing process group") == 1
 
 
 async def test_elastic_is_refused_on_a_spot_group_last(cluster: tuple[Stack, str]) -> None:

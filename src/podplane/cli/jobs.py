@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from podplane.cli.groups import URL, Cluster, DryRun, Wait, Yes, _show
@@ -95,7 +96,8 @@ def job_get(cluster: Cluster, job: Job, url: UrlOpt = URL, token: TokenOpt = "")
               f"restarts {r['spent']}/{r['budget']} spent")
     if j["last_fault"]:
         f = j["last_fault"]
-        out.print(f"[yellow]last fault[/] {', '.join(f['instance_ids'])}: {f['message']}")
+        out.print(f"[yellow]last fault[/] {', '.join(f['instance_ids'])}: "
+                  f"{escape(f['message'] or '')}")
     table = Table("pod", "phase", "node", "node health", "restarts")
     for p in j["pods"]:
         verdict = p["node_verdict"] or {}
@@ -110,7 +112,7 @@ def job_events(cluster: Cluster, job: Job, url: UrlOpt = URL, token: TokenOpt = 
     table = Table("time", "type", "object", "reason", "message")
     for e in Remote(url, token_or_env(token)).call("GET", _jobs(cluster, job, "events")):
         table.add_row(e["time"] or "", e["type"] or "", e["object"] or "", e["reason"] or "",
-                      e["message"] or "")
+                      escape(e["message"] or ""))
     out.print(table)
 
 
@@ -149,7 +151,8 @@ def _print_from(remote: Remote, cluster: str, job: str, pod: str, query: dict[st
         page = remote.call("GET", _jobs(cluster, job, "logs"),
                            params={**query, "pod": pod, "cursor": cursor, "limit": 1000})
         for line in page["lines"]:
-            out.print(f"[dim]{line['pod']}[/] {line['line']}", markup=True, highlight=False)
+            # log lines hold brackets ("[rank 0]") that are not markup
+            out.print(f"[dim]{escape(line['pod'])}[/] {escape(line['line'])}", highlight=False)
         if page["next_cursor"] is None:
             return max(cursor, int(page["total"]))
         cursor = int(page["next_cursor"])
