@@ -11,7 +11,8 @@ from mcp.client.client import Client
 
 from podplane.domain.jobs.kinds import KINDS
 from podplane.domain.jobs.recipes import RECIPES
-from tests.jobs.conftest import pods, settle
+from tests.groups.conftest import finish
+from tests.jobs.conftest import pods, settle, submit
 from tests.mcp.conftest import mcp_client, structured
 from tests.stack import Stack
 
@@ -87,3 +88,22 @@ def _check_kubernetes(stack: Stack, kind: str, job: str, group: str) -> None:
         assert exprs["sagemaker.amazonaws.com/node-health-status"] == ["Schedulable"]
         assert exprs["sagemaker.amazonaws.com/instance-group-name"] == [group]
         assert pod["status"]["phase"] == "Succeeded"
+
+
+async def test_a_kubeflow_job_cancelled_is_suspended(cluster: tuple[Stack, str]) -> None:
+    """Kubeflow's own switch: runPolicy.suspend deletes the pods and sets Suspended."""
+    stack, group = cluster
+    async with stack.client("operator") as api:
+        await submit(api, name="kf-stop", recipe="swift-sft", instance_group=group, replicas=2)
+        settle(stack, 10)
+        assert set(pods(stack, **{"training.kubeflow.org/job-name": "kf-stop"})) == {
+            "kf-stop-master-0", "kf-stop-worker-0"}
+        r = await api.post("/api/v1/clusters/alpha/jobs/kf-stop/cancel")
+        assert r.status_code == 202, r.text
+        assert (await finish(api, r.json()))["status"] == "succeeded"
+        settle(stack, 5)
+        assert pods(stack, **{"training.kubeflow.org/job-name": "kf-stop"}) == {}
+        view = (await api.get("/api/v1/clusters/alpha/jobs/kf-stop")).json()
+    assert view["status"] == "Cancelled"
+    suspended = next(c for c in view["conditions"] if c["type"] == "Suspended")
+    assert suspended["status"] == "True" and suspended["reason"] == "PyTorchJobSuspended"
