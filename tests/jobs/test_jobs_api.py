@@ -163,6 +163,25 @@ async def read_ws(url: str, headers: dict[str, str], closed: bool = False) -> li
     return out
 
 
+async def test_same_idempotency_key_same_operation_one_job(cluster: tuple[Stack, str]) -> None:
+    stack, group = cluster
+    body = {"name": "once", "recipe": "pytorch-ddp", "instance_group": group}
+    key = {"Idempotency-Key": "submit-once-1"}
+    async with stack.client("operator") as api:
+        first = await api.post(JOBS, json=body, headers=key)
+        assert first.status_code == 202, first.text
+        assert (await finish(api, first.json()))["status"] == "succeeded"
+        settle(stack, 10)  # running: its GPU is taken, the replay must not re-check it
+        again = await api.post(JOBS, json=body, headers=key)
+        assert again.status_code == 202 and again.json()["id"] == first.json()["id"], again.text
+        other = await api.post(JOBS, json={**body, "replicas": 2}, headers=key)
+        assert other.status_code == 409, other.text
+    assert jobs_in_kubernetes(stack).count("once") == 1
+    ledger = [j for j in store(stack).items(HP_JOBS, "default") if j["metadata"]["name"] == "once"]
+    assert ledger[0]["metadata"].get("generation", 1) == 1  # applied once, never re-applied
+    settle(stack, 60)
+
+
 async def test_the_cli_submits_lists_gets_and_follows_logs(cluster: tuple[Stack, str]) -> None:
     stack, group = cluster
     async with serving(stack.app) as url:

@@ -80,7 +80,7 @@ class GroupGpus:
     def free(self) -> int:
         return sum(self.free_by_node.values())
 
-    def fits(self, replicas: int, gpus: int) -> int:
+    def fits(self, gpus: int) -> int:
         """How many replicas of `gpus` GPUs the healthy nodes can take now."""
         if gpus == 0:
             return self.healthy_nodes * 1000

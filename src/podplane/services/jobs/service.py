@@ -143,7 +143,7 @@ async def _plan(ctx: Ctx, cluster: str, ref: gc.ClusterRef, kube: Any, chosen: R
         raise InvalidInput(f"{per_replica} GPUs per replica, but the nodes of "
                            f"{request.instance_group!r} have {gpus.gpus_per_node}.",
                            field="gpus_per_replica")
-    fits = gpus.fits(replicas, per_replica)
+    fits = gpus.fits(per_replica)
     if fits < replicas:
         wanted = replicas * per_replica
         raise InsufficientGpus(f"{replicas} replicas x {per_replica} GPUs = {wanted} GPUs "
