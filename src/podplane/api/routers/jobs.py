@@ -350,8 +350,10 @@ async def pump(ws: WebSocket, stream: job_stream.LogStream) -> None:
     """Send the stream's batches until it ends or the client leaves; each send waits for the
     transport (flow control), which is what holds the stream's readers back."""
     async def send_all() -> None:
-        async for message in stream.batches():
-            await ws.send_text(json.dumps(message))
+        # aclosing: when the client leaves, the stream's readers stop now, not at GC time
+        async with contextlib.aclosing(stream.batches()) as batches:
+            async for message in batches:
+                await ws.send_text(json.dumps(message))
         await ws.close(code=1000)
 
     async def until_gone() -> None:
