@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,7 +67,7 @@ class LogStream:
         finally:
             await self.queue.put((pod, 0, None))
 
-    async def batches(self) -> AsyncIterator[Shape]:
+    async def batches(self) -> AsyncGenerator[Shape, None]:
         """Messages: {"type": "lines", "lines": [[pod, line], ...], "cursor"}, {"type": "note",
         "pod", "message"} when a pod has no log to read, and a final {"type": "end"}."""
         readers = [asyncio.create_task(self._read(p)) for p in self.pods]
