@@ -13,6 +13,10 @@ FREE_FORM = {
     "StepOut.detail": "per-step facts, owned by each workflow step",
     "OperationOut.result": "the finished operation's facts, owned by its workflow",
     "MutationOut.result": "same as OperationOut.result",
+    "JobMutationOut.result": "same as OperationOut.result",
+    # A training job's Kubernetes object as it is applied (HyperPodPyTorchJob or PyTorchJob),
+    # shown in the plan for review; its schema is the operator's CRD, not ours.
+    "SubmitPlanOut.manifest": "the Kubernetes object, shown as applied",
     # Audit rows keep what the service chose to record with the action.
     "AuditOut.detail": "per-action audit facts",
     # The instance group exactly as SageMaker's UpdateCluster receives it (botocore

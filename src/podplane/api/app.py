@@ -18,6 +18,7 @@ from podplane.api.routers import (
     health,
     inspect,
     instance_groups,
+    jobs,
     nodes,
     operations,
     session,
@@ -28,7 +29,7 @@ from podplane.services.context import AppState
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 API_ROUTERS = [health.router, session.router, tokens.router, audit.router, operations.router,
                clusters.router, inspect.router, instance_groups.router, nodes.router,
-               doctor.router]
+               doctor.router, jobs.router]
 
 
 def create_app(state: AppState, lifespan: Lifespan | None = None) -> FastAPI:

@@ -28,6 +28,7 @@ from podplane_sandbox.kube.controllers.infra import (
     VolumeBinder,
 )
 from podplane_sandbox.kube.controllers.jobs import JobController
+from podplane_sandbox.kube.controllers.kubeflow_training import KubeflowPyTorchJobs
 from podplane_sandbox.kube.controllers.kubelet import Kubelet
 from podplane_sandbox.kube.controllers.nodes import NodeController
 from podplane_sandbox.kube.controllers.scheduler import Scheduler
@@ -53,6 +54,7 @@ CONTROLLERS: list[type[Controller]] = [
     StatefulSetController,
     JobController,
     TrainingOperator,
+    KubeflowPyTorchJobs,
     LoadBalancerController,
     VolumeBinder,
     GarbageCollector,

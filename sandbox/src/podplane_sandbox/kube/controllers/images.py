@@ -41,6 +41,11 @@ PUBLIC: dict[str, frozenset[str]] = {
     "nvcr.io/nvidia/nemo": frozenset({"24.05", "24.07"}),
     "nvcr.io/nvidia/pytorch": frozenset({"24.12-py3", "25.01-py3"}),
     "docker.io/fluent/fluent-bit": frozenset({"3.2", "3.2.4"}),
+    # training recipes: LLaMA-Factory's README ("Build Docker": hiyouga/llamafactory:latest);
+    # MS-Swift's docs (GetStarted/SWIFT-installation.md, "Mirror", the swift3.8.3 image)
+    "docker.io/hiyouga/llamafactory": frozenset({"latest"}),
+    "modelscope-registry.us-west-1.cr.aliyuncs.com/modelscope-repo/modelscope": frozenset({
+        "ubuntu22.04-cuda12.6.3-py311-torch2.7.1-vllm0.10.1.1-modelscope1.29.2-swift3.8.3"}),
 }
 
 HMA_REPOSITORY = "hyperpod-health-monitoring-agent"

@@ -19,8 +19,12 @@ lists each rule with its source; in short:
   (the GPUs the container was given; none is "Cuda is not available."), `cpu`, `auto`; any
   other value is "Unsupported nproc_per_node value". A launcher error fails the pod at start.
 
-Sources are silent on restarts (`jobMaxRetryCount`), `cleanPodPolicy`, reasons and messages:
-the sandbox restarts nothing, deletes no pod when a job ends and writes no reason or message.
+Restarts after a fault (training_faults.py, with its sources): a pod that failed, or whose
+node HyperPod marked for reboot or replacement, restarts the whole job while
+`runPolicy.jobMaxRetryCount` allows (`status.restartCount` counts them,
+`latestFaultyPodInstanceList` names the node, pod and rank), and fails it once spent.
+`runPolicy.suspend` deletes the job's pods and creates none until it is lifted. Sources are
+silent on `cleanPodPolicy`: the sandbox deletes no pod when a job ends.
 """
 
 from __future__ import annotations
@@ -31,6 +35,12 @@ from typing import Any
 from podplane_sandbox.kube.addon_manifests import TRAINING_OPERATOR_NS, TRAINING_OPERATOR_SA
 from podplane_sandbox.kube.controllers.framework import Controller, Key, owner_ref
 from podplane_sandbox.kube.controllers.kubelet import DURATION, EXIT_CODE
+from podplane_sandbox.kube.controllers.training_faults import (
+    faults_of,
+    restart_or_fail,
+    set_condition,
+    suspended,
+)
 from podplane_sandbox.kube.hyperpod_training_crd import GROUP, KIND, PLURAL
 from podplane_sandbox.kube.logs import LAUNCHER_ERROR, NNODES, NODE_RANK, NPROC
 from podplane_sandbox.kube.store import Event
@@ -57,6 +67,12 @@ class TrainingOperator(Controller):
                     yield (ns, ref["name"])
         elif event.rt_key == "apps/deployments" and (ns, meta["name"]) == OPERATOR:
             yield from self.initial_keys()  # the controller (re)started: it looks at every job
+        elif event.rt_key == "nodes":  # a health verdict changed: the jobs with pods there
+            for pod in self.ctx.store.items("pods"):
+                if (pod.get("spec") or {}).get("nodeName") == meta["name"]:
+                    for ref in pod["metadata"].get("ownerReferences") or []:
+                        if ref.get("controller") and ref.get("kind") == KIND:
+                            yield (pod["metadata"].get("namespace", ""), ref["name"])
 
     def reconcile(self, key: Key) -> float | None:
         job = self.primary_obj(key)
@@ -67,15 +83,29 @@ class TrainingOperator(Controller):
             return None
         if not _true(status, "Created"):
             status["startTime"] = self.ctx.now_iso()
-            _set(status, "Created", True, self.ctx.now_iso())
+            set_condition(status, "Created", True, self.ctx.now_iso())
         pods = {p["metadata"]["name"]: p for p in self.ctx.owned(job, "pods")}
+        live = {n: p for n, p in pods.items() if not p["metadata"].get("deletionTimestamp")}
         wanted = list(_replicas(job))
-        for rank, (name, template) in enumerate(wanted):
-            if name not in pods:
-                pods[name] = self.ctx.create_pod(job, _pod(job, name, template, rank, len(wanted)))
-        self._conditions(status, [pods[name] for name, _ in wanted])
+        if suspended(job):
+            self._stop(live.values())
+            set_condition(status, "Running", False, self.ctx.now_iso(), only_if_present=True)
+        elif faults := faults_of(self.ctx, [live[n] for n, _ in wanted if n in live]):
+            if restart_or_fail(self.ctx, job, status, faults, [n for n, _ in wanted]):
+                self._stop(live.values())
+        else:
+            for rank, (name, template) in enumerate(wanted):
+                if name not in pods:  # a pod still terminating is replaced once it is gone
+                    pods[name] = live[name] = self.ctx.create_pod(
+                        job, _pod(job, name, template, rank, len(wanted)))
+            if all(name in live for name, _ in wanted):
+                self._conditions(status, [live[name] for name, _ in wanted])
         self.ctx.update_status(JOBS, job, status)
         return None
+
+    def _stop(self, pods: Iterable[Obj]) -> None:
+        for pod in pods:
+            self.ctx.delete("pods", pod)
 
     def _running(self) -> bool:
         """The operator acts only while its controller Deployment has a ready replica."""
@@ -88,12 +118,12 @@ class TrainingOperator(Controller):
         if not pods:
             return
         if "Failed" in phases or all(ph == "Succeeded" for ph in phases):
-            _set(status, "Running", False, now, only_if_present=True)
-            _set(status, "Failed" if "Failed" in phases else "Completed", True, now)
+            set_condition(status, "Running", False, now, only_if_present=True)
+            set_condition(status, "Failed" if "Failed" in phases else "Completed", True, now)
             if "Failed" not in phases:
                 status["completionTime"] = now
         elif all(ph in ("Running", "Succeeded") for ph in phases):
-            _set(status, "Running", True, now)
+            set_condition(status, "Running", True, now)
 
 
 OPERATOR = (TRAINING_OPERATOR_NS, TRAINING_OPERATOR_SA)
@@ -151,16 +181,3 @@ def local_world_size(value: str, spec: Obj) -> int | str | None:
 def _true(status: Obj, *kinds: str) -> bool:
     return any(c.get("type") in kinds and c.get("status") == "True"
                for c in status.get("conditions") or [])
-
-
-def _set(status: Obj, kind: str, value: bool, now: str, only_if_present: bool = False) -> None:
-    """Set a condition, keeping its place and its transition time when unchanged."""
-    conditions = status.setdefault("conditions", [])
-    flag = "True" if value else "False"
-    for c in conditions:
-        if c.get("type") == kind:
-            if c.get("status") != flag:
-                c.update(status=flag, lastTransitionTime=now)
-            return
-    if not only_if_present:
-        conditions.append({"type": kind, "status": flag, "lastTransitionTime": now})

@@ -1,0 +1,158 @@
+"""Kubeflow's training operator for PyTorchJob (kubeflow.org/v1), as the HyperPod dependencies
+chart installs it (Deployment `dependencies-training-operators` in `kubeflow`). docs/sandbox.md,
+"Kubeflow training operator", lists each rule with its source (kubeflow/training-operator v1,
+pkg/controller.v1/pytorch and pkg/controller.v1/common):
+
+- Nothing happens until the operator's Deployment has a ready replica.
+- One pod per replica of each `pytorchReplicaSpecs` entry, named `<job>-<type>-<index>` with
+  the type lower-cased, labelled `training.kubeflow.org/job-name`, `.../replica-type`,
+  `.../replica-index` and `.../operator-name: pytorchjob-controller` (common/util.go
+  GenLabels), owned by the job. The replica's `restartPolicy` (OnFailure, Never, Always; ExitCode
+  as OnFailure) becomes the pod's, so the kubelet restarts failed containers in place.
+- Conditions (the CRD's JobCondition): Created, Running once every pod runs, Succeeded when
+  the Master (else every Worker) succeeded, Failed when a pod failed for good or when the
+  pods' container restarts exceed `runPolicy.backoffLimit` (reason BackoffLimitExceeded).
+- `runPolicy.suspend` true deletes the job's pods and sets Suspended (the CRD's description
+  of `suspend`); lifting it makes them again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from podplane_sandbox.kube.controllers.framework import Controller, Key, owner_ref
+from podplane_sandbox.kube.controllers.training_faults import set_condition, suspended
+from podplane_sandbox.kube.logs import NNODES, NODE_RANK, NPROC
+from podplane_sandbox.kube.store import Event
+from podplane_sandbox.kube.util import clone
+
+Obj = dict[str, Any]
+JOBS = "kubeflow.org/pytorchjobs"
+KIND = "PyTorchJob"
+OPERATOR = ("kubeflow", "dependencies-training-operators")
+PREFIX = "training.kubeflow.org/"
+DONE = ("Succeeded", "Failed")
+
+
+class KubeflowPyTorchJobs(Controller):
+    primary = JOBS
+
+    def keys_for(self, event: Event) -> Iterable[Key]:
+        meta = event.obj["metadata"]
+        ns = meta.get("namespace", "")
+        if event.rt_key == JOBS:
+            yield (ns, meta["name"])
+        elif event.rt_key == "pods":
+            for ref in meta.get("ownerReferences") or []:
+                if ref.get("controller") and ref.get("kind") == KIND:
+                    yield (ns, ref["name"])
+        elif event.rt_key == "apps/deployments" and (ns, meta["name"]) == OPERATOR:
+            yield from self.initial_keys()
+
+    def initial_keys(self) -> Iterable[Key]:
+        if self.ctx.store.registry.by_key(JOBS) is None:
+            return []
+        return super().initial_keys()
+
+    def reconcile(self, key: Key) -> float | None:
+        if self.ctx.store.registry.by_key(JOBS) is None:
+            return None
+        job = self.primary_obj(key)
+        if job is None or job["metadata"].get("deletionTimestamp") or not self._running():
+            return None
+        status = clone(job.get("status") or {})
+        now = self.ctx.now_iso()
+        if any(c.get("type") in DONE and c.get("status") == "True"
+               for c in status.get("conditions") or []):
+            return None
+        if not status.get("conditions"):
+            status["startTime"] = now
+            set_condition(status, "Created", True, now, reason="PyTorchJobCreated",
+                          message=f"PyTorchJob {job['metadata']['name']} is created.")
+        pods = {p["metadata"]["name"]: p for p in self.ctx.owned(job, "pods")}
+        wanted = list(_replicas(job))
+        if suspended(job):
+            for pod in pods.values():
+                self.ctx.delete("pods", pod)
+            set_condition(status, "Running", False, now, only_if_present=True)
+            set_condition(status, "Suspended", True, now, reason="PyTorchJobSuspended",
+                          message=f"PyTorchJob {job['metadata']['name']} is suspended.")
+        else:
+            set_condition(status, "Suspended", False, now, only_if_present=True)
+            for rank, (name, rtype, index, template, policy) in enumerate(wanted):
+                if name not in pods:
+                    pods[name] = self.ctx.create_pod(job, _pod(job, name, rtype, index,
+                                                               template, policy, rank,
+                                                               len(wanted)))
+            self._conditions(job, status, [pods[w[0]] for w in wanted], now)
+        self.ctx.update_status(JOBS, job, status)
+        return None
+
+    def _running(self) -> bool:
+        dep = self.ctx.store.find("apps/deployments", *OPERATOR)
+        return dep is not None and int((dep.get("status") or {}).get("readyReplicas", 0)) > 0
+
+    def _conditions(self, job: Obj, status: Obj, pods: list[Obj], now: str) -> None:
+        name = job["metadata"]["name"]
+        phases = {p["metadata"]["name"]: (p.get("status") or {}).get("phase", "Pending")
+                  for p in pods}
+        restarts = sum(int(cs.get("restartCount") or 0) for p in pods
+                       for cs in (p.get("status") or {}).get("containerStatuses") or [])
+        limit = ((job.get("spec") or {}).get("runPolicy") or {}).get("backoffLimit")
+        masters = [n for n in phases if "-master-" in n] or list(phases)
+        if "Failed" in phases.values() or (limit is not None and restarts > int(limit)):
+            reason = "BackoffLimitExceeded" if "Failed" not in phases.values() \
+                else "PyTorchJobFailed"
+            set_condition(status, "Running", False, now, only_if_present=True)
+            set_condition(status, "Failed", True, now, reason=reason,
+                          message=f"PyTorchJob {name} has failed ({restarts} restarts, "
+                          f"backoffLimit {limit}).")
+        elif masters and all(phases[n] == "Succeeded" for n in masters):
+            set_condition(status, "Running", False, now, only_if_present=True)
+            set_condition(status, "Succeeded", True, now, reason="PyTorchJobSucceeded",
+                          message=f"PyTorchJob {name} is successfully completed.")
+            status["completionTime"] = now
+        elif all(ph in ("Running", "Succeeded") for ph in phases.values()):
+            set_condition(status, "Running", True, now, reason="PyTorchJobRunning",
+                          message=f"PyTorchJob {name} is running.")
+        counts: dict[str, Obj] = {}
+        for pod_name, phase in phases.items():
+            rtype = pod_name.rsplit("-", 2)[-2].capitalize()
+            bucket = counts.setdefault(rtype, {"active": 0, "succeeded": 0, "failed": 0})
+            key = {"Succeeded": "succeeded", "Failed": "failed"}.get(phase, "active")
+            bucket[key] += 1
+        status["replicaStatuses"] = counts
+
+
+def _replicas(job: Obj) -> Iterable[tuple[str, str, int, Obj, str]]:
+    """(pod name, replica type, index, template, restart policy), Master first."""
+    specs = (job.get("spec") or {}).get("pytorchReplicaSpecs") or {}
+    for rtype in sorted(specs, key=lambda t: (t != "Master", t)):
+        spec = specs[rtype] or {}
+        policy = spec.get("restartPolicy") or "Never"
+        for i in range(int(spec.get("replicas") or 0)):
+            yield (f"{job['metadata']['name']}-{rtype.lower()}-{i}", rtype, i,
+                   spec.get("template") or {}, "OnFailure" if policy == "ExitCode" else policy)
+
+
+def _pod(job: Obj, name: str, rtype: str, index: int, template: Obj, policy: str, rank: int,
+         nnodes: int) -> Obj:
+    meta = template.get("metadata") or {}
+    spec = clone(template.get("spec") or {})
+    spec["restartPolicy"] = policy
+    nproc = str((job.get("spec") or {}).get("nprocPerNode") or "1")
+    labels = {**(meta.get("labels") or {}), PREFIX + "job-name": job["metadata"]["name"],
+              PREFIX + "replica-type": rtype.lower(), PREFIX + "replica-index": str(index),
+              PREFIX + "operator-name": "pytorchjob-controller"}
+    if rtype == "Master":
+        labels[PREFIX + "job-role"] = "master"
+    annotations = {**(meta.get("annotations") or {}), NODE_RANK: str(rank),
+                   NNODES: str(nnodes)}
+    if nproc.isdigit():
+        annotations[NPROC] = nproc
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": job["metadata"]["namespace"],
+                         "labels": labels, "annotations": annotations,
+                         "ownerReferences": [owner_ref(job)]},
+            "spec": spec}

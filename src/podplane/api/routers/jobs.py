@@ -1,0 +1,370 @@
+"""Training jobs: recipes, submit (202), list, get, cancel, delete (confirm), logs, events."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Depends, Path, Query, WebSocket
+from fastapi.encoders import jsonable_encoder
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.websockets import WebSocketDisconnect
+
+from podplane.api.auth import ctx_for, websocket_principal
+from podplane.api.routers.instance_groups import ClusterName, Confirm, DryRun, IdempotencyKey
+from podplane.api.routers.operations import OperationOut, out
+from podplane.domain.errors import Forbidden, InvalidInput, NotFound, Unauthenticated
+from podplane.domain.jobs.requests import JOB_NAME_MAX, JobRequest, ParamValue
+from podplane.domain.names import DNS_LABEL_PATTERN
+from podplane.services.context import Ctx
+from podplane.services.groups.outcome import Outcome
+from podplane.services.jobs import logs as logs_room
+from podplane.services.jobs import service as svc
+from podplane.services.jobs import stream as job_stream
+from podplane.services.registry import check_role, effect_of
+
+router = APIRouter(tags=["jobs"])
+JobName = Annotated[str, Path(min_length=1, max_length=JOB_NAME_MAX, pattern=DNS_LABEL_PATTERN)]
+BASE = "/clusters/{cluster}/jobs"
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobIn(JobRequest):
+    """Submit a job from a recipe (GET /api/v1/recipes) onto one instance group."""
+
+
+class ParamOut(BaseModel):
+    name: str
+    type: str
+    default: ParamValue
+    description: str
+    minimum: float | None
+    maximum: float | None
+    choices: list[str]
+
+
+class ResourcesOut(BaseModel):
+    gpus: int | None
+    cpu: str
+    memory: str
+    efa: bool
+
+
+class RecipeOut(BaseModel):
+    name: str
+    framework: str
+    description: str
+    image: str
+    kind: str
+    entrypoint: list[str]
+    default_replicas: int
+    elastic_capable: bool
+    resources: ResourcesOut
+    params: list[ParamOut]
+    mounts: dict[str, str] = Field(description="Mount path -> prefix in the cluster's bucket "
+                                   "({job} is the job's name).")
+
+
+class JobSummaryOut(BaseModel):
+    name: str
+    kind: str
+    recipe: str | None
+    status: str = Field(description="Submitted, Pending, Running, Succeeded, Failed or "
+                        "Cancelled.")
+    created_at: str | None
+    started_at: str | None
+    completed_at: str | None
+    replicas: int
+
+
+class BudgetOut(BaseModel):
+    budget: int = Field(description="Restarts allowed after faults before the job fails.")
+    spent: int
+    remaining: int
+
+
+class FaultOut(BaseModel):
+    instance_ids: list[str]
+    pods: list[str]
+    restart_type: str | None
+    reason: str | None
+    message: str | None = Field(description="Which node and why, as the operator reported it.")
+
+
+class NodeVerdictOut(BaseModel):
+    health: str | None = Field(description="sagemaker.amazonaws.com/node-health-status.")
+    schedulable: bool
+    fault: str | None
+    present: bool
+
+
+class PodOut(BaseModel):
+    name: str
+    phase: str
+    node: str | None
+    node_verdict: NodeVerdictOut | None
+    containers: list[str]
+    restarts: int
+    ready: bool
+
+
+class ConditionOut(BaseModel):
+    type: str | None
+    status: str | None
+    reason: str | None
+    message: str | None
+    last_transition_time: str | None
+
+
+class OutputsOut(BaseModel):
+    checkpoints: str | None
+    outputs: str | None
+
+
+class JobOut(JobSummaryOut):
+    restarts: BudgetOut
+    last_fault: FaultOut | None
+    pods: list[PodOut]
+    pod_selector: dict[str, str]
+    conditions: list[ConditionOut]
+    outputs: OutputsOut
+
+
+class LogLineOut(BaseModel):
+    pod: str
+    line: str
+
+
+class LogPageOut(BaseModel):
+    job: str
+    pods: list[str]
+    lines: list[LogLineOut]
+    next_cursor: int | None = Field(description="Pass as `cursor` for the next page.")
+    total: int
+    notes: dict[str, str] = Field(description="Pods without logs yet, and why.")
+
+
+class EventOut(BaseModel):
+    time: str | None
+    type: str | None
+    reason: str | None
+    message: str | None
+    object: str | None
+    kind: str | None
+    count: int | None
+
+
+class SubmitPlanOut(BaseModel):
+    job: str
+    kind: str
+    recipe: str
+    instance_group: str
+    capacity_type: str
+    replicas: int
+    gpus_per_replica: int
+    gpus_requested: int
+    gpus_free: int
+    max_restarts: int
+    elastic: bool
+    params: dict[str, ParamValue]
+    notes: list[str]
+    outputs: OutputsOut
+    manifest: dict[str, Any] = Field(description="The job object as it is applied.")
+
+
+class JobActionPlanOut(BaseModel):
+    job: str
+    kind: str
+    status: str
+    action: str
+    warning: str | None = None
+
+
+JobPlan = SubmitPlanOut | JobActionPlanOut
+
+
+class JobMutationOut(OperationOut):
+    changed: bool = True
+    plan: JobPlan | dict[str, str]
+
+
+class JobNoChangeOut(BaseModel):
+    changed: bool
+    dry_run: bool
+    plan: JobPlan
+
+
+RESPONSES: dict[int | str, dict[str, Any]] = {
+    202: {"model": JobMutationOut, "description": "The operation that makes the change."},
+    200: {"model": JobNoChangeOut, "description": "No change needed, or the dry-run plan."},
+}
+
+
+class ActionIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    confirm: bool = False
+    dry_run: bool = False
+
+
+def answer(outcome: Outcome) -> JSONResponse:
+    if outcome.operation is None:
+        body = {"changed": outcome.changed, "dry_run": outcome.dry_run, "plan": outcome.plan}
+        return JSONResponse(jsonable_encoder(body), status_code=200)
+    op = out(outcome.operation).model_dump(mode="json")
+    return JSONResponse(jsonable_encoder({**op, "changed": True, "plan": outcome.plan}),
+                        status_code=202)
+
+
+@router.get("/recipes", response_model=list[RecipeOut])
+async def list_recipes(ctx: Annotated[Ctx, Depends(ctx_for(svc.list_recipes))]) -> Any:
+    """Recipes: framework, image, entrypoint, parameters with defaults and bounds."""
+    return await svc.list_recipes(ctx)
+
+
+@router.get(BASE, response_model=list[JobSummaryOut])
+async def list_jobs(cluster: ClusterName,
+                    ctx: Annotated[Ctx, Depends(ctx_for(svc.list_jobs))]) -> Any:
+    """Every training job on the cluster (also those submitted with `hyp` or kubectl)."""
+    return await svc.list_jobs(ctx, cluster)
+
+
+@router.post(BASE, response_model=None, status_code=202, responses=RESPONSES)
+async def submit_job(cluster: ClusterName, body: JobIn,
+                     ctx: Annotated[Ctx, Depends(ctx_for(svc.submit_job))],
+                     dry_run: DryRun = False, idempotency_key: IdempotencyKey = None
+                     ) -> JSONResponse:
+    """Submit a job from a recipe: parameters, group, GPUs and Spot checked in the plan."""
+    request = JobRequest(**{**body.__dict__, "dry_run": dry_run or body.dry_run})
+    return answer(await svc.submit_job(ctx, cluster, request, idempotency_key=idempotency_key))
+
+
+@router.get(BASE + "/{job}", response_model=JobOut)
+async def get_job(cluster: ClusterName, job: JobName,
+                  ctx: Annotated[Ctx, Depends(ctx_for(svc.get_job))]) -> Any:
+    """Status, restart budget and spent, last fault, pods with their node's health."""
+    return await svc.get_job(ctx, cluster, job)
+
+
+@router.get(BASE + "/{job}/logs", response_model=LogPageOut)
+async def job_logs(cluster: ClusterName, job: JobName,
+                   ctx: Annotated[Ctx, Depends(ctx_for(svc.job_logs))],
+                   pod: Annotated[str | None, Query(max_length=253,
+                                                    pattern=DNS_LABEL_PATTERN)] = None,
+                   container: Annotated[str | None, Query(max_length=63,
+                                                          pattern=DNS_LABEL_PATTERN)] = None,
+                   since_seconds: Annotated[int | None, Query(ge=1, le=30 * 86400)] = None,
+                   tail: Annotated[int | None, Query(ge=1, le=logs_room.MAX_LINES_PER_POD)]
+                   = None,
+                   cursor: Annotated[int, Query(ge=0, le=10**7)] = 0,
+                   limit: Annotated[int, Query(ge=1, le=logs_room.MAX_PAGE)] = logs_room.PAGE,
+                   ) -> Any:
+    """Logs of every pod (or one), bounded and paged with `cursor`."""
+    return await svc.job_logs(ctx, cluster, job, pod, container, since_seconds, tail, cursor,
+                              limit)
+
+
+@router.get(BASE + "/{job}/events", response_model=list[EventOut])
+async def job_events(cluster: ClusterName, job: JobName,
+                     ctx: Annotated[Ctx, Depends(ctx_for(svc.job_events))]) -> Any:
+    """Kubernetes events of the job and its pods (restarts, faults, scheduling)."""
+    return await svc.job_events(ctx, cluster, job)
+
+
+@router.post(BASE + "/{job}/cancel", response_model=None, status_code=202,
+             responses=RESPONSES)
+async def cancel_job(cluster: ClusterName, job: JobName,
+                     ctx: Annotated[Ctx, Depends(ctx_for(svc.cancel_job))],
+                     dry_run: DryRun = False, idempotency_key: IdempotencyKey = None,
+                     body: Annotated[ActionIn | None, Body()] = None) -> JSONResponse:
+    """Stop a job (runPolicy.suspend): its pods are deleted, the job stays to be read."""
+    return answer(await svc.cancel_job(ctx, cluster, job,
+                                       dry_run=dry_run or bool(body and body.dry_run),
+                                       idempotency_key=idempotency_key))
+
+
+@router.delete(BASE + "/{job}", response_model=None, status_code=202, responses=RESPONSES)
+async def delete_job(cluster: ClusterName, job: JobName,
+                     ctx: Annotated[Ctx, Depends(ctx_for(svc.delete_job))],
+                     confirm: Confirm = False, dry_run: DryRun = False,
+                     idempotency_key: IdempotencyKey = None) -> JSONResponse:
+    """Delete a job with its pods and logs (confirm=true); bucket outputs stay."""
+    return answer(await svc.delete_job(ctx, cluster, job, confirm=confirm, dry_run=dry_run,
+                                       idempotency_key=idempotency_key))
+
+
+@router.websocket(BASE + "/{job}/logs/stream")
+async def job_log_stream(ws: WebSocket, cluster: str, job: str) -> None:
+    """One WebSocket for a job view: every pod's log (or `pod`'s), multiplexed. Query:
+    pod, container, follow (default true), since_seconds, tail, resume (the last `cursor`
+    received, as JSON: lines already delivered per pod). Messages: lines (with the cursor),
+    note, end. Closes 4401/4403/4404/4422 on refusal. A slow reader slows the pods' readers
+    (bounded buffer), never grows the server's memory."""
+    await ws.accept()
+    try:
+        ctx = Ctx(principal=await websocket_principal(ws), app=ws.app.state.podplane)
+        check_role(ctx, effect_of(svc.open_log_stream))
+        pod, options = _stream_query(cluster, job, dict(ws.query_params))
+        stream = await svc.open_log_stream(ctx, cluster, job, pod, options)
+    except Unauthenticated:
+        return await ws.close(code=4401)
+    except Forbidden:
+        return await ws.close(code=4403)
+    except NotFound:
+        return await ws.close(code=4404)
+    except InvalidInput as err:
+        return await ws.close(code=4422, reason=err.message[:120])
+    await pump(ws, stream)
+
+
+NAME = re.compile(DNS_LABEL_PATTERN)
+
+
+def _stream_query(cluster: str, job: str, q: dict[str, str]) -> tuple[
+        str | None, job_stream.StreamOptions]:
+    for what, value in (("cluster", cluster), ("job", job), ("pod", q.get("pod")),
+                        ("container", q.get("container"))):
+        if value is not None and not NAME.fullmatch(value):
+            raise InvalidInput(f"{what} {value[:64]!r} is not a valid name.", field=what)
+    try:
+        resume = {str(k): int(v) for k, v in json.loads(q.get("resume") or "{}").items()}
+        since = int(q["since_seconds"]) if q.get("since_seconds") else None
+        tail = int(q["tail"]) if q.get("tail") else None
+    except (ValueError, TypeError, AttributeError) as err:
+        raise InvalidInput("resume must be a JSON object of line counts; since_seconds and "
+                           "tail integers.", field="query") from err
+    if any(v < 0 for v in resume.values()) or (tail is not None and tail < 1) or \
+            (since is not None and since < 1):
+        raise InvalidInput("resume counts must be >= 0; since_seconds and tail >= 1.",
+                           field="query")
+    follow = q.get("follow", "true").lower() not in ("false", "0", "no")
+    return q.get("pod"), job_stream.StreamOptions(q.get("container"), follow, since, tail,
+                                                  resume)
+
+
+async def pump(ws: WebSocket, stream: job_stream.LogStream) -> None:
+    """Send the stream's batches until it ends or the client leaves; each send waits for the
+    transport (flow control), which is what holds the stream's readers back."""
+    async def send_all() -> None:
+        # aclosing: when the client leaves, the stream's readers stop now, not at GC time
+        async with contextlib.aclosing(stream.batches()) as batches:
+            async for message in batches:
+                await ws.send_text(json.dumps(message))
+        await ws.close(code=1000)
+
+    async def until_gone() -> None:
+        with contextlib.suppress(WebSocketDisconnect):
+            while (await ws.receive())["type"] != "websocket.disconnect":
+                pass
+
+    tasks = [asyncio.create_task(send_all()), asyncio.create_task(until_gone())]
+    await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(BaseException):
+            await task

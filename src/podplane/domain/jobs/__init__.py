@@ -1,0 +1,1 @@
+"""Training jobs: recipes (data), the request, one renderer per job kind, and the job view."""

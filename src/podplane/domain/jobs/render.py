@@ -1,0 +1,153 @@
+"""One renderer for every recipe: a recipe + a request + the cluster's facts -> the job's
+manifest (HyperPodPyTorchJob or Kubeflow PyTorchJob).
+
+The shared data contract (docs/training.md): the cluster's S3 bucket, mounted through its
+Mountpoint for S3 claim (`domain.manifests.storage.CLAIM`), appears at the same paths in every
+job: /data and /models (shared), /checkpoints and /outputs (the job's own prefix,
+`checkpoints/<job>/` and `outputs/<job>/` in the bucket, by subPath).
+
+Health-gated placement: every pod requires a node of the chosen instance group whose HyperPod
+health label is `Schedulable` (AWS docs, "node labels": "use it in node selectors so workloads
+land only on healthy nodes"; the same affinity as AWS's reference job,
+awslabs/awsome-distributed-training 3.test_cases/pytorch/FSDP/kubernetes/*-hpto.yaml).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from podplane.domain.jobs.kinds import (
+    GROUP_LABEL,
+    HEALTH_LABEL,
+    HYPERPOD,
+    KUBEFLOW,
+    MANAGED_BY,
+    NAMESPACE,
+    RECIPE_LABEL,
+)
+from podplane.domain.jobs.recipes import Recipe
+from podplane.domain.manifests.storage import CLAIM
+
+Manifest = dict[str, Any]
+GPU, EFA = "nvidia.com/gpu", "vpc.amazonaws.com/efa"
+PARAMS_ANNOTATION = "podplane.io/params"
+MOUNTS = {"/data": "data", "/models": "models", "/checkpoints": "checkpoints/{job}",
+          "/outputs": "outputs/{job}"}
+SHARED_VOLUME = "shared"
+CONTAINER = "pytorch"  # Kubeflow's PyTorchJob requires this name; HyperPod accepts any
+
+
+@dataclass(frozen=True)
+class Placement:
+    """What the renderer needs from the cluster (read by the service, checked in the plan)."""
+
+    instance_group: str
+    replicas: int
+    gpus_per_replica: int
+    efa_per_replica: int
+    bucket: str | None
+
+
+def prefixes(bucket: str | None, job: str) -> dict[str, str | None]:
+    """Where a job's checkpoints and outputs land in the cluster's bucket."""
+    return {kind: f"s3://{bucket}/{kind}/{job}/" if bucket else None
+            for kind in ("checkpoints", "outputs")}
+
+
+def render(recipe: Recipe, job: str, params: dict[str, Any], where: Placement,
+           max_restarts: int, elastic: bool) -> Manifest:
+    template = _pod_template(recipe, job, params, where)
+    meta = {"name": job, "namespace": NAMESPACE,
+            "labels": {MANAGED_BY: "podplane", RECIPE_LABEL: recipe.name},
+            "annotations": {PARAMS_ANNOTATION: json.dumps(params, sort_keys=True)}}
+    nproc = str(max(where.gpus_per_replica, 1))
+    if recipe.kind == HYPERPOD.kind:
+        spec: Manifest = {
+            "nprocPerNode": nproc,
+            "runPolicy": {"jobMaxRetryCount": max_restarts, "cleanPodPolicy": "None",
+                          "logMonitoringConfiguration": [
+                              {"name": "JobStart", "logPattern": recipe.progress_pattern,
+                               "expectedStartCutOffInSeconds": 600},
+                              {"name": "JobHangingDetection",
+                               "logPattern": recipe.progress_pattern,
+                               "expectedRecurringFrequencyInSeconds": 900}]},
+            "replicaSpecs": [{"name": "pod", "replicas": where.replicas,
+                              "template": template}]}
+        if elastic:
+            spec["elasticPolicy"] = {"minReplicas": 1, "maxReplicas": where.replicas}
+        return {"apiVersion": HYPERPOD.api_version, "kind": HYPERPOD.kind, "metadata": meta,
+                "spec": spec}
+    replica_specs = {"Master": {"replicas": 1, "restartPolicy": "OnFailure",
+                                "template": template}}
+    if where.replicas > 1:
+        replica_specs["Worker"] = {"replicas": where.replicas - 1,
+                                   "restartPolicy": "OnFailure", "template": template}
+    kf_spec: Manifest = {"nprocPerNode": nproc, "pytorchReplicaSpecs": replica_specs,
+                         "runPolicy": {"backoffLimit": max_restarts, "cleanPodPolicy": "None"}}
+    if elastic:
+        kf_spec["elasticPolicy"] = {"minReplicas": 1, "maxReplicas": where.replicas,
+                                    "rdzvBackend": "c10d", "maxRestarts": max_restarts}
+    return {"apiVersion": KUBEFLOW.api_version, "kind": KUBEFLOW.kind, "metadata": meta,
+            "spec": kf_spec}
+
+
+def command(recipe: Recipe, job: str, params: dict[str, Any], where: Placement) -> list[str]:
+    values = {**{k: _text(v) for k, v in params.items()}, "nnodes": str(where.replicas),
+              "nproc": str(max(where.gpus_per_replica, 1)), "job": job,
+              "outputs": "/outputs", "checkpoints": "/checkpoints"}
+    return [part.format(**values) for part in recipe.entrypoint]
+
+
+def _text(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _pod_template(recipe: Recipe, job: str, params: dict[str, Any],
+                  where: Placement) -> Manifest:
+    limits: dict[str, Any] = {}
+    if where.gpus_per_replica:
+        limits[GPU] = where.gpus_per_replica
+    if where.efa_per_replica and recipe.resources.efa:
+        limits[EFA] = where.efa_per_replica
+    requests = {"cpu": recipe.resources.cpu, "memory": recipe.resources.memory, **limits}
+    env = [{"name": "PODPLANE_JOB", "value": job},
+           {"name": "PODPLANE_RECIPE", "value": recipe.name},
+           {"name": "CHECKPOINT_DIR", "value": "/checkpoints"},
+           {"name": "OUTPUT_DIR", "value": "/outputs"},
+           {"name": "NCCL_DEBUG", "value": "INFO"}]
+    if recipe.framework == "llama-factory":  # its CLI launches torchrun itself only when told
+        env.append({"name": "FORCE_TORCHRUN", "value": "1"})
+    volumes: list[Manifest] = [{"name": "shm", "emptyDir": {"medium": "Memory"}}]
+    mounts: list[Manifest] = [{"name": "shm", "mountPath": "/dev/shm"}]
+    if where.bucket:
+        volumes.append({"name": SHARED_VOLUME, "persistentVolumeClaim": {"claimName": CLAIM}})
+        mounts += [{"name": SHARED_VOLUME, "mountPath": path, "subPath": sub.format(job=job)}
+                   for path, sub in MOUNTS.items()]
+    container = {"name": CONTAINER, "image": recipe.image,
+                 "command": command(recipe, job, params, where), "env": env,
+                 "resources": {"requests": requests, "limits": limits},
+                 "volumeMounts": mounts}
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [
+            {"key": HEALTH_LABEL, "operator": "In", "values": ["Schedulable"]},
+            {"key": GROUP_LABEL, "operator": "In", "values": [where.instance_group]}]}]}}}
+    return {"metadata": {"labels": {MANAGED_BY: "podplane", RECIPE_LABEL: recipe.name}},
+            "spec": {"containers": [container], "volumes": volumes, "affinity": affinity}}
+
+
+def manifest_from(request: dict[str, Any], facts: dict[str, Any]) -> Manifest:
+    """The manifest an operation applies, from what it stored: the request as sent and the
+    cluster's stable facts (bucket, GPUs and EFA per node). Pure, so a resumed or replayed
+    operation renders exactly what the plan showed."""
+    from podplane.domain.jobs.recipes import recipe
+
+    chosen = recipe(request["recipe"])
+    replicas = request.get("replicas") or chosen.default_replicas
+    gpus = request.get("gpus_per_replica")
+    where = Placement(request["instance_group"], replicas,
+                      facts["gpus_per_node"] if gpus is None else gpus,
+                      facts["efa_per_node"], facts.get("bucket"))
+    return render(chosen, request["name"], chosen.resolve(request.get("params") or {}), where,
+                  request.get("max_restarts", 2), bool(request.get("elastic")))

@@ -1,0 +1,1 @@
+"""Training jobs: submit from a recipe, list, get, cancel, delete, logs and events."""

@@ -1,0 +1,225 @@
+"""Training jobs on a managed cluster: submit from a recipe (parameters, capacity and
+placement checked in the plan), list, get, cancel, delete, logs and events."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from podplane.domain.effects import Effect
+from podplane.domain.errors import ConfirmationRequired, InvalidInput, NotFound
+from podplane.domain.instance_groups import CapacityType, shape_of
+from podplane.domain.jobs import render as rj
+from podplane.domain.jobs import views
+from podplane.domain.jobs.errors import InsufficientGpus, JobExists
+from podplane.domain.jobs.kinds import KINDS, NAMESPACE
+from podplane.domain.jobs.recipes import RECIPES, Recipe, recipe
+from podplane.domain.jobs.requests import JobRequest
+from podplane.domain.manifests.storage import CLAIM
+from podplane.services.cloud_access import cloud_of
+from podplane.services.context import Ctx
+from podplane.services.groups import cloud as gc
+from podplane.services.groups.outcome import Outcome, key_used, start
+from podplane.services.jobs import cluster as jc
+from podplane.services.jobs import logs as job_logs_room
+from podplane.services.jobs import stream as job_stream
+from podplane.services.jobs.workflows import CANCEL, DELETE, SUBMIT
+from podplane.services.registry import service
+
+Shape = dict[str, Any]
+
+
+def target(cluster: str, job: str) -> str:
+    return f"cluster/{cluster}/job/{job}"
+
+
+def recipe_view(r: Recipe) -> Shape:
+    return {"name": r.name, "framework": r.framework, "description": r.description,
+            "image": r.image, "kind": r.kind, "entrypoint": list(r.entrypoint),
+            "default_replicas": r.default_replicas, "elastic_capable": r.elastic_capable,
+            "resources": asdict(r.resources),
+            "params": [{**asdict(p), "choices": list(p.choices)} for p in r.params],
+            "mounts": dict(rj.MOUNTS)}
+
+
+@service(Effect.READ, "job.recipes")
+async def list_recipes(ctx: Ctx) -> list[Shape]:
+    return [recipe_view(r) for r in RECIPES]
+
+
+@service(Effect.READ, "job.list")
+async def list_jobs(ctx: Ctx, cluster: str) -> list[Shape]:
+    _, kube = await jc.kube_of(ctx, cluster)
+    found = [job for kind in KINDS.values() for job in await jc.jobs_of_kind(kube, kind)]
+    return sorted((views.summary(j) for j in found), key=lambda s: s["name"])
+
+
+@service(Effect.READ, "job.get")
+async def get_job(ctx: Ctx, cluster: str, job: str) -> Shape:
+    _, kube = await jc.kube_of(ctx, cluster)
+    found = await jc.find_job(kube, cluster, job)
+    pods = await jc.pods_of(kube, found)
+    events = await jc.events_of(kube, found, pods)
+    outputs = rj.prefixes(await jc.bucket_of(ctx, cluster), job)
+    return views.job_view(found, pods, await jc.nodes_by_name(kube), events, outputs)
+
+
+@service(Effect.READ, "job.events")
+async def job_events(ctx: Ctx, cluster: str, job: str) -> list[Shape]:
+    _, kube = await jc.kube_of(ctx, cluster)
+    found = await jc.find_job(kube, cluster, job)
+    events = await jc.events_of(kube, found, await jc.pods_of(kube, found))
+    return [{"time": e.get("lastTimestamp") or e.get("eventTime"), "type": e.get("type"),
+             "reason": e.get("reason"), "message": e.get("message"),
+             "object": (e.get("involvedObject") or {}).get("name"),
+             "kind": (e.get("involvedObject") or {}).get("kind"),
+             "count": e.get("count")} for e in events]
+
+
+@service(Effect.READ, "job.logs")
+async def job_logs(ctx: Ctx, cluster: str, job: str, pod: str | None = None,
+                   container: str | None = None, since_seconds: int | None = None,
+                   tail: int | None = None, cursor: int = 0,
+                   limit: int = job_logs_room.PAGE) -> Shape:
+    _, kube = await jc.kube_of(ctx, cluster)
+    found = await jc.find_job(kube, cluster, job)
+    pods = [p["metadata"]["name"] for p in await jc.pods_of(kube, found)]
+    return await job_logs_room.page(kube, job, sorted(pods), pod, container, since_seconds,
+                                    tail, cursor, limit)
+
+
+@service(Effect.CREATE, "job.submit",
+         target=lambda cluster, request, *_a, **_k: target(cluster, request.name))
+async def submit_job(ctx: Ctx, cluster: str, request: JobRequest, *,
+                     idempotency_key: str | None = None) -> Outcome:
+    chosen = recipe(request.recipe)
+    params = chosen.resolve(request.params)  # 422 naming the field, before anything else
+    ref, kube = await jc.kube_of(ctx, cluster)
+    gpus = await jc.group_gpus(kube, request.instance_group)
+    bucket = await jc.bucket_of(ctx, cluster) if await _has_claim(kube) else None
+    facts = {"bucket": bucket, "gpus_per_node": gpus.gpus_per_node,
+             "efa_per_node": gpus.efa_per_node}
+    body = {k: v for k, v in asdict(request).items() if k != "dry_run"}
+    op_params = {"cluster_ref": ref.params(), "job": request.name, "kind": chosen.kind,
+                 "request": body, "facts": facts}
+    if await key_used(ctx, idempotency_key):  # a replay returns its operation
+        return await start(ctx, SUBMIT, target(cluster, request.name), op_params,
+                           idempotency_key, {})
+    plan = await _plan(ctx, cluster, ref, kube, chosen, params, request, gpus)
+    plan["manifest"] = rj.manifest_from(body, facts)
+    plan["outputs"] = rj.prefixes(bucket, request.name)
+    if not bucket:
+        plan["notes"].append("The cluster has no shared S3 claim: /data, /models, "
+                             "/checkpoints and /outputs are not mounted.")
+    if request.dry_run:
+        return Outcome(True, plan, dry_run=True)
+    return await start(ctx, SUBMIT, target(cluster, request.name), op_params, idempotency_key,
+                       plan)
+
+
+async def _plan(ctx: Ctx, cluster: str, ref: gc.ClusterRef, kube: Any, chosen: Recipe,
+                params: Shape, request: JobRequest, gpus: jc.GroupGpus) -> Shape:
+    """The checks a submission passes (group, Spot and elastic, name, GPUs) and its plan."""
+    described = await gc.describe(cloud_of(ctx.app).aws.hyperpod, ref)
+    group = gc.find_group(described, request.instance_group)
+    if group is None:
+        raise InvalidInput(f"Cluster {cluster!r} has no instance group "
+                           f"{request.instance_group!r}.", field="instance_group",
+                           hint="List groups with instance_group_list.")
+    capacity = shape_of(group).capacity_type
+    if request.elastic and capacity is CapacityType.SPOT:
+        raise InvalidInput("Elastic training is refused on a Spot instance group: Spot "
+                           "reclaims would be taken for faults and spend the restart budget.",
+                           field="elastic", hint="Use an on-demand or training-plan group, "
+                           "or submit without elastic.")
+    if request.elastic and not chosen.elastic_capable:
+        raise InvalidInput(f"Recipe {chosen.name!r} does not support elastic training.",
+                           field="elastic")
+    await _refuse_existing(kube, cluster, request.name)
+    replicas = request.replicas or chosen.default_replicas
+    per_replica = gpus.gpus_per_node if request.gpus_per_replica is None \
+        else request.gpus_per_replica
+    if per_replica > gpus.gpus_per_node:
+        raise InvalidInput(f"{per_replica} GPUs per replica, but the nodes of "
+                           f"{request.instance_group!r} have {gpus.gpus_per_node}.",
+                           field="gpus_per_replica")
+    fits = gpus.fits(per_replica)
+    if fits < replicas:
+        wanted = replicas * per_replica
+        raise InsufficientGpus(f"{replicas} replicas x {per_replica} GPUs = {wanted} GPUs "
+                               f"requested, {gpus.free} free on the {gpus.healthy_nodes} healthy "
+                               f"node(s) of {request.instance_group!r} ({fits} replica(s) fit).",
+                               hint="Use fewer replicas, wait for running jobs, or scale "
+                               "the group (instance_group_scale).")
+    return {"job": request.name, "kind": chosen.kind, "recipe": chosen.name,
+            "instance_group": request.instance_group, "capacity_type": capacity.value,
+            "replicas": replicas, "gpus_per_replica": per_replica,
+            "gpus_requested": replicas * per_replica, "gpus_free": gpus.free,
+            "max_restarts": request.max_restarts, "elastic": request.elastic,
+            "params": params, "notes": []}
+
+
+async def _refuse_existing(kube: Any, cluster: str, name: str) -> None:
+    try:
+        await jc.find_job(kube, cluster, name)
+    except NotFound:
+        return
+    raise JobExists(f"A job named {name!r} already exists on {cluster!r}.",
+                    hint="Choose another name, or delete the old job.")
+
+
+async def _has_claim(kube: Any) -> bool:
+    return await kube.get("v1", "PersistentVolumeClaim", CLAIM, NAMESPACE) is not None
+
+
+@service(Effect.MUTATE, "job.cancel",
+         target=lambda cluster, job, *_a, **_k: target(cluster, job))
+async def cancel_job(ctx: Ctx, cluster: str, job: str, *, dry_run: bool = False,
+                     idempotency_key: str | None = None) -> Outcome:
+    ref, kube = await jc.kube_of(ctx, cluster)
+    params = {"cluster_ref": ref.params(), "job": job}
+    if await key_used(ctx, idempotency_key):
+        return await start(ctx, CANCEL, target(cluster, job), params, idempotency_key, {})
+    found = await jc.find_job(kube, cluster, job)
+    status = views.status_of(found)
+    plan = {"job": job, "kind": found["kind"], "status": status,
+            "action": "suspend (runPolicy.suspend): the pods are deleted, the job is kept"}
+    if status in views.DONE:
+        return Outcome(False, plan)
+    if dry_run:
+        return Outcome(True, plan, dry_run=True)
+    return await start(ctx, CANCEL, target(cluster, job), {**params, "kind": found["kind"]},
+                       idempotency_key, plan)
+
+
+@service(Effect.DESTROY, "job.delete",
+         target=lambda cluster, job, *_a, **_k: target(cluster, job))
+async def delete_job(ctx: Ctx, cluster: str, job: str, *, confirm: bool = False,
+                     dry_run: bool = False, idempotency_key: str | None = None) -> Outcome:
+    ref, kube = await jc.kube_of(ctx, cluster)
+    params = {"cluster_ref": ref.params(), "job": job}
+    if await key_used(ctx, idempotency_key):
+        return await start(ctx, DELETE, target(cluster, job), params, idempotency_key, {})
+    found = await jc.find_job(kube, cluster, job)
+    plan = {"job": job, "kind": found["kind"], "status": views.status_of(found),
+            "action": "delete", "warning": "The job, its pods and their logs are deleted; "
+            "checkpoints and outputs in the bucket stay."}
+    if dry_run:
+        return Outcome(True, plan, dry_run=True)
+    if not confirm:
+        raise ConfirmationRequired("Deleting a job removes its pods and logs.",
+                                   hint="Send confirm=true once the user agreed.")
+    return await start(ctx, DELETE, target(cluster, job), {**params, "kind": found["kind"]},
+                       idempotency_key, plan)
+
+
+@service(Effect.READ, "job.logs.stream")
+async def open_log_stream(ctx: Ctx, cluster: str, job: str, pod: str | None,
+                          options: job_stream.StreamOptions) -> job_stream.LogStream:
+    """A live, multiplexed stream of the job's pods (or one pod), bounded in memory."""
+    _, kube = await jc.kube_of(ctx, cluster)
+    found = await jc.find_job(kube, cluster, job)
+    pods = sorted(p["metadata"]["name"] for p in await jc.pods_of(kube, found))
+    if pod is not None and pod not in pods:
+        raise NotFound(f"Job {job!r} has no pod {pod!r}.")
+    return job_stream.LogStream(kube, [pod] if pod else pods, options)

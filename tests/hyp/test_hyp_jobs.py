@@ -1,0 +1,43 @@
+"""podplane's Jobs view and the official HyperPod CLI (`hyp`) see the same jobs: one created
+with `hyp create hyp-pytorch-job` is listed by podplane with its pods and logs, and one podplane
+submits from a recipe is listed, described and logged by `hyp`."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.clusters.helpers import BODY
+from tests.hyp.conftest import Hyp
+from tests.hyp.test_hyp_pytorch_job import IMAGE, listed_pods, settle, status_of
+from tests.jobs.conftest import created, submit
+from tests.stack import Stack
+
+JOBS = f"/api/v1/clusters/{BODY['name']}/jobs"
+
+
+@pytest.mark.slow
+async def test_hyp_and_podplane_see_each_others_jobs(stack: Stack, hyp: Hyp) -> None:
+    group = await created(stack)
+    hyp.run("set-cluster-context", "--cluster-name", BODY["name"])
+    hyp.run("create", "hyp-pytorch-job", "--job-name", "from-hyp", "--image", IMAGE,
+            "--instance-type", BODY["instance_type"], "--replica-count", "1")
+    async with stack.client("operator") as api:
+        await submit(api, name="from-podplane", recipe="pytorch-ddp", instance_group=group)
+        settle(stack, 20)
+        listed = {j["name"]: j for j in (await api.get(JOBS)).json()}
+        assert set(listed) == {"from-hyp", "from-podplane"}
+        assert listed["from-hyp"]["kind"] == "HyperPodPyTorchJob"
+        assert listed["from-hyp"]["recipe"] is None and listed["from-hyp"]["status"] == "Running"
+        view = (await api.get(f"{JOBS}/from-hyp")).json()
+        assert [p["name"] for p in view["pods"]] == ["from-hyp-pod-0"]
+        assert view["pods"][0]["node_verdict"]["health"] == "Schedulable"
+        logs = (await api.get(f"{JOBS}/from-hyp/logs")).json()
+        assert any("[rank 0] step 10 " in m["line"] for m in logs["lines"]), logs
+
+    assert status_of(hyp, "from-podplane") == "Running"
+    described = hyp.run("describe", "hyp-pytorch-job", "--job-name", "from-podplane").stdout
+    assert "from-podplane" in described and "pytorch-ddp" in described, described
+    assert listed_pods(hyp, "from-podplane") == ["from-podplane-pod-0"]
+    logs = hyp.run("get-logs", "hyp-pytorch-job", "--job-name", "from-podplane",
+                   "--pod-name", "from-podplane-pod-0").stdout
+    assert "initializing process group (backend=nccl, world_size=1)" in logs, logs

@@ -1,0 +1,83 @@
+"""A cluster created by podplane itself (training operator, Kubeflow operators, the shared
+bucket and its claim all installed by the create pipeline), and helpers that drive the
+sandbox's clock and read what Kubernetes shows."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+import pytest_asyncio
+
+from podplane.bootstrap import build_app
+from podplane.cloud.virtual_clock import SteppingClock
+from podplane.domain.effects import Role
+from podplane.settings import Settings
+from tests.clusters.helpers import BODY
+from tests.conftest import mint
+from tests.groups.conftest import finish
+from tests.hyp.test_hyp_cluster import create_with_podplane
+from tests.stack import SandboxThread, Stack
+
+CLUSTER = BODY["name"]
+JOBS = f"/api/v1/clusters/{CLUSTER}/jobs"
+
+
+async def created(stack: Stack) -> str:
+    """Create the cluster; the name of its (only) instance group."""
+    await create_with_podplane(stack)
+    async with stack.client("viewer") as api:
+        groups = (await api.get(f"/api/v1/clusters/{CLUSTER}/instance-groups")).json()
+    return str(groups[0]["name"])
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def cluster(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Stack, str]]:
+    """One stack and one created cluster per test module (creating takes the most time):
+    (stack, the instance group's name). Tests of a module leave no job running."""
+    tmp = tmp_path_factory.mktemp("jobs")
+    sandbox = SandboxThread(tmp / "cloud")
+    settings = Settings(home=tmp / "cp", database_url=f"sqlite:///{tmp / 'cp.db'}",
+                        aws_endpoint_url=sandbox.box.aws_url)
+    app = build_app(settings)
+    app.state.podplane.ops_clock = SteppingClock(sandbox.box.aws_url, sandbox.box.secret)
+    try:
+        async with app.router.lifespan_context(app):
+            tokens = {r.value: await mint(app, f"stack-{r.value}", r) for r in Role}
+            stack = Stack(sandbox, app, tokens)
+            yield stack, await created(stack)
+    finally:
+        sandbox.stop()
+
+
+def settle(stack: Stack, seconds: float = 0.0) -> None:
+    if seconds:
+        stack.advance(seconds)
+    stack.sandbox.call(stack.sandbox.kube.settle())
+
+
+def store(stack: Stack) -> Any:
+    return stack.sandbox.kube.get(CLUSTER).store
+
+
+def pods(stack: Stack, **labels: str) -> dict[str, dict[str, Any]]:
+    """The pods Kubernetes has with these labels, by name."""
+    found = store(stack).items("pods", "default")
+    return {p["metadata"]["name"]: p for p in found
+            if all((p["metadata"].get("labels") or {}).get(k) == v for k, v in labels.items())}
+
+
+async def submit(api: httpx.AsyncClient, **body: Any) -> dict[str, Any]:
+    r = await api.post(JOBS, json=body)
+    assert r.status_code == 202, r.text
+    done = await finish(api, r.json())
+    assert done["status"] == "succeeded", done
+    return done
+
+
+async def job(api: httpx.AsyncClient, name: str) -> dict[str, Any]:
+    r = await api.get(f"{JOBS}/{name}")
+    assert r.status_code == 200, r.text
+    return dict(r.json())

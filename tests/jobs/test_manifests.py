@@ -1,0 +1,126 @@
+"""Every manifest podplane renders is judged by an outside source: Kubeflow PyTorchJobs by the
+upstream CRD's schema (../shared/crds/kubeflow-training-operator), HyperPodPyTorchJobs by the
+official HyperPod SDK's pydantic models (sagemaker-hyperpod, `.venv-hyp`, run in a subprocess:
+its pins conflict with ours), whose nested models forbid unknown fields. Also the recipe
+parameter rules: defaults, bounds and choices, each refusal naming its field."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from podplane.domain.errors import InvalidInput
+from podplane.domain.jobs.recipes import RECIPES, recipe
+from podplane.domain.jobs.render import manifest_from
+from tests.clusters.test_kubeflow_manifests import SHARED_CRDS
+from tests.hyp.conftest import HYP
+
+HYP_PYTHON = str(Path(HYP).parent / "python")
+FACTS = {"bucket": "podplane-alpha-bucket", "gpus_per_node": 8, "efa_per_node": 32}
+SDK_CHECK = """
+import json, sys
+from sagemaker.hyperpod.training.config.hyperpod_pytorch_job_unified_config import (
+    _HyperPodPytorchJob as Spec)
+out = []
+for spec in json.load(sys.stdin):
+    extra = sorted(set(spec) - set(Spec.model_fields))  # the top level ignores extras
+    try:
+        Spec.model_validate(spec, by_name=True, by_alias=False)
+        out.append(["unknown top-level field " + f for f in extra])
+    except Exception as exc:  # pydantic.ValidationError
+        out.append([str(exc)] + extra)
+print(json.dumps(out))
+"""
+
+
+def rendered(kind: str) -> list[dict[str, Any]]:
+    out = []
+    for r in RECIPES:
+        if r.kind != kind:
+            continue
+        for replicas, elastic in ((1, False), (4, r.elastic_capable)):
+            out.append(manifest_from({"name": f"j-{r.name}", "recipe": r.name,
+                                      "instance_group": "workers", "replicas": replicas,
+                                      "max_restarts": 3, "elastic": elastic}, FACTS))
+    return out
+
+
+def sdk_verdicts(specs: list[dict[str, Any]]) -> list[list[str]]:
+    done = subprocess.run([HYP_PYTHON, "-c", SDK_CHECK], input=json.dumps(specs),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return list(json.loads(done.stdout))
+
+
+def pytorchjob_schema() -> dict[str, Any]:
+    crd = yaml.safe_load((SHARED_CRDS / "kubeflow-training-operator" /
+                          "kubeflow.org_pytorchjobs.yaml").read_text())
+    return dict(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
+
+
+@pytest.mark.slow
+def test_hyperpod_jobs_pass_the_official_sdk_models_which_can_fail() -> None:
+    jobs = rendered("HyperPodPyTorchJob")
+    assert len(jobs) >= 4 and any("elasticPolicy" in j["spec"] for j in jobs)
+    assert all(j["apiVersion"] == "sagemaker.amazonaws.com/v1" for j in jobs)
+    broken = copy.deepcopy(jobs[0]["spec"])
+    broken["runPolicy"]["jobMaxRetries"] = 3  # not a field: the SDK's RunPolicy forbids it
+    broken["replicaSpecs"][0]["template"]["spec"]["containers"][0]["gpus"] = 1
+    *verdicts, refused = sdk_verdicts([j["spec"] for j in jobs] + [broken])
+    assert verdicts == [[] for _ in jobs]
+    assert refused and "jobMaxRetries" in refused[0] and "gpus" in refused[0]
+
+
+def test_kubeflow_jobs_validate_against_the_upstream_crd() -> None:
+    schema = pytorchjob_schema()
+    jobs = rendered("PyTorchJob")
+    assert len(jobs) >= 6
+    for job in jobs:
+        jsonschema.validate(job, schema)
+        specs = job["spec"]["pytorchReplicaSpecs"]
+        assert specs["Master"]["replicas"] == 1
+        assert all(s["template"]["spec"]["containers"][0]["name"] == "pytorch"
+                   for s in specs.values())  # the operator's required container name
+    broken = copy.deepcopy(jobs[0])
+    broken["spec"]["pytorchReplicaSpecs"]["Master"]["replicas"] = "one"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema)
+
+
+def test_parameters_take_defaults_and_refuse_naming_the_field() -> None:
+    lora = recipe("llamafactory-lora")
+    assert lora.resolve({})["lora_rank"] == 8
+    assert lora.resolve({"lora_rank": 16, "learning_rate": 1})["learning_rate"] == 1.0
+    cases = [({"lora_rank": 0}, "params.lora_rank"), ({"lora_rank": "8"}, "params.lora_rank"),
+             ({"epochs": True}, "params.epochs"), ({"template": "chatml"}, "params.template"),
+             ({"dataset": "/data/x; rm -rf /"}, "params.dataset"), ({"nope": 1}, "params.nope")]
+    for given, field in cases:
+        with pytest.raises(InvalidInput) as err:
+            lora.resolve(given)
+        assert err.value.extra["field"] == field, (given, err.value.extra)
+    with pytest.raises(InvalidInput) as err:
+        recipe("megatron")
+    assert err.value.extra["field"] == "recipe"
+
+
+def test_the_data_contract_is_the_same_in_every_recipe() -> None:
+    for job in rendered("PyTorchJob") + rendered("HyperPodPyTorchJob"):
+        name = job["metadata"]["name"]
+        spec = job["spec"]
+        templates = [r["template"] for r in spec.get("replicaSpecs") or []] + \
+            [r["template"] for r in (spec.get("pytorchReplicaSpecs") or {}).values()]
+        for t in templates:
+            mounts = {m["mountPath"]: m.get("subPath")
+                      for m in t["spec"]["containers"][0]["volumeMounts"]}
+            assert mounts == {"/dev/shm": None, "/data": "data", "/models": "models",
+                              "/checkpoints": f"checkpoints/{name}",
+                              "/outputs": f"outputs/{name}"}
+            limits = t["spec"]["containers"][0]["resources"]["limits"]
+            assert limits == {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 32}

@@ -1,0 +1,109 @@
+"""Every recipe submitted by an agent through MCP in at most five tool calls (counted on the
+MCP client), run to Succeeded in the sandbox; what Kubernetes then holds is the rendered job
+(kind, replicas, the shared bucket's mounts at the same paths, health-gated placement)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from mcp.client.client import Client
+
+from podplane.domain.jobs.kinds import KINDS
+from podplane.domain.jobs.recipes import RECIPES
+from tests.groups.conftest import finish
+from tests.jobs.conftest import pods, settle, submit
+from tests.mcp.conftest import mcp_client, structured
+from tests.stack import Stack
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+MAX_CALLS = 5
+
+
+class Counted:
+    """The MCP client, counting every tool call the agent makes."""
+
+    def __init__(self, client: Client) -> None:
+        self.client, self.calls = client, 0
+
+    async def __call__(self, tool: str, **args: Any) -> dict[str, Any]:
+        self.calls += 1
+        result = await self.client.call_tool(tool, args)
+        assert not result.is_error, structured(result)
+        return structured(result)
+
+
+async def agent_submits(agent: Counted, recipe: str, group: str, job: str) -> dict[str, Any]:
+    """What an agent does: read the recipe, ask for the plan, submit, wait, read the job."""
+    found = next(r for r in (await agent("job_recipes"))["result"] if r["name"] == recipe)
+    params = {p["name"]: p["default"] for p in found["params"]}
+    body = {"cluster": "alpha", "name": job, "recipe": recipe, "instance_group": group,
+            "params": params}
+    plan = (await agent("job_submit", **body, dry_run=True))["result"]["plan"]
+    assert plan["gpus_requested"] <= plan["gpus_free"], plan
+    submitted = await agent("job_submit", **body)
+    assert submitted["next"]["tool"] == "operation_wait"
+    # without `revision`, operation_wait returns when the operation ends (or at its timeout)
+    waited = await agent("operation_wait", operation_id=submitted["result"]["id"])
+    assert waited["result"]["status"] == "succeeded", waited
+    return (await agent("job_get", cluster="alpha", job=job))["result"]
+
+
+async def test_every_recipe_from_mcp_in_five_calls_runs_to_succeeded(
+        cluster: tuple[Stack, str]) -> None:
+    stack, group = cluster
+    assert len(RECIPES) >= 5
+    async with mcp_client(stack.app, stack.tokens["operator"]) as client:
+        for recipe in RECIPES:
+            job = f"r-{recipe.name}"
+            agent = Counted(client)
+            view = await agent_submits(agent, recipe.name, group, job)
+            assert agent.calls <= MAX_CALLS, (recipe.name, agent.calls)
+            assert view["kind"] == recipe.kind and view["status"] in ("Pending", "Running")
+            settle(stack, 10)
+            for _ in range(60):  # the sandbox's training loop ends on its own
+                settle(stack, 10)
+                view = (await Counted(client)("job_get", cluster="alpha", job=job))["result"]
+                if view["status"] in ("Succeeded", "Failed"):
+                    break
+            assert view["status"] == "Succeeded", view
+            _check_kubernetes(stack, recipe.kind, job, group)
+
+
+def _check_kubernetes(stack: Stack, kind: str, job: str, group: str) -> None:
+    kind_ = KINDS[kind]
+    found = pods(stack, **kind_.selector(job))
+    assert found, f"no pods for {job}"
+    for pod in found.values():
+        spec = pod["spec"]
+        mounts = {m["mountPath"]: m.get("subPath") for m in spec["containers"][0]["volumeMounts"]}
+        assert mounts["/data"] == "data" and mounts["/models"] == "models"
+        assert mounts["/checkpoints"] == f"checkpoints/{job}"
+        assert mounts["/outputs"] == f"outputs/{job}"
+        claim = next(v for v in spec["volumes"] if "persistentVolumeClaim" in v)
+        assert claim["persistentVolumeClaim"]["claimName"] == "s3-claim"
+        terms = spec["affinity"]["nodeAffinity"][
+            "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        exprs = {e["key"]: e["values"] for e in terms[0]["matchExpressions"]}
+        assert exprs["sagemaker.amazonaws.com/node-health-status"] == ["Schedulable"]
+        assert exprs["sagemaker.amazonaws.com/instance-group-name"] == [group]
+        assert pod["status"]["phase"] == "Succeeded"
+
+
+async def test_a_kubeflow_job_cancelled_is_suspended(cluster: tuple[Stack, str]) -> None:
+    """Kubeflow's own switch: runPolicy.suspend deletes the pods and sets Suspended."""
+    stack, group = cluster
+    async with stack.client("operator") as api:
+        await submit(api, name="kf-stop", recipe="swift-sft", instance_group=group, replicas=2)
+        settle(stack, 10)
+        assert set(pods(stack, **{"training.kubeflow.org/job-name": "kf-stop"})) == {
+            "kf-stop-master-0", "kf-stop-worker-0"}
+        r = await api.post("/api/v1/clusters/alpha/jobs/kf-stop/cancel")
+        assert r.status_code == 202, r.text
+        assert (await finish(api, r.json()))["status"] == "succeeded"
+        settle(stack, 5)
+        assert pods(stack, **{"training.kubeflow.org/job-name": "kf-stop"}) == {}
+        view = (await api.get("/api/v1/clusters/alpha/jobs/kf-stop")).json()
+    assert view["status"] == "Cancelled"
+    suspended = next(c for c in view["conditions"] if c["type"] == "Suspended")
+    assert suspended["status"] == "True" and suspended["reason"] == "PyTorchJobSuspended"
