@@ -39,9 +39,9 @@ async def page(
     return list((await db.execute(q)).scalars())
 
 
-async def started(db: AsyncSession, operation_id: str) -> list[dict[str, Any]]:
-    """The authority each successful row naming this operation recorded (its start)."""
+async def started(db: AsyncSession, operation_id: str, action: str) -> list[dict[str, Any]]:
+    """The authority recorded by the successful `action` rows naming this operation."""
     q = select(AuditModel.detail).where(AuditModel.operation_id == operation_id,
-                                        AuditModel.result == "ok")
+                                        AuditModel.action == action, AuditModel.result == "ok")
     return [d["authority"] for d in (await db.execute(q)).scalars()
             if isinstance(d, dict) and isinstance(d.get("authority"), dict)]

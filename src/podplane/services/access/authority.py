@@ -47,7 +47,9 @@ KINDS: dict[str, Authority] = {
 
 async def of_operation(ctx: Ctx, op_id: str, kind: str) -> Authority:
     async with ctx.app.sessions() as db:
-        recorded = await audit_log.started(db, op_id)
+        # Each kind is started by the service of the same name (the authorization test
+        # checks it), so the start's row is the `kind` row naming the operation.
+        recorded = await audit_log.started(db, op_id, kind)
     granted = [Authority(Role(d["role"]), bool(d["destroys"])) for d in recorded
                if d.get("role") in Role._value2member_map_]
     if granted:
