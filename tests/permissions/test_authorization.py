@@ -31,7 +31,7 @@ from podplane.store import clusters as cluster_rows
 from tests.conftest import mint
 from tests.fakes.cloud import Fakes
 
-V, O, A = Role.VIEWER, Role.OPERATOR, Role.ADMIN
+V, O, A = Role.VIEWER, Role.OPERATOR, Role.ADMIN  # noqa: E741  (a table reads better short)
 PUBLIC = None
 ANY_TOKEN = V  # signed in with any role
 ROLES = (V, O, A)
