@@ -39,7 +39,7 @@ class TokenLimits:
     def admit(self, token_id: str) -> None:
         now = self.clock()
         level, last = self.buckets.get(token_id, (self.burst, now))
-        level = min(self.burst, level + (now - last) * self.rate)
+        level = min(self.burst, level + max(0.0, now - last) * self.rate)
         if level < 1.0:
             self.buckets[token_id] = (level, now)
             wait = math.ceil((1.0 - level) / self.rate)
