@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -45,6 +45,13 @@ class Settings(BaseSettings):
     def sandbox_dir(self) -> Path:
         return self.home / "sandbox"
 
+    @field_validator("public_url")
+    @classmethod
+    def _public_url_is_http(cls, value: str | None) -> str | None:
+        if value:
+            _origin_of(value)  # refused at start, not at the first sign-in
+        return value or None
+
     @property
     def secure_cookies(self) -> bool:
         return self.public_origin is not None and self.public_origin.startswith("https://")
@@ -58,19 +65,22 @@ class Settings(BaseSettings):
     @property
     def public_origin(self) -> str | None:
         """scheme://host[:port] of public_url, default ports dropped as browsers send Origin."""
-        if not self.public_url:
-            return None
-        parts = urlsplit(self.public_url.strip())
-        scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
-        if scheme not in ("http", "https") or not host:
-            raise ValueError(f"PODPLANE_PUBLIC_URL must be http(s)://host[:port], "
-                             f"not {self.public_url!r}")
-        default = {"http": 80, "https": 443}[scheme]
-        port = f":{parts.port}" if parts.port and parts.port != default else ""
-        return f"{scheme}://{host}{port}"
+        return _origin_of(self.public_url) if self.public_url else None
 
     def own_origins(self) -> set[str]:
         if self.public_origin is not None:  # behind a proxy: only the public address is ours
             return {self.public_origin} | set(self.allowed_origins)
         hosts = {self.host, "127.0.0.1", "localhost"}
         return {f"http://{h}:{self.port}" for h in hosts} | set(self.allowed_origins)
+
+
+def _origin_of(url: str) -> str:
+    """The Origin a browser sends for pages under `url` (RFC 6454: scheme, host, port; the
+    scheme's default port omitted)."""
+    parts = urlsplit(url.strip())
+    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+    if scheme not in ("http", "https") or not host:
+        raise ValueError(f"PODPLANE_PUBLIC_URL must be http(s)://host[:port], not {url!r}")
+    default = {"http": 80, "https": 443}[scheme]
+    port = f":{parts.port}" if parts.port and parts.port != default else ""
+    return f"{scheme}://{host}{port}"
