@@ -32,7 +32,7 @@ from podplane.services.jobs import workflows as job_workflows
 from podplane.services.nodes import workflows as node_workflows
 from podplane.settings import Settings
 from podplane.store.db import make_engine, make_sessionmaker, migrate
-from podplane.web import pages
+from podplane.web import docs, pages
 
 SANDBOX_AWS_URL = "http://127.0.0.1:4566"
 SANDBOX_REGION = "us-west-2"
@@ -165,5 +165,6 @@ def build_app(settings: Settings) -> FastAPI:
     for router in kit.routers if kit else ():
         app.include_router(router, prefix="/api/v1")
     app.include_router(pages.router)
+    app.include_router(docs.router)
     mcp_face = mcp_http.mount(app)  # streamable HTTP at /mcp/
     return app

@@ -19,7 +19,6 @@ from rich.console import Console
 
 from podplane.bootstrap import SANDBOX_AWS_URL, build_app, build_state
 from podplane.cloud.sandbox_secret import control_headers, sandbox_secret
-from podplane.domain.principal import SYSTEM
 from podplane.services.access import auth
 from podplane.services.context import Ctx
 from podplane.settings import Settings
@@ -29,10 +28,11 @@ console = Console()
 
 @asynccontextmanager
 async def local_ctx(settings: Settings) -> AsyncIterator[Ctx]:
-    """A system context on the local database, for CLI commands that need no server."""
+    """The OS user's context on the local database (audited as local:<user>), for CLI
+    commands that need no server."""
     state = build_state(settings)
     try:
-        yield Ctx(principal=SYSTEM, app=state)
+        yield Ctx(principal=auth.local_principal(), app=state)
     finally:
         await state.db_engine.dispose()
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -25,6 +26,14 @@ class Settings(BaseSettings):
     region: str = ""
     session_ttl_seconds: int = 12 * 3600
     max_body_bytes: int = 1_000_000
+    # The console's address as users reach it (https://podplane.example.com). It decides the
+    # session cookie's Secure flag and __Host- prefix and the origin trusted for writes.
+    public_url: str | None = None
+    # Per token, per process (docs/security.md): request rate, and what it may hold open.
+    rate_per_second: float = Field(default=50.0, gt=0)
+    rate_burst: float = Field(default=500.0, ge=1)
+    max_waiters: int = Field(default=16, ge=1)  # concurrent long-poll waits
+    max_streams: int = Field(default=16, ge=1)  # concurrent WebSockets and MCP streams
 
     @property
     def resolved_database_url(self) -> str:
@@ -36,6 +45,42 @@ class Settings(BaseSettings):
     def sandbox_dir(self) -> Path:
         return self.home / "sandbox"
 
+    @field_validator("public_url")
+    @classmethod
+    def _public_url_is_http(cls, value: str | None) -> str | None:
+        if value:
+            _origin_of(value)  # refused at start, not at the first sign-in
+        return value or None
+
+    @property
+    def secure_cookies(self) -> bool:
+        return self.public_origin is not None and self.public_origin.startswith("https://")
+
+    @property
+    def session_cookie(self) -> str:
+        # __Host-: the browser only keeps it when Secure, Path=/ and no Domain (RFC 6265bis
+        # section 4.1.3.2), so no sibling host can set or shadow it.
+        return "__Host-podplane_session" if self.secure_cookies else "podplane_session"
+
+    @property
+    def public_origin(self) -> str | None:
+        """scheme://host[:port] of public_url, default ports dropped as browsers send Origin."""
+        return _origin_of(self.public_url) if self.public_url else None
+
     def own_origins(self) -> set[str]:
+        if self.public_origin is not None:  # behind a proxy: only the public address is ours
+            return {self.public_origin} | set(self.allowed_origins)
         hosts = {self.host, "127.0.0.1", "localhost"}
         return {f"http://{h}:{self.port}" for h in hosts} | set(self.allowed_origins)
+
+
+def _origin_of(url: str) -> str:
+    """The Origin a browser sends for pages under `url` (RFC 6454: scheme, host, port; the
+    scheme's default port omitted)."""
+    parts = urlsplit(url.strip())
+    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+    if scheme not in ("http", "https") or not host:
+        raise ValueError(f"PODPLANE_PUBLIC_URL must be http(s)://host[:port], not {url!r}")
+    default = {"http": 80, "https": 443}[scheme]
+    port = f":{parts.port}" if parts.port and parts.port != default else ""
+    return f"{scheme}://{host}{port}"

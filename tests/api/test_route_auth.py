@@ -20,7 +20,8 @@ from podplane.services.registry import ServiceSpec
 from podplane.settings import Settings
 from tests.conftest import mint
 
-PUBLIC = {("GET", "/api/v1/health"), ("POST", "/api/v1/session")}
+PUBLIC = {("GET", "/api/v1/health"), ("POST", "/api/v1/session"),
+          ("GET", "/api/docs"), ("GET", "/api/docs/assets/{name}")}  # the API's reference
 BELOW = {Role.OPERATOR: Role.VIEWER, Role.ADMIN: Role.OPERATOR}
 
 

@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from podplane.api.auth import SESSION_COOKIE
 from podplane.domain.effects import Role
+from podplane.settings import Settings
 from podplane.web import pages
 from tests.conftest import mint
+
+SESSION_COOKIE = Settings(public_url=None).session_cookie  # the session router's and pages'
 
 INDEX = "<!doctype html><html><head><title>podplane</title></head><body></body></html>"
 
@@ -99,8 +101,10 @@ async def test_without_a_build_the_page_says_how_to_build(anon, tmp_path, monkey
     assert "make console" in r.text
 
 
-def test_cookie_name_matches_the_session_router() -> None:
-    assert pages.SESSION_COOKIE == SESSION_COOKIE
+def test_cookie_name_comes_from_the_settings_both_faces_read() -> None:
+    assert SESSION_COOKIE == "podplane_session"
+    assert Settings(public_url="https://pp.example.com").session_cookie == \
+        "__Host-podplane_session"
 
 
 def test_openapi_dump_script_writes_the_schema(tmp_path: Path) -> None:

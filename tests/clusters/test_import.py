@@ -85,15 +85,18 @@ async def test_import_detects_state_and_delete_detaches(stack: Stack) -> None:
         assert (await api.get("/api/v1/preferences/current-cluster")).json() == {
             "name": "legacy"}
 
+        unconfirmed = await api.delete("/api/v1/clusters/legacy")
+        assert unconfirmed.status_code == 428, unconfirmed.text  # a destroy needs confirm
+        assert "detaches" in unconfirmed.json()["detail"]
         refused = await api.delete("/api/v1/clusters/legacy",
-                                   params={"delete_resources": "true"})
+                                   params={"delete_resources": "true", "confirm": "true"})
         kept = await wait_done(api, refused.json()["id"])
         assert kept["status"] == "failed"
         assert step(kept, "hyperpod")["error"]["code"] == "conflict"
         assert "force" in step(kept, "hyperpod")["error"]["hint"]
         assert (await api.get("/api/v1/clusters/legacy")).json()["state"] == "failed"
 
-        detach = await api.delete("/api/v1/clusters/legacy")
+        detach = await api.delete("/api/v1/clusters/legacy", params={"confirm": "true"})
         gone = await wait_done(api, detach.json()["id"])
         assert gone["status"] == "succeeded"
         assert step(gone, "eks")["phase"] == "skipped"
@@ -103,7 +106,10 @@ async def test_import_detects_state_and_delete_detaches(stack: Stack) -> None:
 
 
 async def test_import_of_a_missing_cluster_fails_its_connect_step(stack: Stack) -> None:
-    async with stack.client("operator") as api:
+    async with stack.client("operator") as operator:  # import is the admin's decision
+        refused = await operator.post("/api/v1/clusters/import", json={"name": "nope"})
+        assert refused.status_code == 403 and refused.json()["code"] == "forbidden"
+    async with stack.client("admin") as api:
         r = await api.post("/api/v1/clusters/import", json={"name": "nope"})
         done = await wait_done(api, r.json()["id"])
     assert done["status"] == "failed"

@@ -75,7 +75,7 @@ async def test_delete_waits_for_the_nat_before_releasing_its_address(stack: Stac
         op = (await api.post("/api/v1/clusters", json=body)).json()
         assert (await wait_done(api, op["id"]))["status"] == "succeeded"
         gone = (await api.delete("/api/v1/clusters/slow",
-                                 params={"delete_resources": "true"})).json()
+                                 params={"delete_resources": "true", "confirm": "true"})).json()
         done = await wait_done(api, gone["id"])
         assert done["status"] == "succeeded", [(s["name"], s["error"]) for s in done["steps"]]
     ec2 = stack.aws("ec2")

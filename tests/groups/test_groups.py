@@ -53,6 +53,11 @@ async def test_spot_group_add_scale_and_delete_are_tracked_to_completion(
 
         for count in (4, 1):
             r = await op_client.patch(f"{BASE}/spot-a", json={"count": count})
+            if count == 1:  # a scale-down terminates nodes: a destroy (admin + confirm)
+                assert r.status_code == 403 and r.json()["code"] == "forbidden", r.text
+                r = await admin.patch(f"{BASE}/spot-a", json={"count": count})
+                assert r.status_code == 428 and r.json()["code"] == "confirmation_required"
+                r = await admin.patch(f"{BASE}/spot-a", json={"count": count, "confirm": True})
             assert r.status_code == 202, r.text
             assert (await finish(op_client, r.json()))["status"] == "succeeded"
             assert len(cluster.nodes_of("spot-a")) == count
@@ -134,7 +139,8 @@ async def test_quota_scale_to_zero_last_group_and_busy_target(cluster: Cluster) 
         last = await client.delete(f"{BASE}/{FIRST_GROUP}", params={"confirm": "true"})
         assert last.status_code == 409 and "last instance group" in last.json()["detail"]
 
-        first = await client.patch(f"{BASE}/{FIRST_GROUP}", json={"count": 0})
+        first = await client.patch(f"{BASE}/{FIRST_GROUP}", json={"count": 0},
+                                   params={"confirm": "true"})  # to zero: a destroy
         assert first.status_code == 202, first.text
         busy = await client.post(BASE, json={"name": "later", "instance_type": "ml.m5.xlarge",
                                               "count": 1})

@@ -94,7 +94,12 @@ async def test_destructive_tool_without_confirm_is_refused(app, admin, tokens_by
             assert result.is_error
             assert structured(result)["error"]["code"] == "confirmation_required", confirm
     assert "victim" in await _active_tokens(admin)  # no REST call was made
-    assert await _audited(admin, "token.revoke") == []
+    # ...but each refusal is audited once, as the agent face, with the confirm flag it had.
+    entries = await _audited(admin, "token.revoke")
+    assert [(a["face"], a["principal"], a["target"], a["result"]) for a in entries] == [
+        ("agent", "t-admin", "mcp:token_revoke", "error:confirmation_required")] * 4
+    assert [(a["detail"] or {}).get("flags") for a in reversed(entries)] == [
+        None, {"confirm": False}, {"confirm": False}, {"confirm": False}]
 
 
 async def test_hidden_tool_is_refused_by_the_server(app, admin, tokens_by_role) -> None:  # type: ignore[no-untyped-def]

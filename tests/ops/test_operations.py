@@ -221,7 +221,9 @@ async def test_roles_and_unknown_operations(app, admin, tokens_by_role) -> None:
     missing = await admin.get("/api/v1/operations/op-nope")
     assert missing.status_code == 404 and missing.json()["code"] == "not_found"
     audit = (await admin.get("/api/v1/audit", params={"action": "operation.test_start"})).json()
-    assert [a["operation_id"] for a in audit] == [op["id"]]
+    # The start, and the viewer's refused start (refusals are audited too).
+    assert [(a["operation_id"], a["result"]) for a in audit] == [
+        (None, "error:forbidden"), (op["id"], "ok")]
 
 
 async def test_test_workflow_needs_the_env_flag(admin, monkeypatch: pytest.MonkeyPatch) -> None:

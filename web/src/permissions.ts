@@ -18,6 +18,7 @@ export type Action =
   | "cluster.delete"
   | "instance_group.add"
   | "instance_group.scale"
+  | "instance_group.scale_down"
   | "instance_group.delete"
   | "node.reboot"
   | "node.replace"
@@ -36,6 +37,8 @@ export const NEEDS: Record<Action, Role> = {
   "cluster.delete": "admin",
   "instance_group.add": "operator",
   "instance_group.scale": "operator",
+  // Fewer nodes terminates instances: a destroy.
+  "instance_group.scale_down": "admin",
   "instance_group.delete": "admin",
   "node.reboot": "operator",
   "node.replace": "admin",

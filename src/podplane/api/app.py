@@ -36,7 +36,8 @@ def create_app(state: AppState, lifespan: Lifespan | None = None) -> FastAPI:
     app = FastAPI(
         title="podplane", version=__version__, lifespan=lifespan or _no_lifespan,
         description="Control plane for GPU clusters on AWS (EKS + SageMaker HyperPod).",
-        docs_url="/api/docs", redoc_url=None,
+        # /api/docs is served by the console face (web.docs) under its CSP, assets local.
+        docs_url=None, redoc_url=None,
     )
     app.state.podplane = state
     problems.install(app)

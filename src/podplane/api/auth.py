@@ -1,4 +1,10 @@
-"""Auth dependencies: bearer header or console cookie, Origin checks, role from the service."""
+"""Auth dependencies: bearer header or console cookie, Origin checks, role from the service.
+
+The face is derived from how the caller authenticated (services.access.auth), never from a
+header. Each authenticated request is admitted by the token's rate limit (api.limits). What
+the request was (its action, its principal) is left on `request.state` so a refusal rendered
+later (api.problems) is audited once, with who and what.
+"""
 
 from __future__ import annotations
 
@@ -8,30 +14,41 @@ from typing import Annotated, Any
 from fastapi import Depends, Request, WebSocket
 
 from podplane.domain.errors import Forbidden, Unauthenticated
-from podplane.domain.principal import FACES, Face, Principal
+from podplane.domain.principal import Principal
 from podplane.services.access import auth as auth_service
+from podplane.services.access.limits import limits_of
 from podplane.services.context import AppState, Ctx
 from podplane.services.registry import check_role, effect_of
 
-SESSION_COOKIE = "podplane_session"
-FACE_HEADER = "x-podplane-face"
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+PRINCIPAL_STATE = "podplane_principal"
+ACTION_STATE = "podplane_action"
 
 
 def app_state(request: Request) -> AppState:
     return request.app.state.podplane  # type: ignore[no-any-return]
 
 
+def session_cookie(app: AppState) -> str:
+    return app.settings.session_cookie
+
+
 async def current_principal(request: Request) -> Principal:
-    return await _principal(app_state(request), request.headers, request.cookies,
-                            request.method, request.url)
+    app = app_state(request)
+    principal = await _principal(app, request.headers, request.cookies, request.method,
+                                 request.url)
+    setattr(request.state, PRINCIPAL_STATE, principal)
+    if not (principal.face == "agent" and auth_service.bearer_face() == "agent"):
+        # An MCP tool's in-process REST call was admitted as the MCP request itself.
+        limits_of(app).admit(principal.token_id)
+    return principal
 
 
 async def _principal(app: AppState, headers: Any, cookies: Any, method: str, url: Any) -> Principal:
     bearer = _bearer(headers.get("authorization"))
     if bearer is not None:
-        return await auth_service.principal_for_token(app, bearer, _face(headers))
-    sid = cookies.get(SESSION_COOKIE)
+        return await auth_service.principal_for_token(app, bearer, auth_service.bearer_face())
+    sid = cookies.get(session_cookie(app))
     if not sid:
         raise Unauthenticated(
             "Send 'Authorization: Bearer <token>' or sign in to the console.",
@@ -43,16 +60,22 @@ async def _principal(app: AppState, headers: Any, cookies: Any, method: str, url
 
 
 def check_origin(app: AppState, headers: Any, url: Any, *, required: bool) -> None:
-    """Cookie-authenticated writes and WebSocket handshakes must come from our own origin."""
+    """Cookie-authenticated writes and WebSocket handshakes must come from our own origin.
+
+    With PODPLANE_PUBLIC_URL set only that origin (and PODPLANE_ALLOWED_ORIGINS) is ours: a
+    proxy in front may rewrite Host and scheme. Without it, the address the request reached."""
     origin = headers.get("origin")
     if origin is None:
         if required:
             raise Forbidden("Cookie-authenticated requests must carry an Origin header.")
         return
-    own = app.settings.own_origins() | {f"{url.scheme}://{url.netloc}".replace("ws", "http", 1)}
+    own = app.settings.own_origins()
+    if app.settings.public_url is None:
+        scheme = {"ws": "http", "wss": "https"}.get(url.scheme, url.scheme)
+        own = own | {f"{scheme}://{url.netloc}"}
     if origin not in own:
         raise Forbidden(f"Origin {origin!r} is not allowed.",
-                        hint="Set PODPLANE_ALLOWED_ORIGINS to add a trusted origin.")
+                        hint="Set PODPLANE_PUBLIC_URL or PODPLANE_ALLOWED_ORIGINS to trust it.")
 
 
 def _bearer(value: str | None) -> str | None:
@@ -62,11 +85,6 @@ def _bearer(value: str | None) -> str | None:
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthenticated("The Authorization header must be 'Bearer <token>'.")
     return token.strip()
-
-
-def _face(headers: Any) -> Face:
-    face = (headers.get(FACE_HEADER) or "api").lower()
-    return face if face in FACES else "api"  # type: ignore[return-value]
 
 
 PrincipalDep = Annotated[Principal, Depends(current_principal)]
@@ -79,8 +97,9 @@ def ctx_for(service_fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitabl
     """
     spec = effect_of(service_fn)
 
-    async def dependency(request: Request, principal: PrincipalDep) -> Ctx:
-        ctx = Ctx(principal=principal, app=app_state(request))
+    async def dependency(request: Request) -> Ctx:
+        setattr(request.state, ACTION_STATE, spec.action)  # for the audit of a refusal
+        ctx = Ctx(principal=await current_principal(request), app=app_state(request))
         check_role(ctx, spec)
         return ctx
 
@@ -93,9 +112,12 @@ async def websocket_principal(ws: WebSocket) -> Principal:
     bearer = _bearer(ws.headers.get("authorization"))
     if bearer is not None:
         check_origin(app, ws.headers, ws.url, required=False)
-        return await auth_service.principal_for_token(app, bearer, _face(ws.headers))
-    sid = ws.cookies.get(SESSION_COOKIE)
-    if not sid:
-        raise Unauthenticated("WebSocket needs a bearer token or a console session.")
-    check_origin(app, ws.headers, ws.url, required=True)
-    return await auth_service.principal_for_session(app, sid)
+        principal = await auth_service.principal_for_token(app, bearer, "api")
+    else:
+        sid = ws.cookies.get(session_cookie(app))
+        if not sid:
+            raise Unauthenticated("WebSocket needs a bearer token or a console session.")
+        check_origin(app, ws.headers, ws.url, required=True)
+        principal = await auth_service.principal_for_session(app, sid)
+    limits_of(app).admit(principal.token_id)
+    return principal

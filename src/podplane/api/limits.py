@@ -1,4 +1,5 @@
-"""Request-size limit, enforced before a body is read."""
+"""Request-size limit, enforced before a body is read. (Per-token rate and caps:
+services.access.limits.)"""
 
 from __future__ import annotations
 
@@ -41,3 +42,4 @@ class BodyLimit:
 
 class _TooLarge(Exception):
     pass
+

@@ -11,6 +11,10 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from podplane.domain.errors import PodplaneError
+from podplane.domain.principal import ANONYMOUS, Principal
+from podplane.services.access.audit import record_refusal
+from podplane.services.access.auth import bearer_face
+from podplane.services.registry import AUDITED, FLAGS, REFUSALS
 
 log = logging.getLogger("podplane.api")
 PROBLEM = "application/problem+json"
@@ -44,13 +48,44 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(Exception, _unexpected)
 
 
-async def _podplane_error(_: Request, err: PodplaneError) -> JSONResponse:
+async def _podplane_error(request: Request, err: PodplaneError) -> JSONResponse:
     headers = {"WWW-Authenticate": "Bearer"} if err.status == 401 else None
+    if err.status == 429 and isinstance(err.extra.get("retry_after"), int):
+        headers = {"Retry-After": str(err.extra["retry_after"])}
+        log.warning("rate limited on %s %s", request.method, request.url.path)
+    if not getattr(err, AUDITED, False):
+        await audit_refusal(request, err.status, err.code)
     return problem(err.status, err.code, err.title, err.message, hint=err.hint,
                    headers=headers, **_jsonable(err.extra))
 
 
-async def _validation_error(_: Request, err: RequestValidationError) -> JSONResponse:
+async def audit_refusal(request: Request, status: int, code: str) -> None:
+    """One audit row for a refusal no service audited (auth, role, validation): who (as far as
+    known), through which face, what action, which target, with which flags."""
+    if status not in REFUSALS:
+        return
+    state = request.state
+    principal = getattr(state, "podplane_principal", None) or _anonymous(request)
+    route = request.scope.get("route")
+    action = getattr(state, "podplane_action", None) or \
+        f"{request.method} {getattr(route, 'path', request.url.path)}"
+    flags = {f: request.query_params[f].lower() in ("1", "true", "yes", "on")
+             for f in FLAGS if f in request.query_params}
+    try:
+        await record_refusal(request.app.state.podplane, principal, action, request.url.path,
+                             code, flags)
+    except Exception:  # the refusal still answers; the failure is logged
+        log.exception("could not audit a refusal of %s %s", request.method, request.url.path)
+
+
+def _anonymous(request: Request) -> Principal:
+    """Nobody was recognised; the face is what they tried: a bearer token or the cookie."""
+    if "authorization" not in request.headers and request.cookies:
+        return ANONYMOUS.with_face("ui")
+    return ANONYMOUS.with_face(bearer_face())
+
+
+async def _validation_error(request: Request, err: RequestValidationError) -> JSONResponse:
     errors = [
         {"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", "")),
          "type": str(e.get("type", ""))}
@@ -58,12 +93,14 @@ async def _validation_error(_: Request, err: RequestValidationError) -> JSONResp
     ]
     first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
     where = ".".join(first["loc"][1:] or first["loc"]) or "request"
+    await audit_refusal(request, 422, "invalid_input")
     return problem(422, "invalid_input", "Invalid input", f"{where}: {first['msg']}",
                    errors=errors)
 
 
-async def _http_error(_: Request, err: StarletteHTTPException) -> JSONResponse:
+async def _http_error(request: Request, err: StarletteHTTPException) -> JSONResponse:
     code = _HTTP_CODES.get(err.status_code, f"http_{err.status_code}")
+    await audit_refusal(request, err.status_code, code)
     return problem(err.status_code, code, code.replace("_", " ").capitalize(), str(err.detail),
                    headers=getattr(err, "headers", None))
 

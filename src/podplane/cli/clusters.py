@@ -105,4 +105,4 @@ def delete(name: str, yes: Annotated[bool, typer.Option("--yes", help="Do not as
         typer.confirm(f"Delete cluster {name}?", abort=True)
     remote = Remote(url, token_of(token))
     follow(remote, remote.call("DELETE", api("clusters", name),
-                               params={"force": str(force).lower()}))
+                               params={"force": str(force).lower(), "confirm": "true"}))

@@ -105,12 +105,12 @@ def group_add(
 @group_app.command("scale")
 def group_scale(cluster: Cluster, group: Group,
                 count: Annotated[int, typer.Argument(min=0, help="New node count.")],
-                dry_run: DryRun = False, wait: Wait = True, url: UrlOpt = URL,
+                yes: Yes = False, dry_run: DryRun = False, wait: Wait = True, url: UrlOpt = URL,
                 token: TokenOpt = "") -> None:
-    """Scale a group (0 allowed)."""
+    """Scale a group (0 allowed); scaling down terminates nodes (admin, needs --yes)."""
     token = token_or_env(token)
     answer = Remote(url, token).call("PATCH", _groups(cluster, group),
-                                     json={"count": count, "dry_run": dry_run})
+                                     json={"count": count, "confirm": yes, "dry_run": dry_run})
     _show(answer, url, token, wait)
 
 

@@ -97,7 +97,7 @@ def token_create(
 
     async def go() -> str:
         async with local_ctx(_settings(home=home)) as ctx:
-            return (await tokens.mint(ctx, name, role)).secret
+            return (await tokens.create_token(ctx, name, role)).secret
 
     typer.echo(_run(go()))
 
@@ -128,7 +128,7 @@ def token_revoke(name: Annotated[str, typer.Argument()], home: HomeOpt = None) -
 
     async def go() -> None:
         async with local_ctx(_settings(home=home)) as ctx:
-            await tokens.revoke(ctx, name)
+            await tokens.revoke_token(ctx, name)
 
     _run(go())
     out.print(f"revoked {name}")

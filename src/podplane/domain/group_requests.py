@@ -69,4 +69,6 @@ class ScaleRequest:
         description="Immutable: refused if different from the group's.")] = None
     efa_only: Annotated[bool | None, Field(
         description="Immutable: refused if different.")] = None
+    confirm: Annotated[bool, Field(
+        description="Required for a scale-down: fewer nodes terminates instances.")] = False
     dry_run: DryRun = False

@@ -8,6 +8,7 @@ token that opened it. Tools then call REST in-process with that same token.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -18,14 +19,17 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from podplane.domain.errors import Forbidden, NotFound, PodplaneError, Unauthenticated
-from podplane.domain.principal import Principal
+from podplane.domain.principal import ANONYMOUS, Principal
 from podplane.mcp.rest import Caller, in_process_client
 from podplane.mcp.server import build_server
 from podplane.services.access import auth as auth_service
+from podplane.services.access.audit import record_refusal
+from podplane.services.access.limits import STREAMS, limits_of
 from podplane.services.context import AppState
+from podplane.services.registry import REFUSALS
 
 MOUNT = "/mcp"
 _PRINCIPAL = "podplane.principal"
@@ -71,19 +75,51 @@ class McpHttp:
             if scope["type"] == "websocket":
                 await send({"type": "websocket.close", "code": 1008})
             return
+        headers = Headers(scope=scope)
+        principal: Principal | None = None
         try:
             if _below_mount(scope) not in ("", "/"):
                 raise NotFound("The MCP endpoint is /mcp/ itself.")
-            principal, token = await self._authenticate(Headers(scope=scope))
+            principal, token = await self._authenticate(headers)
+            limits = limits_of(self.state)
+            limits.admit(principal.token_id)
+            with limits.holding(STREAMS, principal.token_id):
+                scope[_PRINCIPAL], scope[_TOKEN] = principal, token
+                # The SDK binds a session to this identity: another token cannot ride it.
+                scope["user"] = AuthenticatedUser(AccessToken(
+                    token="-", client_id=principal.token_id, scopes=[principal.role.value]))
+                await self._until_revoked(principal, scope, receive, send)
         except PodplaneError as err:
+            if err.status in REFUSALS:
+                who = principal or ANONYMOUS.with_face("agent")
+                await record_refusal(self.state, who, "mcp.request", MOUNT + "/", err.code)
             await _problem(err)(scope, receive, send)
-            return
-        scope[_PRINCIPAL], scope[_TOKEN] = principal, token
-        # The SDK binds a session to this identity: another token cannot ride the session id.
-        scope["user"] = AuthenticatedUser(
-            AccessToken(token="-", client_id=principal.token_id, scopes=[principal.role.value])
-        )
-        await self.manager.handle_request(scope, receive, send)
+
+    async def _until_revoked(self, principal: Principal, scope: Scope, receive: Receive,
+                             send: Send) -> None:
+        """Serve the request; if the token is revoked meanwhile, end it (and its stream)."""
+        started = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        serving = asyncio.create_task(self.manager.handle_request(scope, receive, tracked))
+        revoked = asyncio.create_task(auth_service.until_revoked(self.state, principal.token_id))
+        done, _ = await asyncio.wait({serving, revoked}, return_when=asyncio.FIRST_COMPLETED)
+        if serving in done:
+            revoked.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await revoked
+            return serving.result()
+        serving.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await serving
+        if not started:
+            raise Unauthenticated("The token was revoked.")
+        with contextlib.suppress(Exception):  # end the open stream where it stands
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _authenticate(self, headers: Headers) -> tuple[Principal, str]:
         scheme, _, token = (headers.get("authorization") or "").partition(" ")
@@ -103,7 +139,13 @@ class McpHttp:
         principal, token = scope.get(_PRINCIPAL), scope.get(_TOKEN)
         if not isinstance(principal, Principal) or not isinstance(token, str):
             raise RuntimeError("MCP request reached a tool without authentication")
-        return Caller(principal.role, lambda: in_process_client(self.app, token))
+
+        async def refused(action: str, target: str, problem: dict[str, Any],
+                          flags: dict[str, bool]) -> None:
+            await record_refusal(self.state, principal, action, target,
+                                 str(problem.get("code", "refused")), flags)
+
+        return Caller(principal.role, lambda: in_process_client(self.app, token), refused)
 
 
 def mount(app: Any) -> McpHttp:

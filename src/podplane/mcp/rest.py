@@ -6,18 +6,23 @@ it goes over HTTP. Either way REST validation, auth and audit apply unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 from podplane.domain.effects import Role
+from podplane.services.access.auth import acting_for_mcp
 
 FACE_HEADER = "X-Podplane-Face"
 AGENT = "agent"
 # operation_wait long-polls up to ~50 s; leave room for the answer to travel.
 REST_TIMEOUT = httpx.Timeout(10.0, read=75.0)
+
+
+# (action, target, problem, flags) of a refused tool call.
+Refused = Callable[[str, str, dict[str, Any], dict[str, bool]], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,9 @@ class Caller:
 
     role: Role
     new_client: Callable[[], httpx.AsyncClient]
+    # Audits a refusal the MCP server makes itself (mounted: into the audit log; stdio: None,
+    # the refusal never left the user's machine).
+    refused: Refused | None = None
 
     async def send(
         self, method: str, path: str, query: dict[str, Any], body: dict[str, Any] | None
@@ -52,12 +60,23 @@ class Caller:
 
 
 def agent_headers(token: str) -> dict[str, str]:
+    # The face header is informational only: the server derives the face from how the caller
+    # authenticated (services.access.auth), so over HTTP (stdio) these calls count as `api`.
     return {"Authorization": f"Bearer {token}", FACE_HEADER: AGENT}
+
+
+class _McpTransport(httpx.ASGITransport):
+    """In-process REST calls of a mounted MCP tool: the token acts through the `agent` face.
+    ASGITransport runs the app in the calling task, so the context variable reaches auth."""
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        with acting_for_mcp():
+            return await super().handle_async_request(request)
 
 
 def in_process_client(app: Any, token: str) -> httpx.AsyncClient:
     # A server error must reach the agent as the REST problem it produced, not as an exception.
-    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    transport = _McpTransport(app=app, raise_app_exceptions=False)
     return httpx.AsyncClient(transport=transport, base_url="http://podplane.local",
                              headers=agent_headers(token), timeout=REST_TIMEOUT)
 

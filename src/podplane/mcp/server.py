@@ -78,6 +78,9 @@ async def call(name: str, args: dict[str, Any], caller: Caller) -> types.CallToo
                                        "Call tools/list to see the tools your token may use."))
     refusal = refuse(tool, args, caller.role)
     if refusal:
+        if caller.refused is not None:
+            flags = {f: args[f] is True for f in ("force", CONFIRM, "dry_run") if f in args}
+            await caller.refused(tool.spec.action, f"mcp:{tool.name}", refusal, flags)
         return results.failure(refusal)
     method, path, query, body = request_for(tool, args)
     reply = await caller.send(method, path, query, body)
@@ -106,15 +109,18 @@ def request_for(
     tool: Tool, args: dict[str, Any]
 ) -> tuple[str, str, dict[str, Any], dict[str, Any] | None]:
     # The tool's declared defaults are what is sent (e.g. operation_wait waits 50 s, not 30).
+    # Never confirm by default: only the agent's own confirm=true travels.
     defaults = {k: p.schema["default"] for k, p in tool.params.items()
-                if p.schema.get("default") is not None}
+                if p.schema.get("default") is not None and k != CONFIRM}
     # confirm=true travels on (checked above): the REST route asks for it too.
     values = {**defaults, **{k: v for k, v in args.items() if v is not None}}
     in_path = {k: quote(str(values.pop(k)), safe="") for k in tool.path_params}
     path = tool.path.format(**in_path)
     if tool.method in ("GET", "DELETE"):
         return tool.method, path, values, None
-    return tool.method, path, {}, values or None
+    # Every route that takes confirm reads it from the query string.
+    query = {CONFIRM: values.pop(CONFIRM)} if CONFIRM in values else {}
+    return tool.method, path, query, values or None
 
 
 def _as_problem(reply: Reply) -> dict[str, Any]:

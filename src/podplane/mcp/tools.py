@@ -15,6 +15,8 @@ from podplane.services.access import audit, tokens
 NAME = {"pattern": TOKEN_NAME_PATTERN, "minLength": 1, "maxLength": 63}
 OPERATION_ID = text("The operation's id (op-...).", required=True, pattern=REF_PATTERN,
                     minLength=1, maxLength=40)
+DESTROY_CONFIRM = boolean("Required (true) when the operation destroys (a delete, a "
+                          "scale-down): ask the user first, as for starting it.")
 STATUSES = ["pending", "running", "succeeded", "failed", "cancelled"]
 
 TOOLS: tuple[Tool, ...] = (
@@ -57,14 +59,15 @@ TOOLS: tuple[Tool, ...] = (
         "the steps after it. Completed earlier steps are not repeated.",
         {"operation_id": OPERATION_ID,
          "step": text("The step's name, as in the operation's steps.", required=True,
-                      pattern=REF_PATTERN, minLength=1, maxLength=64)},
+                      pattern=REF_PATTERN, minLength=1, maxLength=64),
+         "confirm": DESTROY_CONFIRM},
     ),
     Tool(
         "operation_cancel", "POST", "/api/v1/operations/{operation_id}/cancel",
         operations.cancel_operation,
         "Ask a running operation to stop after its current step; cloud resources already "
         "created stay (inspect them, then retry or clean up).",
-        {"operation_id": OPERATION_ID},
+        {"operation_id": OPERATION_ID, "confirm": DESTROY_CONFIRM},
     ),
     Tool(
         "audit_list", "GET", "/api/v1/audit", audit.list_audit,

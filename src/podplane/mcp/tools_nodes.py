@@ -31,7 +31,8 @@ TOOLS: tuple[Tool, ...] = (
          "(the plan's notes say so). Capacity type and EFA-only can never change later.",
          {"cluster": CLUSTER, **fields_of(NewGroupRequest)}),
     Tool("instance_group_scale", "PATCH", GROUPS + "/{group}", groups.scale_group,
-         "Scale an instance group to `count` nodes (0 allowed). Same count: no change.",
+         "Scale an instance group to `count` nodes (0 allowed). Same count: no change. "
+         "Fewer nodes terminates instances: admin only, with confirm=true (ask the user).",
          {"cluster": CLUSTER, "group": GROUP, **fields_of(ScaleRequest, require=("count",))}),
     Tool("instance_group_delete", "DELETE", GROUPS + "/{group}", groups.delete_group,
          "Delete an instance group: all its nodes are terminated (instance storage lost).",

@@ -7,6 +7,7 @@ execution silently, because another process now owns the operation.
 from __future__ import annotations
 
 import logging
+import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -69,8 +70,14 @@ def backs_off(err: CloudError) -> bool:
 def error_of(err: BaseException) -> dict[str, Any]:
     if isinstance(err, PodplaneError):
         return {"code": err.code, "message": err.message, "hint": err.hint}
-    return {"code": "internal_error", "message": f"{type(err).__name__}: {err}",
-            "hint": "This looks like a bug; retry the step, and report it if it happens again."}
+    # Never the exception's own text (it may quote SQL, paths or secrets): a log id that finds
+    # the traceback in the server log, which only those who run the server read.
+    log_id = secrets.token_hex(6)
+    log.error("log id %s: %s", log_id, f"{type(err).__name__}: {err}", exc_info=err)
+    return {"code": "internal_error", "log_id": log_id,
+            "message": f"The step failed on an unexpected error (log id {log_id}).",
+            "hint": "This looks like a bug; retry the step, and report it with the log id if "
+                    "it happens again."}
 
 
 class Execution:
@@ -147,7 +154,7 @@ class Execution:
             except PodplaneError as err:
                 await self._fail_step(step, error_of(err))
             except Exception as err:  # a bug in a step must fail the step, not the runner
-                log.exception("operation %s step %s raised", self.op_id, step.name)
+                log.warning("operation %s step %s raised (logged below)", self.op_id, step.name)
                 await self._fail_step(step, error_of(err))
 
     async def _throttled(self, ctx: StepContext, step: StepModel, err: CloudError,

@@ -15,6 +15,7 @@ from podplane.domain.effects import Effect
 from podplane.ops.engine import OpsEngine
 from podplane.ops.starting import Also
 from podplane.ops.views import Operation
+from podplane.services.access import authority
 from podplane.services.context import AppState, Ctx
 from podplane.services.registry import service
 
@@ -89,10 +90,18 @@ async def watch_operation(ctx: Ctx, op_id: str) -> AsyncIterator[Operation]:
 
 @service(Effect.MUTATE, "operation.retry_step",
          target=lambda op_id, step, *_a, **_k: f"operation/{op_id}/{step}")
-async def retry_step(ctx: Ctx, op_id: str, step: str) -> Operation:
+async def retry_step(ctx: Ctx, op_id: str, step: str, *, confirm: bool = False) -> Operation:
+    """Needs the authority the operation's start needed (services.access.authority)."""
+    await _guard(ctx, "operation.retry_step", op_id, confirm)
     return await engine_of(ctx.app).retry_step(op_id, step, ctx.principal.name)
 
 
 @service(Effect.MUTATE, "operation.cancel", target=lambda op_id, *_a, **_k: f"operation/{op_id}")
-async def cancel_operation(ctx: Ctx, op_id: str) -> Operation:
+async def cancel_operation(ctx: Ctx, op_id: str, *, confirm: bool = False) -> Operation:
+    await _guard(ctx, "operation.cancel", op_id, confirm)
     return await engine_of(ctx.app).cancel(op_id)
+
+
+async def _guard(ctx: Ctx, action: str, op_id: str, confirm: bool) -> None:
+    op = await engine_of(ctx.app).read(op_id, history=False)
+    await authority.guard(ctx, action, op_id, op.kind, confirm=confirm)

@@ -37,3 +37,11 @@ async def page(
     if action:
         q = q.where(AuditModel.action == action)
     return list((await db.execute(q)).scalars())
+
+
+async def started(db: AsyncSession, operation_id: str, action: str) -> list[dict[str, Any]]:
+    """The authority recorded by the successful `action` rows naming this operation."""
+    q = select(AuditModel.detail).where(AuditModel.operation_id == operation_id,
+                                        AuditModel.action == action, AuditModel.result == "ok")
+    return [d["authority"] for d in (await db.execute(q)).scalars()
+            if isinstance(d, dict) and isinstance(d.get("authority"), dict)]

@@ -23,8 +23,6 @@ from podplane.services.context import AppState
 router = APIRouter()
 
 STATIC = Path(__file__).parent / "static" / "console"
-# The cookie the session router sets (api.auth.SESSION_COOKIE; faces do not import each other).
-SESSION_COOKIE = "podplane_session"
 # Path prefixes the console owns; add one when a page with a new prefix lands in web/src/routes.tsx.
 CONSOLE_PREFIXES = ("audit", "tokens", "operations", "clusters", "create-cluster")
 ASSET_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}")
@@ -83,10 +81,10 @@ async def asset(name: str, request: Request) -> Response:
 
 
 async def _whoami(request: Request) -> dict[str, str] | None:
-    sid = request.cookies.get(SESSION_COOKIE)
+    app: AppState = request.app.state.podplane
+    sid = request.cookies.get(app.settings.session_cookie)  # named as the session router sets it
     if not sid:
         return None
-    app: AppState = request.app.state.podplane
     try:
         who = await auth_service.principal_for_session(app, sid)
     except Unauthenticated:

@@ -141,10 +141,12 @@ async def delete_cluster(
     delete_resources: Annotated[bool | None, Query(
         description="Delete cloud resources (default: yes for created clusters; imported "
         "ones are only detached).")] = None,
+    confirm: Annotated[bool, Query(description="Required: the cluster is torn down "
+                                   "(or detached).")] = False,
     idempotency_key: IdempotencyKey = None,
 ) -> OperationOut:
     return out(await svc.delete_cluster(ctx, cluster, force, delete_resources,
-                                        idempotency_key))
+                                        idempotency_key, confirm=confirm))
 
 
 @router.get("/preferences/current-cluster", response_model=CurrentClusterOut)

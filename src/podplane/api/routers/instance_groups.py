@@ -145,12 +145,14 @@ async def add_group(cluster: ClusterName, body: NewGroupIn,
 @router.patch(BASE + "/{group}", response_model=None, status_code=202, responses=RESPONSES)
 async def scale_group(cluster: ClusterName, group: GroupName, body: ScaleIn,
                       ctx: Annotated[Ctx, Depends(ctx_for(svc.scale_group))],
-                      dry_run: DryRun = False, idempotency_key: IdempotencyKey = None
-                      ) -> JSONResponse:
-    """Scale (only `count` changes; capacity type and EFA-only are immutable)."""
+                      confirm: Confirm = False, dry_run: DryRun = False,
+                      idempotency_key: IdempotencyKey = None) -> JSONResponse:
+    """Scale (only `count` changes; capacity type and EFA-only are immutable). A scale-down
+    terminates instances: it needs the admin role and confirm=true."""
     return answer(await svc.scale_group(
         ctx, cluster, group, body.count, capacity_type=body.capacity_type,
-        efa_only=body.efa_only, dry_run=dry_run or body.dry_run, idempotency_key=idempotency_key))
+        efa_only=body.efa_only, confirm=confirm or body.confirm, dry_run=dry_run or body.dry_run,
+        idempotency_key=idempotency_key))
 
 
 @router.delete(BASE + "/{group}", response_model=None, status_code=202, responses=RESPONSES)

@@ -9,13 +9,15 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, Path, Query, WebSocket
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 from starlette.websockets import WebSocketDisconnect
 
 from podplane.api.auth import ctx_for, websocket_principal
-from podplane.domain.errors import Forbidden, NotFound, Unauthenticated
+from podplane.domain.errors import NotFound, PodplaneError
 from podplane.domain.names import PLAIN_TEXT_PATTERN, REF_PATTERN
 from podplane.services import operations as svc
+from podplane.services.access.auth import until_revoked as until_token_revoked
+from podplane.services.access.limits import STREAMS, WAITERS, limits_of
 from podplane.services.context import Ctx
 from podplane.services.registry import check_role, effect_of
 
@@ -30,16 +32,28 @@ IdempotencyKey = Annotated[
            description="Same key + same body returns the same operation; a different body "
                        "is a 409 idempotency_key_reused."),
 ]
+Confirm = Annotated[bool, Query(description="Required through MCP when the operation "
+                                "destroys (as starting it was).")]
 Status = Literal["pending", "running", "succeeded", "failed", "cancelled"]
 
 
 class ErrorOut(BaseModel):
-    """A failed step's classified error; on the operation it also names the step."""
+    """A failed step's classified error; on the operation it also names the step.
+
+    An unexpected error never shows its exception text (to anyone, admins included): its
+    message names a log id, and the traceback is in the server log under that id."""
 
     code: str
     message: str
     hint: str | None = None
     step: str | None = None
+    log_id: str | None = None
+
+    @model_validator(mode="after")
+    def _classified(self) -> ErrorOut:
+        if self.code == "internal_error" and self.log_id is None:  # recorded before log ids
+            self.message = "The step failed on an unexpected error (see the server log)."
+        return self
 
 
 class StepEventOut(BaseModel):
@@ -125,47 +139,56 @@ async def wait_operation(
                                           description="Also return once the revision "
                                                       "differs from this one.")] = None,
 ) -> OperationOut:
-    return out(await svc.wait_operation(ctx, op_id, timeout, revision))
+    # A long-poll holds a slot of the token's waiter cap until it answers (429 when full).
+    with limits_of(ctx.app).holding(WAITERS, ctx.principal.token_id):
+        return out(await svc.wait_operation(ctx, op_id, timeout, revision))
 
 
 @router.post("/operations/{op_id}/steps/{step}/retry", response_model=OperationOut,
              status_code=202)
 async def retry_step(
-    op_id: OpId, step: StepName, ctx: Annotated[Ctx, Depends(ctx_for(svc.retry_step))]
+    op_id: OpId, step: StepName, ctx: Annotated[Ctx, Depends(ctx_for(svc.retry_step))],
+    confirm: Confirm = False,
 ) -> OperationOut:
-    return out(await svc.retry_step(ctx, op_id, step))
+    """Needs the role the operation's start needed (an admin's destroy needs an admin)."""
+    return out(await svc.retry_step(ctx, op_id, step, confirm=confirm))
 
 
 @router.post("/operations/{op_id}/cancel", response_model=OperationOut, status_code=202)
 async def cancel_operation(
-    op_id: OpId, ctx: Annotated[Ctx, Depends(ctx_for(svc.cancel_operation))]
+    op_id: OpId, ctx: Annotated[Ctx, Depends(ctx_for(svc.cancel_operation))],
+    confirm: Confirm = False,
 ) -> OperationOut:
-    return out(await svc.cancel_operation(ctx, op_id))
+    """Needs the role the operation's start needed."""
+    return out(await svc.cancel_operation(ctx, op_id, confirm=confirm))
 
 
 @router.websocket("/operations/{op_id}/events")
 async def operation_events(ws: WebSocket, op_id: str) -> None:
     """Sends the operation JSON now and on every change; closes after a terminal state.
-    Auth failures close with 4401 (unauthenticated) or 4403 (forbidden); 4404 if unknown."""
+    Auth failures close with 4401 (unauthenticated, also when the token is revoked while
+    open) or 4403 (forbidden); 4404 if unknown; 4429 over the token's stream cap or rate."""
     await ws.accept()
     try:
         ctx = Ctx(principal=await websocket_principal(ws), app=app_state_ws(ws))
         check_role(ctx, effect_of(svc.get_operation))
         if len(op_id) > 40 or not re.match(NAME, op_id):
             raise NotFound(f"No operation {op_id[:40]!r}.")
-        changes = svc.watch_operation(ctx, op_id)
-        first = await anext(changes)
-    except Unauthenticated:
-        return await ws.close(code=4401)
-    except Forbidden:
-        return await ws.close(code=4403)
-    except NotFound:
-        return await ws.close(code=4404)
-    await ws.send_json(out(first).model_dump(mode="json"))
-    await _stream(ws, changes)
+        with limits_of(ctx.app).holding(STREAMS, ctx.principal.token_id):
+            changes = svc.watch_operation(ctx, op_id)
+            first = await anext(changes)
+            await ws.send_json(out(first).model_dump(mode="json"))
+            await _stream(ws, changes, ctx)
+    except PodplaneError as err:
+        with contextlib.suppress(RuntimeError):  # already closed
+            await ws.close(code=_WS_CLOSE.get(err.status, 4400), reason=err.code)
 
 
-async def _stream(ws: WebSocket, changes: Any) -> None:
+# Close codes: 4000 + the HTTP status the same refusal has over REST.
+_WS_CLOSE = {401: 4401, 403: 4403, 404: 4404, 429: 4429}
+
+
+async def _stream(ws: WebSocket, changes: Any, ctx: Ctx) -> None:
     async def send_all() -> None:
         async for op in changes:
             await ws.send_json(out(op).model_dump(mode="json"))
@@ -176,7 +199,12 @@ async def _stream(ws: WebSocket, changes: Any) -> None:
             while (await ws.receive())["type"] != "websocket.disconnect":
                 pass
 
-    tasks = [asyncio.create_task(send_all()), asyncio.create_task(until_gone())]
+    async def until_revoked() -> None:
+        await until_token_revoked(ctx.app, ctx.principal.token_id)
+        await ws.close(code=4401, reason="token_revoked")
+
+    tasks = [asyncio.create_task(send_all()), asyncio.create_task(until_gone()),
+             asyncio.create_task(until_revoked())]
     done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
     for task in pending:
         task.cancel()

@@ -7,7 +7,8 @@ from datetime import datetime
 from typing import Any
 
 from podplane.domain.effects import Effect
-from podplane.services.context import Ctx
+from podplane.domain.principal import Principal
+from podplane.services.context import AppState, Ctx
 from podplane.services.registry import service
 from podplane.store import audit_log
 
@@ -40,3 +41,13 @@ async def list_audit(
                        r.operation_id, r.detail)
             for r in rows
         ]
+
+
+async def record_refusal(
+    app: AppState, principal: Principal, action: str, target: str, code: str,
+    flags: dict[str, bool] | None = None,
+) -> None:
+    """A refusal a face made before any service ran (401, 403, 422, 428, 429...): one row."""
+    async with app.sessions.begin() as db:
+        await audit_log.append(db, principal=principal, action=action[:64], target=target,
+                               result=f"error:{code}", detail={"flags": flags} if flags else None)

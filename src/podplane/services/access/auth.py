@@ -1,35 +1,103 @@
-"""Authentication: bearer tokens and console sessions. Not role-gated: this is the gate."""
+"""Authentication: bearer tokens and console sessions. Not role-gated: this is the gate.
+
+The face a principal acts through is derived from how it authenticated, never from a header:
+a console cookie is `ui`, a bearer token on the MCP endpoint (and the in-process REST calls its
+tools make) is `agent`, any other bearer token is `api`, and the local CLI is `cli`.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import getpass
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from contextvars import ContextVar
 from datetime import UTC, datetime, timedelta
 
 from podplane.domain.effects import Role
 from podplane.domain.errors import Unauthenticated
 from podplane.domain.principal import ANONYMOUS, Face, Principal
+from podplane.services.access.lookups import TTL_SECONDS, lookups_of
 from podplane.services.context import AppState
 from podplane.store import audit_log
 from podplane.store import tokens as token_rows
 from podplane.store.models import TokenModel
 
 _LAST_USED_GRANULARITY = timedelta(minutes=1)
+_VIA_MCP: ContextVar[bool] = ContextVar("podplane_via_mcp", default=False)
+
+
+@contextmanager
+def acting_for_mcp() -> Iterator[None]:
+    """Around the in-process REST call an MCP tool makes: its bearer token acts as `agent`."""
+    token = _VIA_MCP.set(True)
+    try:
+        yield
+    finally:
+        _VIA_MCP.reset(token)
+
+
+def bearer_face() -> Face:
+    return "agent" if _VIA_MCP.get() else "api"
+
+
+def local_principal() -> Principal:
+    """Who the CLI acts as on the local database: the OS user, audited as `local:<user>`."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry and no USER/LOGNAME
+        user = "unknown"
+    return Principal(name=f"local:{user}"[:64], role=Role.ADMIN, token_id="local", face="cli")
 
 
 async def principal_for_token(app: AppState, secret: str, face: Face) -> Principal:
+    cache = lookups_of(app.sessions)
+    cached = cache.get("token", secret)
+    if cached is not None:
+        return cached.with_face(face)
     async with app.sessions.begin() as db:
         row = await token_rows.by_secret(db, secret)
         if row is None:
             raise Unauthenticated("The token is unknown or revoked.")
         _touch(row)
-        return _principal(row, face)
+        principal = _principal(row, face)
+    cache.put("token", secret, principal)
+    return principal
 
 
 async def principal_for_session(app: AppState, sid: str) -> Principal:
+    cache = lookups_of(app.sessions)
+    cached = cache.get("session", sid)
+    if cached is not None:
+        return cached
     async with app.sessions() as db:
         row = await token_rows.token_for_session(db, sid)
         if row is None:
             raise Unauthenticated("The session has expired or was closed; sign in again.")
-        return _principal(row, "ui")
+        principal = _principal(row, "ui")
+    cache.put("session", sid, principal)
+    return principal
+
+
+async def still_valid(app: AppState, token_id: str) -> bool:
+    async with app.sessions() as db:
+        row = await token_rows.by_id(db, token_id)
+    return row is not None and row.revoked_at is None
+
+
+async def until_revoked(app: AppState, token_id: str) -> None:
+    """Return once the token is revoked: at once in this process (the revocation wakes us),
+    within TTL_SECONDS when another replica revoked it (we re-read the row)."""
+    async with lookups_of(app.sessions).watching(token_id) as revoked:
+        while True:
+            with suppress(TimeoutError):
+                await asyncio.wait_for(revoked.wait(), timeout=TTL_SECONDS)
+            if revoked.is_set() or not await still_valid(app, token_id):
+                return
+
+
+def forget_token(app: AppState, token_id: str) -> None:
+    lookups_of(app.sessions).revoked(token_id)
 
 
 async def open_session(app: AppState, secret: str) -> tuple[Principal, str]:
@@ -50,6 +118,7 @@ async def open_session(app: AppState, secret: str) -> tuple[Principal, str]:
 
 async def close_session(app: AppState, sid: str) -> None:
     """Sign out: the session ends and the audit log says who left (`session.close`)."""
+    lookups_of(app.sessions).drop("session", sid)
     async with app.sessions.begin() as db:
         row = await token_rows.token_for_session(db, sid)
         await token_rows.close_session(db, sid)

@@ -9,6 +9,7 @@ from datetime import datetime
 from podplane.domain.effects import Effect, Role
 from podplane.domain.errors import Conflict, InvalidInput, NotFound
 from podplane.domain.names import TOKEN_NAME_PATTERN
+from podplane.services.access.auth import forget_token
 from podplane.services.context import Ctx
 from podplane.services.registry import service
 from podplane.store import tokens as token_rows
@@ -91,4 +92,7 @@ async def revoke(ctx: Ctx, name: str) -> TokenInfo:
                 raise Conflict("This is the last admin token; revoking it would lock everyone out.",
                                hint="Create another admin token first.")
         await token_rows.revoke(db, row)
-        return _info(row)
+        info = _info(row)
+    # After the commit: cached look-ups go and open streams of this token close now.
+    forget_token(ctx.app, info.id)
+    return info

@@ -12,8 +12,14 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from podplane.domain.clusters import ClusterSpec, plan_cluster
-from podplane.domain.effects import Effect
-from podplane.domain.errors import Conflict, InvalidInput, NotFound
+from podplane.domain.effects import Effect, Role
+from podplane.domain.errors import (
+    ConfirmationRequired,
+    Conflict,
+    InvalidInput,
+    NotFound,
+    PodplaneError,
+)
 from podplane.domain.names import check_cluster_name
 from podplane.domain.preflight import PreflightReport, check_capacity, raise_if_blocked
 from podplane.services.cloud_access import cloud_of
@@ -148,7 +154,10 @@ async def get_cluster(ctx: Ctx, name: str) -> ClusterStatus:
     return await status_of(cloud_of(ctx.app), row, op, ctx.app)
 
 
-@service(Effect.CREATE, "cluster.import", target=lambda name, *_a, **_k: f"cluster/{name}")
+# Import puts an account's existing cluster under podplane's hands (and a later delete of it):
+# the admin decides that.
+@service(Effect.CREATE, "cluster.import", target=lambda name, *_a, **_k: f"cluster/{name}",
+         min_role=Role.ADMIN)
 async def import_cluster(ctx: Ctx, name: str, eks_cluster_name: str | None = None,
                          hyperpod_cluster_name: str | None = None,
                          idempotency_key: str | None = None) -> Operation:
@@ -165,7 +174,8 @@ async def import_cluster(ctx: Ctx, name: str, eks_cluster_name: str | None = Non
 @service(Effect.DESTROY, "cluster.delete", target=lambda name, *_a, **_k: f"cluster/{name}")
 async def delete_cluster(ctx: Ctx, name: str, force: bool = False,
                          delete_resources: bool | None = None,
-                         idempotency_key: str | None = None) -> Operation:
+                         idempotency_key: str | None = None, *, confirm: bool = False
+                         ) -> Operation:
     """Ordered teardown. Imported clusters are detached unless delete_resources is true."""
     check_cluster_name(name)
     async with ctx.app.sessions() as db:
@@ -173,6 +183,10 @@ async def delete_cluster(ctx: Ctx, name: str, force: bool = False,
     if row is None:
         raise NotFound(f"Cluster {name!r} is not managed by podplane.")
     remove = row.origin == "created" if delete_resources is None else delete_resources
+    if not confirm:
+        what = "deletes its cloud resources" if remove else "detaches it (cloud resources stay)"
+        raise ConfirmationRequired(f"Deleting cluster {name!r} {what}.",
+                                   hint="Send confirm=true once the user agreed.")
     params = {"name": name, "force": force, "delete_resources": remove,
               "eks_cluster_name": row.eks_cluster_name,
               "hyperpod_cluster_name": row.hyperpod_cluster_name}

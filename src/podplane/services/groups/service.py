@@ -29,7 +29,7 @@ from podplane.services.groups import cloud as gc
 from podplane.services.groups.outcome import Outcome, key_used, start
 from podplane.services.groups.plan import plan_add
 from podplane.services.groups.workflows import ADD, DELETE, SCALE
-from podplane.services.registry import service
+from podplane.services.registry import escalate_to_destroy, service
 
 Shape = dict[str, Any]
 
@@ -111,9 +111,10 @@ async def add_group(ctx: Ctx, cluster: str, group: NewGroup, *, dry_run: bool = 
          target=lambda cluster, group, *_a, **_k: f"cluster/{cluster}/instance-group/{group}")
 async def scale_group(ctx: Ctx, cluster: str, group: str, count: int | None = None, *,
                       capacity_type: CapacityType | None = None, efa_only: bool | None = None,
-                      dry_run: bool = False, idempotency_key: str | None = None) -> Outcome:
+                      confirm: bool = False, dry_run: bool = False,
+                      idempotency_key: str | None = None) -> Outcome:
     """PATCH: only `count` may change; capacity type and EFA-only are refused (immutable)
-    before any AWS call."""
+    before any AWS call. Fewer nodes terminate instances: a destroy (admin + confirm)."""
     if count is not None:
         check_count(count, allow_zero=True)
     ref = await gc.cluster_ref(ctx, cluster)
@@ -126,6 +127,10 @@ async def scale_group(ctx: Ctx, cluster: str, group: str, count: int | None = No
     check_immutable(shape, GroupShape(capacity_type or shape.capacity_type,
                                       shape.efa_only if efa_only is None else efa_only))
     before = current.get("TargetCount")
+    if count is not None and before is not None and count < int(before):
+        escalate_to_destroy(ctx, "instance_group.scale", f"Scaling {group!r} from {before} to "
+                            f"{count} terminates {int(before) - count} node(s)",
+                            confirm=confirm, dry_run=dry_run)
     if count is not None and not current.get("TrainingPlanArn"):
         await gc.check_quota(cloud_of(ctx.app).aws.quotas, described,
                              str(current.get("InstanceType")), count - int(before or 0))

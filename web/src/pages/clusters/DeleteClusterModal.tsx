@@ -14,7 +14,7 @@ export function DeleteClusterModal({ cluster, onClose }: { cluster: ClusterDetai
     `delete cluster ${cluster.name}`,
     () =>
       api.DELETE("/api/v1/clusters/{cluster}", {
-        params: { path: { cluster: cluster.name }, header: { "Idempotency-Key": run.key } },
+        params: { path: { cluster: cluster.name }, query: { confirm: true }, header: { "Idempotency-Key": run.key } },
       }),
   );
   const created = cluster.origin === "created";

@@ -2,6 +2,7 @@
 import Alert from "@cloudscape-design/components/alert";
 import Box from "@cloudscape-design/components/box";
 import Button from "@cloudscape-design/components/button";
+import Checkbox from "@cloudscape-design/components/checkbox";
 import FormField from "@cloudscape-design/components/form-field";
 import Input from "@cloudscape-design/components/input";
 import Modal from "@cloudscape-design/components/modal";
@@ -10,6 +11,8 @@ import { useMemo, useState, type ReactNode } from "react";
 import { api, type Schemas } from "../../api/client";
 import { ProblemAlert } from "../../components/ProblemAlert";
 import { useFlash } from "../../layout/flash";
+import { deniedReason } from "../../permissions";
+import { usePrincipal } from "../../session";
 import type { Group } from "./model";
 import { newKey, startChange } from "./mutation";
 
@@ -26,22 +29,33 @@ export function scaleBody(group: Group, count: string): Schemas["ScaleIn"] {
   return n !== group.target_count ? { count: n } : {};
 }
 
+/** How many nodes a scale to `count` terminates (0 when it grows or keeps the group). */
+export function terminated(group: Group, count: string): number {
+  const n = Number(count);
+  return Number.isInteger(n) && group.target_count !== null && n < group.target_count ? group.target_count - n : 0;
+}
+
 export function ScaleGroupModal({ cluster, group, onClose, onDone }: Props) {
+  const role = usePrincipal().role;
   const [count, setCount] = useState(String(group.target_count ?? 0));
+  const [agreed, setAgreed] = useState(false);
   const body = scaleBody(group, count);
   const valid = Number.isInteger(Number(count)) && Number(count) >= 0 && count.trim() !== "";
+  const lost = terminated(group, count);
+  const downDenied = lost > 0 ? deniedReason(role, "instance_group.scale_down") : undefined;
   const run = useRun(onDone, `scale ${group.name} to ${count}`, () =>
     api.PATCH("/api/v1/clusters/{cluster}/instance-groups/{group}", {
-      params: { path: { cluster, group: group.name }, header: { "Idempotency-Key": run.key } },
+      // A scale-down is a destroy: the server wants confirm=true, given here by the checkbox.
+      params: { path: { cluster, group: group.name }, query: lost > 0 ? { confirm: true } : {}, header: { "Idempotency-Key": run.key } },
       body,
     }),
   );
   return (
     <ActionModal
       header={`Scale ${group.name}`}
-      action="Scale"
+      action={lost > 0 ? "Scale down" : "Scale"}
       busy={run.busy}
-      disabled={!valid || body.count === undefined}
+      disabled={!valid || body.count === undefined || downDenied !== undefined || (lost > 0 && !agreed)}
       onClose={onClose}
       onAction={run.go}
     >
@@ -52,6 +66,15 @@ export function ScaleGroupModal({ cluster, group, onClose, onDone }: Props) {
       >
         <Input type="number" inputMode="numeric" ariaLabel="Instance count" value={count} onChange={(e) => setCount(e.detail.value)} />
       </FormField>
+      {lost > 0 && (
+        <Alert type="warning" header={`${lost} node(s) are terminated`}>
+          {downDenied ?? (
+            <Checkbox checked={agreed} onChange={(e) => setAgreed(e.detail.checked)}>
+              I understand: jobs on those nodes stop and their instance storage is lost.
+            </Checkbox>
+          )}
+        </Alert>
+      )}
       {run.error !== null && <ProblemAlert error={run.error} header="The group was not scaled" />}
     </ActionModal>
   );
