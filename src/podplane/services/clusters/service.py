@@ -18,7 +18,6 @@ from podplane.domain.errors import (
     Conflict,
     InvalidInput,
     NotFound,
-    PodplaneError,
 )
 from podplane.domain.names import check_cluster_name
 from podplane.domain.preflight import PreflightReport, check_capacity, raise_if_blocked
