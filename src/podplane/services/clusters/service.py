@@ -189,6 +189,7 @@ async def delete_cluster(ctx: Ctx, name: str, force: bool = False,
     params = {"name": name, "force": force, "delete_resources": remove,
               "eks_cluster_name": row.eks_cluster_name,
               "hyperpod_cluster_name": row.hyperpod_cluster_name}
+
     async def mark(db: AsyncSession, op_id: str) -> None:  # in the operation's transaction
         await repo.upsert(db, name, state="deleting", operation_id=op_id)
 
