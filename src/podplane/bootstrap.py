@@ -25,6 +25,7 @@ from podplane.services.clusters import create as cluster_create
 from podplane.services.clusters import delete as cluster_delete
 from podplane.services.clusters import importing as cluster_import
 from podplane.services.context import AppState
+from podplane.services.features import workflows as feature_workflows
 from podplane.services.groups import workflows as group_workflows
 from podplane.services.nodes import workflows as node_workflows
 from podplane.settings import Settings
@@ -71,7 +72,7 @@ def product_workflows(app: AppState, cloud: Cloud) -> list[Workflow]:
     """Every workflow kind the product runs (each module declares its own)."""
     return [*cluster_create.declare(app), *cluster_import.declare(app),
             *cluster_delete.declare(app), *group_workflows.declare(cloud),
-            *node_workflows.declare(cloud)]
+            *node_workflows.declare(cloud), *feature_workflows.declare(cloud)]
 
 
 def load_testkit() -> TestKit | None:
