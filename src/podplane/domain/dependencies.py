@@ -1,13 +1,17 @@
 """Cluster dependencies as reconcilable units, and the plan that brings actual to desired.
 
 Where AWS offers an EKS add-on we use it; the rest are manifests podplane renders itself.
-Each unit has a version and an order; a later run only fixes what differs.
+Each unit has a version and an order; a later run only fixes what differs. The diff and the
+order are the reconcile core's (domain.reconcile), shared with managed features.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
+
+from podplane.domain import reconcile as core
+from podplane.domain.reconcile import Desired, Step
 
 Kind = Literal["eks-addon", "manifest"]
 # When a unit can be installed: "cluster" runs on an EKS cluster without nodes (DaemonSets that
@@ -93,40 +97,37 @@ class Action:
     reason: str
 
 
+def as_desired(units: tuple[Unit, ...], default_versions: dict[str, str]) -> list[Desired]:
+    """The units in the reconcile core's terms. `adopt`: every cluster needs them, so podplane
+    upgrades one installed outside it (an imported cluster's add-on) as well."""
+    return [Desired(u.name, u.kind, {"version": u.version or default_versions.get(u.name)},
+                    u.after, adopt=True) for u in units]
+
+
 def plan_units(
     desired: tuple[Unit, ...], observed: dict[str, Observed], default_versions: dict[str, str]
 ) -> list[Action]:
     """The ordered actions that make `observed` match `desired`; empty when nothing differs."""
-    actions = []
-    for unit in ordered(desired):
-        want = unit.version or default_versions.get(unit.name)
-        have = observed.get(unit.name)
-        if have is None:
-            actions.append(Action(unit, "install", f"{unit.name} is missing"))
-        elif want and have.version != want:
-            actions.append(Action(unit, "upgrade", f"{unit.name} is {have.version}, want {want}"))
-        elif not have.healthy:
-            actions.append(Action(unit, "repair", f"{unit.name} is not healthy"))
-    return actions
+    by_name = {u.name: u for u in desired}
+    seen = {name: core.Observed(name, by_name[name].kind, {"version": have.version},
+                                healthy=have.healthy)
+            for name, have in observed.items() if name in by_name}
+    steps = core.plan(as_desired(desired, default_versions), seen).steps
+    return [Action(by_name[s.key], _VERBS[s.cause], _reason(s)) for s in steps]
+
+
+# The create path's words for the core's causes (a failed add-on is deleted and made again).
+_VERBS: dict[str, Literal["install", "upgrade", "repair"]] = {
+    "missing": "install", "changed": "upgrade", "unhealthy": "repair"}
+
+
+def _reason(step: Step) -> str:
+    if step.cause == "changed":
+        return f"{step.key} is {step.fields[0].observed}, want {step.fields[0].desired}"
+    return f"{step.key} is not healthy" if step.cause == "unhealthy" else step.reason
 
 
 def ordered(units: tuple[Unit, ...]) -> list[Unit]:
     """Units in dependency order (stable: keeps declaration order among peers)."""
     by_name = {u.name: u for u in units}
-    done: list[Unit] = []
-    seen: set[str] = set()
-
-    def visit(unit: Unit, path: tuple[str, ...]) -> None:
-        if unit.name in seen:
-            return
-        if unit.name in path:
-            raise ValueError(f"dependency cycle: {' -> '.join(path + (unit.name,))}")
-        for name in unit.after:
-            if name in by_name:
-                visit(by_name[name], path + (unit.name,))
-        seen.add(unit.name)
-        done.append(unit)
-
-    for unit in units:
-        visit(unit, ())
-    return done
+    return [by_name[d.key] for d in core.ordered(as_desired(units, {}))]
