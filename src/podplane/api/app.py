@@ -14,6 +14,7 @@ from podplane.api.routers import (
     audit,
     clusters,
     doctor,
+    features,
     health,
     inspect,
     instance_groups,
@@ -27,7 +28,7 @@ from podplane.services.context import AppState
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 API_ROUTERS = [health.router, session.router, tokens.router, audit.router, operations.router,
                clusters.router, inspect.router, instance_groups.router, nodes.router,
-               doctor.router]
+               doctor.router, features.router]
 
 
 def create_app(state: AppState, lifespan: Lifespan | None = None) -> FastAPI:

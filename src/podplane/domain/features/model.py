@@ -1,18 +1,22 @@
-"""A feature as reconcilable resources: what it wants, what is there, and the plan between.
+"""A feature's resources as units of the reconcile core (domain/reconcile.py).
 
 A feature renders `Resource`s (Kubernetes objects, HyperPod cluster settings, IAM roles, Pod
 Identity associations), each `present` (should exist as described) or not (should be gone if
-podplane made it). Observation gives each resource's live state; `plan` compares the two and
-orders the actions: creates and updates in the order rendered, deletes in reverse.
+podplane made it). Nested documents are flattened into the core's field maps (`a.b.0.c`), and
+only the fields podplane writes are compared: defaults the API server adds never count as
+drift. Resources depend on the one rendered before them, so creates run in render order and
+deletes in reverse.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
+from podplane.domain import reconcile as core
+
 Kind = Literal["kube", "hyperpod-setting", "iam-role", "pod-identity"]
-Verb = Literal["create", "update", "delete"]
 Shape = dict[str, Any]
 FEATURE_LABEL = "podplane.io/feature"
 MANAGED_LABEL = "app.kubernetes.io/managed-by"
@@ -21,12 +25,11 @@ FEATURE_TAG = "podplane:feature"
 
 @dataclass(frozen=True)
 class Resource:
-    """One thing a feature owns. `desired` holds only the fields podplane sets: the live
-    object may carry more (defaults, status), which never counts as drift."""
+    """One thing a feature owns. `desired` holds only the fields podplane sets."""
 
     feature: str
     kind: Kind
-    key: str          # stable and readable: "kube ray-system/Deployment/kuberay-operator"
+    key: str          # stable and readable: "kube apps/v1 Deployment ray-system/kuberay-operator"
     desired: Shape
     present: bool = True
 
@@ -40,70 +43,77 @@ class Seen:
 
 
 @dataclass(frozen=True)
-class Action:
-    verb: Verb
-    resource: Resource
-    reason: str
-    differences: list[str] = field(default_factory=list)
+class FeaturePlan:
+    """The core's plan with each step's resource at hand."""
 
-    def describe(self) -> Shape:
-        return {"verb": self.verb, "kind": self.resource.kind, "key": self.resource.key,
-                "feature": self.resource.feature, "reason": self.reason,
-                "differences": self.differences}
-
-
-@dataclass(frozen=True)
-class Plan:
-    actions: list[Action]
-    left_alone: list[str]   # present but not podplane's: disable never touches them
+    core: core.Plan
+    resources: Mapping[str, Resource]
 
     @property
     def empty(self) -> bool:
-        return not self.actions
+        return not self.core.changed
+
+    @property
+    def steps(self) -> list[tuple[core.Step, Resource]]:
+        return [(s, self.resources[s.key]) for s in self.core.steps]
+
+    @property
+    def left_alone(self) -> list[str]:
+        return [f"{a.key}: {a.reason}" for a in self.core.left_alone]
+
+    def drift(self) -> list[str]:
+        return [d for s in self.core.steps
+                for d in ([f"{s.key}: {w}" for w in _words(s)] or [s.reason])]
 
     def describe(self) -> Shape:
-        return {"actions": [a.describe() for a in self.actions], "left_alone": self.left_alone}
+        return {"actions": [{"verb": s.verb, "kind": s.kind, "key": s.key,
+                             "feature": r.feature, "reason": s.reason,
+                             "differences": _words(s)} for s, r in self.steps],
+                "left_alone": self.left_alone}
 
 
-def differences(desired: Any, live: Any, path: str = "") -> list[str]:
-    """Where `live` departs from `desired`, field by field; extra live fields do not count.
-    Lists compare whole (a rule list or a policy's statements are one value)."""
-    if isinstance(desired, dict) and isinstance(live, dict):
-        out: list[str] = []
-        for key, want in desired.items():
-            out += differences(want, live.get(key), f"{path}.{key}" if path else str(key))
+def _words(step: core.Step) -> list[str]:
+    return [f"{d.field}: want {d.desired!r}, found {d.observed!r}" for d in step.fields]
+
+
+def flatten(value: Any, prefix: str = "") -> dict[str, core.FieldValue]:
+    """Nested maps and lists as dotted paths to scalars (lists by index)."""
+    if isinstance(value, Mapping):
+        if not value and prefix:
+            return {prefix: "{}"}
+        out: dict[str, core.FieldValue] = {}
+        for k, v in value.items():
+            out.update(flatten(v, f"{prefix}.{k}" if prefix else str(k)))
         return out
-    if desired == live:
-        return []
-    return [f"{path or 'value'}: want {_short(desired)}, found {_short(live)}"]
+    if isinstance(value, list | tuple):
+        if not value:
+            return {prefix: "[]"}
+        out = {}
+        for i, v in enumerate(value):
+            out.update(flatten(v, f"{prefix}.{i}"))
+        return out
+    if value is None or isinstance(value, str | int | bool):
+        return {prefix: value}
+    return {prefix: str(value)}
 
 
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 120 else text[:117] + "..."
-
-
-def plan(resources: list[Resource], seen: dict[str, Seen]) -> Plan:
-    """The actions that bring what is seen to what is rendered; empty when they agree."""
-    ups: list[Action] = []
-    downs: list[Action] = []
-    left: list[str] = []
+def plan(resources: list[Resource], seen: Mapping[str, Seen]) -> FeaturePlan:
+    """Present resources are desired; absent-wanted ones that exist are pruned when podplane
+    made them, and left alone otherwise."""
+    after: dict[str, tuple[str, ...]] = {}
+    previous: tuple[str, ...] = ()
     for res in resources:
-        now = seen.get(res.key, Seen(None))
-        if res.present:
-            if now.live is None:
-                ups.append(Action("create", res, f"{res.key} is missing"))
-            elif diff := differences(res.desired, now.live):
-                ups.append(Action("update", res, f"{res.key} differs", diff))
-        elif now.live is not None:
-            if now.owned:
-                downs.append(Action("delete", res, f"{res.key} was made by podplane"))
-            else:
-                left.append(res.key)
-    return Plan(ups + list(reversed(downs)), left)
-
-
-def drift(resources: list[Resource], seen: dict[str, Seen]) -> list[str]:
-    """What differs from desired, in words (empty: observed equals desired)."""
-    found = plan(resources, seen)
-    return [d for a in found.actions for d in (a.differences or [a.reason])]
+        after[res.key], previous = previous, (res.key,)
+    desired = [core.Desired(r.key, r.kind, flatten(r.desired), after[r.key])
+               for r in resources if r.present]
+    observed = {}
+    for r in resources:
+        now = seen.get(r.key)
+        if now is None or now.live is None:
+            continue
+        live = flatten(now.live)
+        observed[r.key] = core.Observed(r.key, r.kind,
+                                        {p: live.get(p) for p in flatten(r.desired)},
+                                        now.owned, True, after[r.key])
+    return FeaturePlan(core.plan(desired, observed, prune=True),
+                       {r.key: r for r in resources})

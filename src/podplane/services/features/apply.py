@@ -12,7 +12,8 @@ from typing import Any
 
 from podplane.domain.errors import CloudError
 from podplane.domain.features.checkpointing import POLICY_NAME
-from podplane.domain.features.model import Action
+from podplane.domain.features.model import Resource
+from podplane.domain.reconcile import Verb
 from podplane.domain.features.render import ClusterFacts, policy_text
 from podplane.ops.context import StepContext
 from podplane.services.features.live import Live
@@ -23,23 +24,23 @@ POLL_SECONDS = 30.0
 SETTING_DEADLINE = 30 * 60.0
 
 
-async def carry_out(ctx: StepContext, live: Live, facts: ClusterFacts, action: Action) -> None:
-    kind = action.resource.kind
-    if kind == "kube":
-        await _kube(live, action)
-    elif kind == "iam-role":
-        await _role(live, action)
-    elif kind == "pod-identity":
-        await _association(ctx, live, facts, action)
+async def carry_out(ctx: StepContext, live: Live, facts: ClusterFacts, verb: Verb,
+                    res: Resource) -> None:
+    if res.kind == "kube":
+        await _kube(live, verb, res)
+    elif res.kind == "iam-role":
+        await _role(live, verb, res)
+    elif res.kind == "pod-identity":
+        await _association(ctx, live, facts, verb, res)
     else:
-        await _setting(ctx, live, facts, action)
-    await ctx.note(f"{action.verb} {action.resource.key}")
+        await _setting(ctx, live, facts, res)
+    await ctx.note(f"{verb} {res.key}")
 
 
-async def _kube(live: Live, action: Action) -> None:
+async def _kube(live: Live, verb: Verb, res: Resource) -> None:
     kube = await live.kube()
-    obj = action.resource.desired
-    if action.verb == "delete":
+    obj = res.desired
+    if verb == "delete":
         meta = obj["metadata"]
         await kube.delete(obj["apiVersion"], obj["kind"], meta["name"],
                           namespace=meta.get("namespace"))
@@ -47,11 +48,11 @@ async def _kube(live: Live, action: Action) -> None:
     await kube.apply(obj, force=True)
 
 
-async def _role(live: Live, action: Action) -> None:
+async def _role(live: Live, verb: Verb, res: Resource) -> None:
     iam = live.cloud.aws.iam
-    want = action.resource.desired
+    want = res.desired
     name = want["name"]
-    if action.verb == "delete":
+    if verb == "delete":
         for policy in await iam.list_role_policies(name):
             await iam.delete_role_policy(name, policy)
         await iam.delete_role(name)
@@ -62,26 +63,26 @@ async def _role(live: Live, action: Action) -> None:
     await iam.put_role_policy(name, POLICY_NAME, policy_text(want["policy"]))
 
 
-async def _association(ctx: StepContext, live: Live, facts: ClusterFacts,
-                       action: Action) -> None:
+async def _association(ctx: StepContext, live: Live, facts: ClusterFacts, verb: Verb,
+                       res: Resource) -> None:
     eks = live.cloud.aws.eks
-    want = action.resource.desired
-    if action.verb == "delete":
-        seen = await live.seen(action.resource)
+    want = res.desired
+    if verb == "delete":
+        seen = await live.seen(res)
         if seen.live is not None:
             await eks.delete_pod_identity_association(live.eks, seen.live["associationId"])
         return
     arn = facts.role_arn("ckpt")
     await while_iam_propagates(ctx, arn, lambda: eks.create_pod_identity_association(
         live.eks, want["namespace"], want["serviceAccount"], arn,
-        client_token=ctx.client_token(action.resource.key)))
+        client_token=ctx.client_token(res.key)))
 
 
-async def _setting(ctx: StepContext, live: Live, facts: ClusterFacts, action: Action) -> None:
+async def _setting(ctx: StepContext, live: Live, facts: ClusterFacts, res: Resource) -> None:
     """One UpdateCluster with only the setting (SageMaker API UpdateCluster: InstanceGroups is
     optional), once the cluster is InService; then wait for it to be InService again."""
     hp = live.cloud.aws.hyperpod
-    (field, value), = action.resource.desired.items()
+    (field, value), = res.desired.items()
     await wait_in_service(ctx, live)
     params: Shape = {"ClusterName": live.hyperpod, field: value}
     if field == "AutoScaling" and value.get("Mode") == "Enable":

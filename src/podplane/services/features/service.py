@@ -14,7 +14,7 @@ from typing import Any
 from podplane.domain.effects import Effect
 from podplane.domain.errors import Conflict, InvalidInput
 from podplane.domain.features import catalog as cat
-from podplane.domain.features.model import Plan
+from podplane.domain.features.model import FeaturePlan
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
 from podplane.services.features.live import Live
@@ -82,18 +82,14 @@ async def _view(live: Live, spec: cat.FeatureSpec, want: Desired, facts: Any) ->
         as_wanted = await plan_for(live, spec.name, want, facts)
         as_on = as_wanted if want.enabled else await plan_for(
             live, spec.name, Desired(True, want.settings, False), facts)
-        observed = not any(a.verb == "create" for a in as_on.actions)
-        drift = _drift(as_wanted)
+        observed = not any(s.verb == "create" for s, _ in as_on.steps)
+        drift = as_wanted.drift()
         left = as_wanted.left_alone
     return FeatureView(
         spec.name, spec.title, spec.summary, spec.creates, spec.version, spec.always_on,
         list(spec.requires), cat.dependants(spec.name), list(spec.core), list(spec.notes),
         [SettingView(**asdict(s)) for s in spec.settings], want.enabled, want.settings,
         observed, bool(drift), drift, left)
-
-
-def _drift(found: Plan) -> list[str]:
-    return [d for a in found.actions for d in (a.differences or [a.reason])]
 
 
 async def _addon_active(live: Live) -> bool:
@@ -123,11 +119,24 @@ async def get_feature(ctx: Ctx, cluster: str, name: str) -> FeatureView:
     return await _view(live, spec, (await desired_of(ctx.app, cluster))[name], facts)
 
 
+@service(Effect.READ, "feature.plan")
+async def plan_feature(ctx: Ctx, cluster: str, name: str, *, enabled: bool | None = None,
+                       settings: dict[str, Any] | None = None) -> Outcome:
+    """The plan of a change, computed exactly as set_feature would; changes nothing."""
+    return await _change(ctx, cluster, name, enabled, settings, True, None)
+
+
 @service(Effect.MUTATE, "feature.set",
          target=lambda cluster, name, *_a, **_k: f"cluster/{cluster}/feature/{name}")
 async def set_feature(ctx: Ctx, cluster: str, name: str, *, enabled: bool | None = None,
                       settings: dict[str, Any] | None = None, dry_run: bool = False,
                       idempotency_key: str | None = None) -> Outcome:
+    return await _change(ctx, cluster, name, enabled, settings, dry_run, idempotency_key)
+
+
+async def _change(ctx: Ctx, cluster: str, name: str, enabled: bool | None,
+                  settings: dict[str, Any] | None, dry_run: bool,
+                  idempotency_key: str | None) -> Outcome:
     spec = cat.feature(name)
     ref, live, facts = await _setup(ctx, cluster)
     wants = await desired_of(ctx.app, cluster)

@@ -9,7 +9,7 @@ from podplane.cloud.ports_kube import KubePort
 from podplane.domain.clusters import shared_bucket
 from podplane.domain.errors import NotFound
 from podplane.domain.features import catalog as cat
-from podplane.domain.features.model import FEATURE_LABEL, Plan, Resource, plan
+from podplane.domain.features.model import FEATURE_LABEL, FeaturePlan, Resource, plan
 from podplane.domain.features.render import ClusterFacts, kube, resources
 from podplane.domain.manifests.autoscaling import NODECLASS_API
 from podplane.services.cloud_access import Cloud
@@ -83,6 +83,6 @@ async def _labelled(kube_port: KubePort, api: str, kind: str, feature: str) -> l
                           if k in ("name", "namespace")}} for o in found]
 
 
-async def plan_for(live: Live, name: str, want: Desired, facts: ClusterFacts) -> Plan:
+async def plan_for(live: Live, name: str, want: Desired, facts: ClusterFacts) -> FeaturePlan:
     res = await rendered(live, name, want, facts)
     return plan(res, await live.observe(res))

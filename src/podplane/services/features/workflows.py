@@ -42,11 +42,10 @@ class FeatureSteps:
     async def apply(self, ctx: StepContext) -> Shape:
         live, name, want, facts = _inputs(self.cloud, ctx.params)
         found = await plan_for(live, name, want, facts)
-        await ctx.phase("applying", actions=[f"{a.verb} {a.resource.key}"
-                                             for a in found.actions])
-        for action in found.actions:
-            await carry_out(ctx, live, facts, action)
-        return {"applied": [f"{a.verb} {a.resource.key}" for a in found.actions],
+        await ctx.phase("applying", actions=[f"{s.verb} {s.key}" for s, _ in found.steps])
+        for step, res in found.steps:
+            await carry_out(ctx, live, facts, step.verb, res)
+        return {"applied": [f"{s.verb} {s.key}" for s, _ in found.steps],
                 "left_alone": found.left_alone}
 
     async def verify(self, ctx: StepContext) -> Shape:
@@ -58,7 +57,7 @@ class FeatureSteps:
             if found.empty and not waiting:
                 return {"observed": "enabled" if want.enabled else "disabled"}
             await ctx.sleep(POLL_SECONDS)
-        still = [a.reason for a in found.actions] + [f"{w} is not available" for w in waiting]
+        still = found.drift() + [f"{w} is not available" for w in waiting]
         raise CloudError(f"{name} did not settle: " + "; ".join(still) + ".",
                          code="feature_not_settled", retryable=False,
                          hint="Retry the verify step, or inspect the objects named above "
