@@ -9,7 +9,11 @@ import json
 from typing import Any
 
 import httpx
+import pytest
 
+from podplane.domain.errors import InvalidInput
+
+from podplane.services.cloud_access import cloud_of
 from tests.features.conftest import BASE
 from tests.groups.conftest import Cluster, finish
 
@@ -114,5 +118,46 @@ async def test_kuberay_enable_noop_drift_reconcile_disable(cluster: Cluster) -> 
 
 
 async def _kube(cluster: Cluster) -> Any:
-    from podplane.services.cloud_access import cloud_of
     return await cloud_of(cluster.stack.app.state.podplane).kube_for(cluster.name)
+
+
+SCALED_OBJECT = {"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject",
+                 "metadata": {"name": "router", "namespace": "default"},
+                 "spec": {"scaleTargetRef": {"name": "router"}, "triggers": [
+                     {"type": "cpu", "metricType": "Utilization",
+                      "metadata": {"value": "60"}}]}}
+FOREIGN_ROLE = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                "metadata": {"name": "keda-reader"},
+                "rules": [{"apiGroups": ["keda.sh"], "resources": ["*"], "verbs": ["get"]}]}
+
+
+async def test_keda_enable_noop_disable(cluster: Cluster) -> None:
+    stack = cluster.stack
+    kube = await _kube(cluster)
+    await kube.apply(FOREIGN_ROLE, force=True)
+    async with stack.client("operator") as client:
+        r = await client.patch(f"{BASE}/keda", json={"enabled": True})
+        assert r.status_code == 202, r.text
+        assert (await finish(client, r.json()))["status"] == "succeeded"
+        deployments = kube_json(cluster, "get", "deployment", "-n", "keda")["items"]
+        assert {d["metadata"]["name"]: d["status"].get("availableReplicas") for d in
+                deployments} == {"keda-operator": 1, "keda-operator-metrics-apiserver": 1}
+        # the CRD is served and keeps upstream's required fields
+        await kube.apply(SCALED_OBJECT, force=True)
+        bad = {**SCALED_OBJECT, "metadata": {"name": "bad", "namespace": "default"},
+               "spec": {"scaleTargetRef": {"name": "router"}}}
+        with pytest.raises(InvalidInput, match="triggers"):
+            await kube.apply(bad, force=True)
+        roles_before = names(cluster, "clusterrole")
+
+        count = len(stack.ledger())
+        same = await client.patch(f"{BASE}/keda", json={"enabled": True})
+        assert same.status_code == 200 and same.json()["changed"] is False
+        assert len(stack.ledger()) == count
+
+        off = await client.patch(f"{BASE}/keda", json={"enabled": False})
+        assert off.status_code == 202
+        assert (await finish(client, off.json()))["status"] == "succeeded"
+        assert roles_before - names(cluster, "clusterrole") == {"keda-operator"}
+        assert "keda-reader" in names(cluster, "clusterrole")
+        assert not {n for n in names(cluster, "crd") if n.endswith(".keda.sh")}
