@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from podplane.domain.errors import CloudError
+from podplane.domain.errors import CloudError, NotFound
 from podplane.domain.features.checkpointing import POLICY_NAME
 from podplane.domain.features.model import Resource
 from podplane.domain.reconcile import Verb
@@ -22,12 +22,14 @@ from podplane.services.iam_retry import while_iam_propagates
 Shape = dict[str, Any]
 POLL_SECONDS = 30.0
 SETTING_DEADLINE = 30 * 60.0
+KIND_POLL = 10.0
+KIND_DEADLINE = 10 * 60.0
 
 
 async def carry_out(ctx: StepContext, live: Live, facts: ClusterFacts, verb: Verb,
                     res: Resource) -> None:
     if res.kind == "kube":
-        await _kube(live, verb, res)
+        await _kube(ctx, live, verb, res)
     elif res.kind == "iam-role":
         await _role(live, verb, res)
     elif res.kind == "pod-identity":
@@ -37,7 +39,7 @@ async def carry_out(ctx: StepContext, live: Live, facts: ClusterFacts, verb: Ver
     await ctx.note(f"{verb} {res.key}")
 
 
-async def _kube(live: Live, verb: Verb, res: Resource) -> None:
+async def _kube(ctx: StepContext, live: Live, verb: Verb, res: Resource) -> None:
     kube = await live.kube()
     obj = res.desired
     if verb == "delete":
@@ -45,7 +47,17 @@ async def _kube(live: Live, verb: Verb, res: Resource) -> None:
         await kube.delete(obj["apiVersion"], obj["kind"], meta["name"],
                           namespace=meta.get("namespace"))
         return
-    await kube.apply(obj, force=True)
+    for _ in range(int(KIND_DEADLINE / KIND_POLL)):
+        try:
+            await kube.apply(obj, force=True)
+            return
+        except NotFound:
+            # a kind the service serves once a setting is on (HyperPod installs the
+            # Karpenter kinds when AutoScaling is enabled): wait for it to be served
+            await ctx.sleep(KIND_POLL)
+    raise CloudError(f"The cluster does not serve {obj['apiVersion']} {obj['kind']}.",
+                     code="kind_not_served", retryable=False,
+                     hint="Check that the setting that brings this kind is on, then retry.")
 
 
 async def _role(live: Live, verb: Verb, res: Resource) -> None:
