@@ -13,6 +13,7 @@ FREE_FORM = {
     "StepOut.detail": "per-step facts, owned by each workflow step",
     "OperationOut.result": "the finished operation's facts, owned by its workflow",
     "MutationOut.result": "same as OperationOut.result",
+    "FeatureMutationOut.result": "same as OperationOut.result",
     # Audit rows keep what the service chose to record with the action.
     "AuditOut.detail": "per-action audit facts",
     # The instance group exactly as SageMaker's UpdateCluster receives it (botocore

@@ -12,7 +12,6 @@ import httpx
 import pytest
 
 from podplane.domain.errors import InvalidInput
-
 from podplane.services.cloud_access import cloud_of
 from tests.features.conftest import BASE
 from tests.groups.conftest import Cluster, finish

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from podplane.api.auth import ctx_for
 from podplane.api.routers.operations import OperationOut, out
+from podplane.domain.features.catalog import SettingValue
 from podplane.domain.features.requests import (
     FEATURE_NAME_PATTERN,
     FeatureChangeRequest,
@@ -57,7 +58,7 @@ class FeatureActionOut(BaseModel):
 class FeaturePlanOut(BaseModel):
     feature: str
     enabled: bool
-    settings: dict[str, Any]
+    settings: dict[str, SettingValue]
     actions: list[FeatureActionOut]
     left_alone: list[str]
     note: str | None = None

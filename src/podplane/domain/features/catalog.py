@@ -21,13 +21,15 @@ MANAGED_AUTOSCALING = "managed-autoscaling"
 # HyperpodNodeClass `spec.instanceGroups`: at most 10 (SageMaker docs, autoscaling node class;
 # ../shared/crds/karpenter/HYPERPOD_NODECLASS.md).
 MAX_AUTOSCALED_GROUPS = 10
+# A setting's value: a number, a name, or a list of names.
+SettingValue = int | str | list[str]
 
 
 @dataclass(frozen=True)
 class Setting:
     name: str
     kind: str                    # "int" | "name" | "names"
-    default: Any
+    default: SettingValue
     help: str
     minimum: int | None = None
     maximum: int | None = None

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from podplane.domain import reconcile as core
+from podplane.domain import reconcile
 
 Kind = Literal["kube", "hyperpod-setting", "iam-role", "pod-identity"]
 Shape = dict[str, Any]
@@ -46,7 +46,7 @@ class Seen:
 class FeaturePlan:
     """The core's plan with each step's resource at hand."""
 
-    core: core.Plan
+    core: reconcile.Plan
     resources: Mapping[str, Resource]
 
     @property
@@ -54,7 +54,7 @@ class FeaturePlan:
         return not self.core.changed
 
     @property
-    def steps(self) -> list[tuple[core.Step, Resource]]:
+    def steps(self) -> list[tuple[reconcile.Step, Resource]]:
         return [(s, self.resources[s.key]) for s in self.core.steps]
 
     @property
@@ -72,16 +72,16 @@ class FeaturePlan:
                 "left_alone": self.left_alone}
 
 
-def _words(step: core.Step) -> list[str]:
+def _words(step: reconcile.Step) -> list[str]:
     return [f"{d.field}: want {d.desired!r}, found {d.observed!r}" for d in step.fields]
 
 
-def flatten(value: Any, prefix: str = "") -> dict[str, core.FieldValue]:
+def flatten(value: Any, prefix: str = "") -> dict[str, reconcile.FieldValue]:
     """Nested maps and lists as dotted paths to scalars (lists by index)."""
     if isinstance(value, Mapping):
         if not value and prefix:
             return {prefix: "{}"}
-        out: dict[str, core.FieldValue] = {}
+        out: dict[str, reconcile.FieldValue] = {}
         for k, v in value.items():
             out.update(flatten(v, f"{prefix}.{k}" if prefix else str(k)))
         return out
@@ -104,7 +104,7 @@ def plan(resources: list[Resource], seen: Mapping[str, Seen]) -> FeaturePlan:
     previous: tuple[str, ...] = ()
     for res in resources:
         after[res.key], previous = previous, (res.key,)
-    desired = [core.Desired(r.key, r.kind, flatten(r.desired), after[r.key])
+    desired = [reconcile.Desired(r.key, r.kind, flatten(r.desired), after[r.key])
                for r in resources if r.present]
     observed = {}
     for r in resources:
@@ -112,8 +112,8 @@ def plan(resources: list[Resource], seen: Mapping[str, Seen]) -> FeaturePlan:
         if now is None or now.live is None:
             continue
         live = flatten(now.live)
-        observed[r.key] = core.Observed(r.key, r.kind,
+        observed[r.key] = reconcile.Observed(r.key, r.kind,
                                         {p: live.get(p) for p in flatten(r.desired)},
                                         now.owned, True, after[r.key])
-    return FeaturePlan(core.plan(desired, observed, prune=True),
+    return FeaturePlan(reconcile.plan(desired, observed, prune=True),
                        {r.key: r for r in resources})

@@ -4,11 +4,11 @@ derive from this declaration. Only the fields the client changes are sent (diff 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import ConfigDict, Field
 
-from podplane.domain.features.catalog import BY_NAME
+from podplane.domain.features.catalog import BY_NAME, SettingValue
 
 STRICT = ConfigDict(extra="forbid")
 FEATURE_NAME_PATTERN = "^(" + "|".join(BY_NAME) + ")$"
@@ -23,7 +23,7 @@ class FeaturePlanRequest:
     __pydantic_config__ = STRICT
     enabled: Annotated[bool | None, Field(
         description="On or off (omit to keep the current choice).")] = None
-    settings: Annotated[dict[str, Any] | None, Field(
+    settings: Annotated[dict[str, SettingValue] | None, Field(
         description="Only the settings that change, e.g. {\"memory_percent\": 30} or "
         "{\"groups\": [\"gpu-a\"]} (see the feature's settings_schema).")] = None
 

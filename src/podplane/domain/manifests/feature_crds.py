@@ -29,6 +29,9 @@ class CrdIdentity:
     deprecated: tuple[str, ...] = ()
 
 
+# upstream's deprecated v1alpha1 versions require other spec fields than v1
+OLD_VERSION_REQUIRED: dict[tuple[str, str], tuple[str, ...]] = {
+    ("RayJob", "v1alpha1"): ("entrypoint",), ("RayService", "v1alpha1"): ()}
 RAY = "ray.io"
 KEDA = "keda.sh"
 V1_AND_ALPHA = (("v1", True), ("v1alpha1", False))
@@ -58,9 +61,7 @@ KEDA_CRDS = (
 
 def _schema(ident: CrdIdentity, version: str) -> dict[str, Any]:
     spec: dict[str, Any] = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-    # upstream's deprecated v1alpha1 RayJob requires entrypoint; v1 requires nothing
-    required = ("entrypoint",) if (ident.kind, version) == ("RayJob", "v1alpha1") \
-        else ident.spec_required
+    required = OLD_VERSION_REQUIRED.get((ident.kind, version), ident.spec_required)
     if required:
         spec["required"] = list(required)
     root: dict[str, Any] = {"type": "object", "properties": {

@@ -13,8 +13,8 @@ from typing import Any
 from podplane.domain.errors import CloudError, NotFound
 from podplane.domain.features.checkpointing import POLICY_NAME
 from podplane.domain.features.model import Resource
-from podplane.domain.reconcile import Verb
 from podplane.domain.features.render import ClusterFacts, policy_text
+from podplane.domain.reconcile import Verb
 from podplane.ops.context import StepContext
 from podplane.services.features.live import Live
 from podplane.services.iam_retry import while_iam_propagates

@@ -14,7 +14,6 @@ from typing import Any
 from podplane.domain.effects import Effect
 from podplane.domain.errors import Conflict, InvalidInput
 from podplane.domain.features import catalog as cat
-from podplane.domain.features.model import FeaturePlan
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
 from podplane.services.features.live import Live
@@ -38,7 +37,7 @@ TRAINING_ADDON = "amazon-sagemaker-hyperpod-training-operator"
 class SettingView:
     name: str
     kind: str
-    default: Any
+    default: cat.SettingValue
     help: str
     minimum: int | None
     maximum: int | None
@@ -61,7 +60,7 @@ class FeatureView:
     notes: list[str]
     settings_schema: list[SettingView]
     desired_enabled: bool
-    desired_settings: dict[str, Any]
+    desired_settings: dict[str, cat.SettingValue]
     observed_enabled: bool
     drifted: bool
     drift: list[str]
@@ -93,8 +92,8 @@ async def _view(live: Live, spec: cat.FeatureSpec, want: Desired, facts: Any) ->
 
 
 async def _addon_active(live: Live) -> bool:
-    addon = await live.cloud.aws.eks.describe_addon(live.eks, TRAINING_ADDON)
-    return bool(addon) and addon.get("status") in ("ACTIVE", "DEGRADED", "UPDATING")
+    addon = await live.cloud.aws.eks.describe_addon(live.eks, TRAINING_ADDON) or {}
+    return addon.get("status") in ("ACTIVE", "DEGRADED", "UPDATING")
 
 
 async def _setup(ctx: Ctx, cluster: str) -> tuple[gc.ClusterRef, Live, Any]:
