@@ -36,6 +36,14 @@ def names(cluster: Cluster, kind: str, *extra: str) -> set[str]:
     return {o["metadata"]["name"] for o in kube_json(cluster, "get", kind, *extra)["items"]}
 
 
+def owned_versions(cluster: Cluster, name: str) -> dict[str, str]:
+    """resourceVersion of every object labelled as the feature's (a write changes it)."""
+    found = kube_json(cluster, "get", "crd,namespace,serviceaccount,clusterrole,"
+                      "clusterrolebinding,deployment", "-A", "-l", f"podplane.io/feature={name}")
+    return {f"{o['kind']}/{o['metadata']['name']}": o["metadata"]["resourceVersion"]
+            for o in found["items"]}
+
+
 async def feature(client: httpx.AsyncClient, name: str) -> dict[str, Any]:
     r = await client.get(f"{BASE}/{name}")
     assert r.status_code == 200, r.text
@@ -73,11 +81,15 @@ async def test_kuberay_enable_noop_drift_reconcile_disable(cluster: Cluster) -> 
         assert (now["desired_enabled"], now["observed_enabled"], now["drifted"]) == \
             (True, True, False)
 
-        # the same request again: nothing to do, no operation, no mutation anywhere
+        # the same request again: nothing to do, no operation, no mutation anywhere (the
+        # AWS ledger, and no object of the feature written: same resourceVersions)
         ledger = len(stack.ledger())
+        versions = owned_versions(cluster, "kuberay")
+        assert len(versions) == 9
         again = await client.patch(f"{BASE}/kuberay", json={"enabled": True})
         assert again.status_code == 200 and again.json()["changed"] is False
         assert len(stack.ledger()) == ledger
+        assert owned_versions(cluster, "kuberay") == versions
 
         # drift out of band: the operator's Deployment deleted, its ClusterRole loses a rule
         stack.kubectl("delete", "deployment", "kuberay-operator", "-n", "ray-system")
@@ -149,10 +161,12 @@ async def test_keda_enable_noop_disable(cluster: Cluster) -> None:
             await kube.apply(bad, force=True)
         roles_before = names(cluster, "clusterrole")
 
-        count = len(stack.ledger())
+        count, versions = len(stack.ledger()), owned_versions(cluster, "keda")
+        assert len(versions) == 10
         same = await client.patch(f"{BASE}/keda", json={"enabled": True})
         assert same.status_code == 200 and same.json()["changed"] is False
         assert len(stack.ledger()) == count
+        assert owned_versions(cluster, "keda") == versions
 
         off = await client.patch(f"{BASE}/keda", json={"enabled": False})
         assert off.status_code == 202

@@ -60,6 +60,7 @@ def _step_until(cluster: Cluster, done: Any, limit_minutes: int = 60) -> float:
 async def test_scale_from_zero_and_back(cluster: Cluster) -> None:
     stack = cluster.stack
     _add_zero_group(cluster)
+    start = len(stack.ledger())
     async with stack.client("operator") as client:
         refused = await client.patch(f"{BASE}/managed-autoscaling",
                                      json={"enabled": True, "settings": {"groups": ["nope"]}})
@@ -114,3 +115,10 @@ async def test_scale_from_zero_and_back(cluster: Cluster) -> None:
         assert names(cluster, "nodepools") == {"team-pool"}
         assert names(cluster, "hyperpodnodeclasses") == set()
         assert cluster.describe()["AutoScaling"]["Mode"] == "Disable"
+    made = [f"{e['service']}:{e['action']}" for e in stack.ledger()[start:]]
+    print("managed-autoscaling ledger:", made)
+    assert made == [
+        "iam:CreateRole", "iam:PutRolePolicy", "sagemaker:UpdateCluster",   # enable
+        "sagemaker:BatchAddClusterNodes", "sagemaker:BatchDeleteClusterNodes",  # Karpenter
+        # drift repair: Kubernetes only; disable: AutoScaling off while its role still exists
+        "sagemaker:UpdateCluster", "iam:DeleteRolePolicy", "iam:DeleteRole"]

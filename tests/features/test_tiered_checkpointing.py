@@ -108,6 +108,13 @@ async def test_tiered_checkpointing_chain(cluster: Cluster) -> None:
         sas = json.loads(stack.kubectl("get", "sa", "-n", "default", "-o", "json"))["items"]
         assert "tiered-checkpointing" not in {s["metadata"]["name"] for s in sas}
 
-    made = [e for e in stack.ledger()[len(ledger_before):]]
-    actions = sorted({f"{e['service']}:{e['action']}" for e in made})
-    assert "sagemaker:UpdateCluster" in actions and "iam:DeleteRole" in actions
+    made = [f"{e['service']}:{e['action']}" for e in stack.ledger()[len(ledger_before):]]
+    print("tiered-checkpointing ledger (enable, no-op, policy repair, disable):", made)
+    assert made == [
+        "iam:CreateRole", "iam:PutRolePolicy", "eks:CreatePodIdentityAssociation",
+        "sagemaker:UpdateCluster",                         # enable: 4 AWS mutations
+        "iam:PutRolePolicy",                               # drift made out of band
+        "iam:PutRolePolicy",                               # the repair: 1 mutation
+        # disable: 4, exactly the chain; the role goes last
+        "eks:DeletePodIdentityAssociation", "sagemaker:UpdateCluster",
+        "iam:DeleteRolePolicy", "iam:DeleteRole"]

@@ -55,7 +55,11 @@ class FeaturePlan:
 
     @property
     def steps(self) -> list[tuple[reconcile.Step, Resource]]:
-        return [(s, self.resources[s.key]) for s in self.core.steps]
+        """The core's order, except that an IAM role goes last when deleted: a HyperPod
+        setting that names it (ClusterRole) must be switched off while it still exists."""
+        steps = [(s, self.resources[s.key]) for s in self.core.steps]
+        last = [p for p in steps if p[0].verb == "delete" and p[1].kind == "iam-role"]
+        return [p for p in steps if p not in last] + last
 
     @property
     def left_alone(self) -> list[str]:
