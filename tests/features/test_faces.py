@@ -3,33 +3,14 @@ the status tool reaching terminal, and disable; the agent's answers equal REST's
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
-from typing import Any
-
-import pytest
-from typer.testing import CliRunner
-
-from podplane.cli import app as cli
 from tests.features.conftest import BASE
 from tests.groups.conftest import Cluster
+from tests.groups.test_cli import podplane, served  # noqa: F401 - fixture reuse
 from tests.groups.test_mcp import tool, wait_done
 from tests.mcp.conftest import mcp_client
-from tests.served import serving
 
 
-@pytest.fixture
-async def served(cluster: Cluster) -> AsyncIterator[str]:
-    async with serving(cluster.stack.app) as url:
-        yield url
-
-
-async def podplane(cluster: Cluster, url: str, *args: str, role: str = "admin") -> Any:
-    env = {"PODPLANE_URL": url, "PODPLANE_TOKEN": cluster.stack.tokens[role], "COLUMNS": "200"}
-    return await asyncio.to_thread(CliRunner().invoke, cli, list(args), env=env)
-
-
-async def test_cli_and_mcp_switch_keda(cluster: Cluster, served: str) -> None:
+async def test_cli_and_mcp_switch_keda(cluster: Cluster, served: str) -> None:  # noqa: F811
     stack = cluster.stack
     before = len(stack.ledger())
     plan = await podplane(cluster, served, "feature", "plan", "gpu", "keda", "--on")

@@ -76,7 +76,7 @@ export function FeaturesPanel({ cluster }: { cluster: string }) {
               </SpaceBetween>
             ),
           },
-          { id: "state", header: "State", cell: (f) => <FeatureState feature={f} onRepair={denied ? undefined : () => setChange({ feature: f, enabled: f.desired_enabled })} /> },
+          { id: "state", header: "State", cell: (f) => <FeatureState feature={f} onRepair={denied ? undefined : () => setChange({ feature: f, enabled: f.desired_enabled })} />, minWidth: 130 },
           { id: "deps", header: "Dependencies", cell: (f) => <Dependencies feature={f} /> },
         ]}
         empty={<Box textAlign="center">No features.</Box>}
