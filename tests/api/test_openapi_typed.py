@@ -17,6 +17,7 @@ FREE_FORM = {
     # A training job's Kubernetes object as it is applied (HyperPodPyTorchJob or PyTorchJob),
     # shown in the plan for review; its schema is the operator's CRD, not ours.
     "SubmitPlanOut.manifest": "the Kubernetes object, shown as applied",
+    "FeatureMutationOut.result": "same as OperationOut.result",
     # Audit rows keep what the service chose to record with the action.
     "AuditOut.detail": "per-action audit facts",
     # The instance group exactly as SageMaker's UpdateCluster receives it (botocore

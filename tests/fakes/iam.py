@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from tests.fakes.base import FakePort
@@ -63,6 +64,10 @@ class FakeIam(FakePort):
     async def put_role_policy(self, role: str, policy_name: str, document: str) -> None:
         self._enter("put_role_policy", role=role, name=policy_name)
         self.inline[role][policy_name] = document
+
+    async def get_role_policy(self, role: str, policy_name: str) -> Shape | None:
+        doc = self.inline.get(role, {}).get(policy_name)
+        return None if doc is None else dict(json.loads(doc))
 
     async def delete_role_policy(self, role: str, policy_name: str) -> None:
         self._enter("delete_role_policy", role=role, name=policy_name)

@@ -39,7 +39,7 @@ def structured(result: Any) -> dict[str, Any]:
 SAMPLE = {"operation_id": "op-1", "step": "touch", "name": "bot", "cluster": "gpu",
           "group": "workers", "node": "i-0123456789abcdef0", "availability_zone": "us-west-2a",
           "instance_type": "ml.g5.8xlarge", "count": 1, "recipe": "pytorch-ddp",
-          "instance_group": "workers", "job": "train"}
+          "instance_group": "workers", "job": "train", "feature": "kuberay"}
 
 
 def required_args(tool: Tool) -> dict[str, Any]:

@@ -79,7 +79,8 @@ POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
         ["arn:aws:sagemaker:*:*:cluster/*", "arn:aws:sagemaker:*:*:training-plan/*"]),
     _stmt("OwnRoles", [
         "iam:AttachRolePolicy", "iam:CreateRole", "iam:DeleteRole", "iam:DeleteRolePolicy",
-        "iam:DetachRolePolicy", "iam:GetRole", "iam:ListAttachedRolePolicies",
+        "iam:DetachRolePolicy", "iam:GetRole", "iam:GetRolePolicy",
+        "iam:ListAttachedRolePolicies",
         "iam:ListRolePolicies", "iam:PutRolePolicy", "iam:TagRole"],
         "arn:aws:iam::*:role/podplane-*"),
     _stmt("PassOwnRoles", ["iam:PassRole"], "arn:aws:iam::*:role/podplane-*",

@@ -147,3 +147,15 @@ class ClusterModel(Base):
     operation_id: Mapped[str | None] = mapped_column(String(40))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class FeatureModel(Base):
+    """A managed feature's desired state on one cluster (services/features)."""
+
+    __tablename__ = "features"
+    cluster: Mapped[str] = mapped_column(String(63), primary_key=True)
+    feature: Mapped[str] = mapped_column(String(64), primary_key=True)
+    enabled: Mapped[bool] = mapped_column(Boolean)
+    settings: Mapped[dict[str, Any]] = mapped_column(JSON)
+    updated_by: Mapped[str] = mapped_column(String(128))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from podplane_sandbox.aws import pull_reach
+from podplane_sandbox.aws.hyperpod import autoscaling
 from podplane_sandbox.aws.world import ACCOUNT, World
 from podplane_sandbox.contracts import AddonSource, NodeSource, SandboxAddon, SandboxNode
 
@@ -27,6 +28,15 @@ class KubeView:
 
     def sandbox_nodes(self, eks_cluster_name: str | None = None) -> list[SandboxNode]:
         return self.nodes.sandbox_nodes(eks_cluster_name)
+
+    def autoscaled_groups(self, eks_cluster_name: str | None) -> dict[str, Any] | None:
+        return autoscaling.autoscaled(self.nodes, eks_cluster_name)
+
+    def add_autoscaled_nodes(self, cluster: str, group: str, count: int) -> None:
+        autoscaling.add_nodes(self.nodes, cluster, group, count)
+
+    def remove_autoscaled_nodes(self, cluster: str, group: str, ids: list[str]) -> None:
+        autoscaling.remove_nodes(self.nodes, cluster, group, ids)
 
     def sandbox_addons(self, eks_cluster_name: str | None = None) -> list[SandboxAddon]:
         return self.addons.sandbox_addons(eks_cluster_name)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from urllib.parse import unquote
+
 from podplane.cloud.aws.caller import AwsCaller
 from podplane.cloud.ports_aws import Shape
 
@@ -36,6 +39,15 @@ class IamAdapter:
     async def list_role_policies(self, role: str) -> list[str]:
         found = await self.aws.call("iam", "list_role_policies", RoleName=role)
         return list(found["PolicyNames"])
+
+    async def get_role_policy(self, role: str, policy_name: str) -> Shape | None:
+        """The inline policy's document (decoded), or None when the role has none by that name."""
+        found = await self.aws.maybe("iam", "get_role_policy", RoleName=role,
+                                     PolicyName=policy_name)
+        if found is None:
+            return None
+        doc = found["PolicyDocument"]  # botocore decodes it; a raw answer is URL-encoded JSON
+        return dict(doc) if isinstance(doc, dict) else dict(json.loads(unquote(doc)))
 
     async def put_role_policy(self, role: str, policy_name: str, document: str) -> None:
         await self.aws.call("iam", "put_role_policy", RoleName=role, PolicyName=policy_name,

@@ -17,6 +17,7 @@ import type { PageProps } from "../../routes";
 import { usePrincipal } from "../../session";
 import { DeleteClusterModal } from "./DeleteClusterModal";
 import { DependenciesTable } from "./DependenciesTable";
+import { FeaturesPanel } from "./FeaturesPanel";
 import { GroupsTable } from "./GroupsTable";
 import { clusterKey, specOf } from "./model";
 import { NodesTable } from "./NodesTable";
@@ -86,6 +87,7 @@ export default function ClusterDetail({ params }: PageProps) {
       {ready && <GroupsTable cluster={c} onStarted={recent.add} />}
       {ready && <NodesTable cluster={name} onStarted={recent.add} />}
       {ready && c.dependencies && <DependenciesTable deps={c.dependencies} cluster={c} onStarted={recent.add} />}
+      {ready && <FeaturesPanel cluster={name} />}
       {deleting && <DeleteClusterModal cluster={c} onClose={() => setDeleting(false)} />}
       {!ready && <Alert type="info">Instance groups and nodes appear once the HyperPod cluster exists.</Alert>}
     </SpaceBetween>

@@ -13,6 +13,7 @@ from podplane_sandbox.aws.errors import (
     sm_limit,
     sm_validation,
 )
+from podplane_sandbox.aws.hyperpod.autoscaling import autoscaling_update, check_cluster_role
 from podplane_sandbox.aws.hyperpod.capacity import quota_name
 from podplane_sandbox.aws.hyperpod.events import EventsMixin
 from podplane_sandbox.aws.hyperpod.groups import apply_update, check_update, new_group
@@ -191,10 +192,13 @@ class ClustersMixin(EventsMixin):
         self.check_quotas(proposed, current)
         for group in added:
             self.bind_plan(cluster, group)
+        check_cluster_role(cluster, p)
         for key in ("NodeRecovery", "TieredStorageConfig", "NodeProvisioningMode",
                     "ClusterRole"):
             if key in p:
                 cluster[key] = p[key]
+        if "AutoScaling" in p:
+            autoscaling_update(cluster, p)
         self._apply_update(cluster, added, scaled, to_delete)
         iam_rules.fail_added_groups(self, cluster, added, SCRIPT_FAIL_SECONDS)
         self.w.record("sagemaker", "UpdateCluster", cluster["ClusterName"],

@@ -29,6 +29,11 @@ PUBLIC: dict[str, frozenset[str]] = {
     # @ 011ca927, chart 0.1.0: charts/training-operators and charts/mpi-operator values.yaml).
     "docker.io/kubeflow/training-operator": frozenset({"v1-855e096"}),
     "docker.io/mpioperator/mpi-operator": frozenset({"0.5"}),
+    # Managed features: ray-project/kuberay helm-chart/kuberay-operator values.yaml (image
+    # quay.io/kuberay/operator, tag = release); kedacore/keda config/manager, metrics-server.
+    "quay.io/kuberay/operator": frozenset({"v1.7.0"}),
+    "ghcr.io/kedacore/keda": frozenset({"2.20.2"}),
+    "ghcr.io/kedacore/keda-metrics-apiserver": frozenset({"2.20.2"}),
     "registry.k8s.io/pause": frozenset({"3.9", "3.10"}),
     "registry.k8s.io/coredns/coredns": frozenset({"v1.11.3", "v1.12.0"}),
     "docker.io/library/busybox": frozenset({"1.36", "1.37", "latest"}),

@@ -1,0 +1,159 @@
+"""The managed features a cluster can switch on and off, their settings and dependencies.
+
+Each feature is declared once here: its title, what it creates, the features it needs, and its
+settings with their rules (REST bodies, MCP schemas and the console's form read these).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from podplane.domain.errors import Conflict, InvalidInput, NotFound
+from podplane.domain.names import DNS_LABEL_PATTERN
+
+TRAINING_OPERATOR = "training-operator"
+KUBERAY = "kuberay"
+KEDA = "keda"
+TIERED_CHECKPOINTING = "tiered-checkpointing"
+MANAGED_AUTOSCALING = "managed-autoscaling"
+# HyperpodNodeClass `spec.instanceGroups`: at most 10 (SageMaker docs, autoscaling node class;
+# ../shared/crds/karpenter/HYPERPOD_NODECLASS.md).
+MAX_AUTOSCALED_GROUPS = 10
+# A setting's value: a number, a name, or a list of names.
+SettingValue = int | str | list[str]
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    kind: str                    # "int" | "name" | "names"
+    default: SettingValue
+    help: str
+    minimum: int | None = None
+    maximum: int | None = None
+
+
+@dataclass(frozen=True)
+class FeatureSpec:
+    name: str
+    title: str
+    summary: str
+    creates: str                 # what enabling makes, in words (disable removes exactly it)
+    requires: tuple[str, ...] = ()     # features that must be on first
+    core: tuple[str, ...] = ()         # core dependencies podplane installs with the cluster
+    settings: tuple[Setting, ...] = ()
+    always_on: bool = False      # part of every podplane cluster: shown, never switched off
+    version: str | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+FEATURES: tuple[FeatureSpec, ...] = (
+    FeatureSpec(
+        TRAINING_OPERATOR, "HyperPod training operator",
+        "Runs HyperPodPyTorchJob with job-level recovery.",
+        "the amazon-sagemaker-hyperpod-training-operator EKS add-on with its Pod Identity role",
+        core=("cert-manager", "eks-pod-identity-agent"), always_on=True,
+        notes=("Installed with every cluster (core dependency); training jobs rely on it, so it "
+               "cannot be switched off here.",)),
+    FeatureSpec(
+        KUBERAY, "KubeRay operator", "RayCluster, RayJob, RayService and RayCronJob.",
+        "namespace ray-system, the ray.io CRDs, the operator's RBAC and Deployment",
+        version="v1.7.0"),
+    FeatureSpec(
+        KEDA, "KEDA", "Event-driven autoscaling (ScaledObject, ScaledJob).",
+        "namespace keda, the keda.sh CRDs, the operator's RBAC and Deployment",
+        version="2.20.2"),
+    FeatureSpec(
+        TIERED_CHECKPOINTING, "Tiered checkpointing",
+        "Checkpoints in instance memory, persisted to the cluster's checkpoint prefix in S3.",
+        "TieredStorageConfig on the HyperPod cluster; a ServiceAccount, an IAM role limited to "
+        "the cluster's checkpoint prefix and its Pod Identity association",
+        requires=(TRAINING_OPERATOR,), core=("eks-pod-identity-agent",),
+        settings=(
+            Setting("memory_percent", "int", 20, "Share of each instance's memory kept for "
+                    "checkpoints (InstanceMemoryAllocationPercentage).", 1, 100),
+            Setting("namespace", "name", "default",
+                    "Namespace of the training pods' ServiceAccount."),
+        )),
+    FeatureSpec(
+        MANAGED_AUTOSCALING, "Managed autoscaling (Karpenter)",
+        "HyperPod-managed Karpenter: chosen groups scale from zero for pending pods.",
+        "AutoScaling on the HyperPod cluster; one HyperpodNodeClass and NodePool per chosen "
+        "instance group",
+        settings=(Setting("groups", "names", [], "Instance groups Karpenter may scale "
+                          "(each must allow 0 nodes; on-demand only)."),),
+        notes=("Needs NodeProvisioningMode=Continuous and NodeRecovery=Automatic on the "
+               "HyperPod cluster (podplane creates clusters that way).",)),
+)
+BY_NAME = {f.name: f for f in FEATURES}
+
+
+def feature(name: str) -> FeatureSpec:
+    spec = BY_NAME.get(name)
+    if spec is None:
+        raise NotFound(f"No feature named {name!r}.",
+                       hint="Known features: " + ", ".join(BY_NAME) + ".")
+    return spec
+
+
+def defaults(spec: FeatureSpec) -> dict[str, Any]:
+    return {s.name: s.default for s in spec.settings}
+
+
+def check_settings(spec: FeatureSpec, given: dict[str, Any]) -> dict[str, Any]:
+    """The feature's settings with defaults filled in; unknown or invalid ones refused."""
+    known = {s.name: s for s in spec.settings}
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        raise InvalidInput(f"{spec.name} has no setting {', '.join(unknown)}.",
+                           hint="Settings: " + (", ".join(known) or "none") + ".")
+    out = defaults(spec)
+    for name, value in given.items():
+        out[name] = _check(known[name], value)
+    return out
+
+
+def _check(setting: Setting, value: Any) -> Any:
+    if setting.kind == "int":
+        if not isinstance(value, int) or isinstance(value, bool) or not (
+                (setting.minimum or 0) <= value <= (setting.maximum or value)):
+            raise InvalidInput(f"{setting.name} must be an integer from {setting.minimum} to "
+                               f"{setting.maximum}.", field=setting.name)
+        return value
+    names = [value] if setting.kind == "name" else value
+    if not isinstance(names, list) or not all(
+            isinstance(n, str) and re.fullmatch(DNS_LABEL_PATTERN, n) for n in names):
+        raise InvalidInput(f"{setting.name} must be " + (
+            "a name" if setting.kind == "name" else "a list of names") +
+            " (lowercase letters, digits and '-').", field=setting.name)
+    if setting.kind == "names":
+        if len(set(names)) != len(names) or len(names) > MAX_AUTOSCALED_GROUPS:
+            raise InvalidInput(f"{setting.name}: at most {MAX_AUTOSCALED_GROUPS} distinct "
+                               "names.", field=setting.name)
+        return sorted(names)
+    return value
+
+
+def check_switch(name: str, enabled: bool, on: set[str]) -> None:
+    """Refuse what would break a dependency: enabling before what it needs, disabling what
+    another enabled feature needs, switching off an always-on feature."""
+    spec = feature(name)
+    if spec.always_on and not enabled:
+        raise Conflict(f"{spec.title} is part of every podplane cluster and stays on.",
+                       hint=spec.notes[0] if spec.notes else None)
+    if enabled:
+        missing = [r for r in spec.requires if r not in on]
+        if missing:
+            raise Conflict(f"{name} needs {', '.join(missing)} first.",
+                           hint=f"Enable {', '.join(missing)}, then {name}.")
+        return
+    users = [f.name for f in FEATURES if name in f.requires and f.name in on]
+    if users:
+        raise Conflict(f"{', '.join(users)} need {name}.",
+                       hint=f"Disable {', '.join(users)} first.")
+
+
+def dependants(name: str) -> list[str]:
+    return [f.name for f in FEATURES if name in f.requires]

@@ -1,0 +1,142 @@
+"""What each feature consists of on one cluster: its resources, on or off.
+
+Pure: given the cluster's facts and the feature's settings, the list of `Resource`s, in the
+order they are created (deletes run in reverse). Every Kubernetes object carries the feature's
+label and podplane's managed-by label; every IAM role the feature tag.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from podplane.domain.features import catalog as cat
+from podplane.domain.features.checkpointing import (
+    SERVICE_ACCOUNT,
+    checkpoint_policy,
+    pod_identity_trust,
+)
+from podplane.domain.features.model import (
+    FEATURE_LABEL,
+    FEATURE_TAG,
+    MANAGED_LABEL,
+    Resource,
+)
+from podplane.domain.manifests import feature_operators
+from podplane.domain.manifests.autoscaling import node_class, node_pool
+from podplane.domain.manifests.common import Manifest
+from podplane.domain.names import derived_name
+
+Shape = dict[str, Any]
+ROLE_ANNOTATION = "podplane.io/iam-role"
+
+
+@dataclass(frozen=True)
+class ClusterFacts:
+    name: str          # podplane's name for the cluster
+    hyperpod: str
+    eks: str
+    account: str
+    region: str
+    bucket: str
+    hyperpod_arn: str
+
+    def role_name(self, purpose: str) -> str:
+        return derived_name(f"podplane-{self.name}", purpose, 64, self.region)
+
+    def role_arn(self, purpose: str) -> str:
+        return f"arn:aws:iam::{self.account}:role/{self.role_name(purpose)}"
+
+
+def kube_key(obj: Manifest) -> str:
+    ns = obj["metadata"].get("namespace")
+    return f"kube {obj['apiVersion']} {obj['kind']} {(ns + '/') if ns else ''}" \
+        f"{obj['metadata']['name']}"
+
+
+def mark(feature: str, obj: Manifest) -> Manifest:
+    labels = obj["metadata"].setdefault("labels", {})
+    labels.update({FEATURE_LABEL: feature, MANAGED_LABEL: "podplane"})
+    return obj
+
+
+def kube(feature: str, objs: list[Manifest], on: bool) -> list[Resource]:
+    return [Resource(feature, "kube", kube_key(o), mark(feature, o), on) for o in objs]
+
+
+def role(feature: str, facts: ClusterFacts, purpose: str, trust: Shape, policy: Shape,
+         on: bool) -> Resource:
+    return Resource(feature, "iam-role", f"iam role {facts.role_name(purpose)}", {
+        "name": facts.role_name(purpose), "trust": trust, "policy": policy,
+        "tags": {FEATURE_TAG: feature, "podplane:cluster": facts.name}}, on)
+
+
+def setting(feature: str, field: str, value: Shape) -> Resource:
+    return Resource(feature, "hyperpod-setting", f"hyperpod {field}", {field: value})
+
+
+def resources(name: str, on: bool, settings: Shape, facts: ClusterFacts) -> list[Resource]:
+    spec = cat.feature(name)
+    if name == cat.KUBERAY:
+        return kube(name, feature_operators.kuberay(name, spec.version or ""), on)
+    if name == cat.KEDA:
+        return kube(name, feature_operators.keda(name, spec.version or ""), on)
+    if name == cat.TIERED_CHECKPOINTING:
+        return tiered(on, settings, facts)
+    if name == cat.MANAGED_AUTOSCALING:
+        return autoscaling(on, settings, facts)
+    return []   # always-on features are observed, never rendered
+
+
+def tiered(on: bool, settings: Shape, facts: ClusterFacts) -> list[Resource]:
+    """TieredStorageConfig (SageMaker API UpdateCluster, ClusterTieredStorageConfig) and the
+    identity chain pods use to persist checkpoints: role -> Pod Identity -> ServiceAccount."""
+    name, ns = cat.TIERED_CHECKPOINTING, settings.get("namespace", "default")
+    arn = facts.role_arn("ckpt")
+    account = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {
+        "name": SERVICE_ACCOUNT, "namespace": ns, "annotations": {ROLE_ANNOTATION: arn}}}
+    config = {"Mode": "Enable", "InstanceMemoryAllocationPercentage":
+              settings.get("memory_percent", 20)} if on else {"Mode": "Disable"}
+    return [
+        role(name, facts, "ckpt", pod_identity_trust(),
+             checkpoint_policy(facts.bucket, facts.name), on),
+        Resource(name, "pod-identity", f"pod identity {ns}/{SERVICE_ACCOUNT}",
+                 {"namespace": ns, "serviceAccount": SERVICE_ACCOUNT}, on),
+        *kube(name, [account], on),
+        setting(name, "TieredStorageConfig", config),
+    ]
+
+
+def autoscaling(on: bool, settings: Shape, facts: ClusterFacts) -> list[Resource]:
+    """HyperPod-managed Karpenter (SageMaker docs "Autoscaling on HyperPod EKS"): the role
+    HyperPod assumes to add and remove nodes, AutoScaling on the cluster, then one
+    HyperpodNodeClass and NodePool per chosen group."""
+    name = cat.MANAGED_AUTOSCALING
+    config: Shape = {"Mode": "Enable", "AutoScalerType": "Karpenter"} if on \
+        else {"Mode": "Disable"}
+    objs: list[Manifest] = []
+    for group in settings.get("groups", []) if on else []:
+        objs += [node_class(group), node_pool(group)]
+    out = [role(name, facts, "karpenter", service_trust("sagemaker.amazonaws.com"),
+                autoscaler_policy(facts), on),
+           setting(name, "AutoScaling", config)]
+    return out + kube(name, objs, on)
+
+
+def service_trust(service: str) -> Shape:
+    return {"Version": "2012-10-17", "Statement": [{
+        "Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}]}
+
+
+def autoscaler_policy(facts: ClusterFacts) -> Shape:
+    """What HyperPod's Karpenter does with the role: add and delete the cluster's nodes
+    (SageMaker docs, autoscaling prerequisites), on this cluster only."""
+    return {"Version": "2012-10-17", "Statement": [{
+        "Sid": "ScaleClusterNodes", "Effect": "Allow",
+        "Action": ["sagemaker:BatchAddClusterNodes", "sagemaker:BatchDeleteClusterNodes"],
+        "Resource": facts.hyperpod_arn}]}
+
+
+def policy_text(doc: Shape) -> str:
+    return json.dumps(doc, sort_keys=True)

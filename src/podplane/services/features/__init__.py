@@ -1,0 +1,1 @@
+"""Managed features: reversible, drift-aware switches for what runs on a cluster."""

@@ -1,0 +1,113 @@
+"""Reading and changing a feature's resources in the cloud, one resource kind at a time.
+
+Observation returns each resource's live state in the shape its `desired` is written in (so
+`domain.features.model.differences` compares like with like) and whether podplane made it
+(the feature label on Kubernetes objects, the feature tag on IAM roles).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from podplane.cloud.ports_kube import KubePort
+from podplane.domain.errors import CloudError, NotFound
+from podplane.domain.features.checkpointing import POLICY_NAME
+from podplane.domain.features.model import FEATURE_LABEL, FEATURE_TAG, Resource, Seen
+from podplane.services.cloud_access import Cloud
+
+Shape = dict[str, Any]
+# A HyperPod setting that was never set reads as switched off.
+SETTING_OFF: dict[str, Shape] = {"TieredStorageConfig": {"Mode": "Disable"},
+                                 "AutoScaling": {"Mode": "Disable"}}
+
+
+class Live:
+    """One cluster's view for one observation: DescribeCluster and the association list are
+    read once and shared by the resources that need them."""
+
+    def __init__(self, cloud: Cloud, hyperpod: str, eks: str) -> None:
+        self.cloud, self.hyperpod, self.eks = cloud, hyperpod, eks
+        self._kube: KubePort | None = None
+        self._described: Shape | None = None
+        self._associations: list[Shape] | None = None
+
+    async def kube(self) -> KubePort:
+        if self._kube is None:
+            self._kube = await self.cloud.kube_for(self.eks)
+        return self._kube
+
+    async def described(self, fresh: bool = False) -> Shape:
+        if self._described is None or fresh:
+            found = await self.cloud.aws.hyperpod.describe_cluster(self.hyperpod)
+            if found is None:
+                raise NotFound(f"The HyperPod cluster {self.hyperpod} does not exist.")
+            self._described = found
+        return self._described
+
+    async def associations(self) -> list[Shape]:
+        if self._associations is None:
+            self._associations = await self.cloud.aws.eks.list_pod_identity_associations(
+                self.eks)
+        return self._associations
+
+    def forget(self) -> None:
+        self._described, self._associations = None, None
+
+    async def observe(self, resources: list[Resource]) -> dict[str, Seen]:
+        return {r.key: await self.seen(r) for r in resources}
+
+    async def seen(self, res: Resource) -> Seen:
+        if res.kind == "kube":
+            return await self._kube_seen(res)
+        if res.kind == "hyperpod-setting":
+            (field,) = res.desired
+            value = (await self.described()).get(field) or SETTING_OFF[field]
+            return Seen({field: value}, owned=True)
+        if res.kind == "iam-role":
+            return await self._role_seen(res)
+        return await self._association_seen(res)
+
+    async def _kube_seen(self, res: Resource) -> Seen:
+        obj = res.desired
+        meta = obj["metadata"]
+        try:
+            live = await (await self.kube()).get(obj["apiVersion"], obj["kind"], meta["name"],
+                                                 meta.get("namespace"))
+        except NotFound:  # the kind itself is not served (its CRD is absent)
+            return Seen(None)
+        if live is None:
+            return Seen(None)
+        labels = live["metadata"].get("labels") or {}
+        return Seen(live, owned=labels.get(FEATURE_LABEL) == res.feature)
+
+    async def _role_seen(self, res: Resource) -> Seen:
+        iam = self.cloud.aws.iam
+        name = res.desired["name"]
+        role = await iam.get_role(name)
+        if role is None:
+            return Seen(None)
+        trust = role.get("AssumeRolePolicyDocument")
+        tags = {t["Key"]: t["Value"] for t in role.get("Tags") or []}
+        live = {"name": name, "trust": json.loads(trust) if isinstance(trust, str) else trust,
+                "policy": await iam.get_role_policy(name, POLICY_NAME), "tags": tags}
+        return Seen(live, owned=tags.get(FEATURE_TAG) == res.feature)
+
+    async def _association_seen(self, res: Resource) -> Seen:
+        want = res.desired
+        for a in await self.associations():
+            if (a.get("namespace"), a.get("serviceAccount")) == (want["namespace"],
+                                                                  want["serviceAccount"]):
+                # the list names no role; the association is ours because the service
+                # account is (podplane's fixed name in the chain)
+                return Seen({"namespace": a["namespace"], "serviceAccount": a["serviceAccount"],
+                             "associationId": a.get("associationId")}, owned=True)
+        return Seen(None)
+
+
+def role_arn_of(res: Resource, account: str) -> str:
+    return f"arn:aws:iam::{account}:role/{res.desired['name']}"
+
+
+def refuse_unknown(kind: str) -> CloudError:
+    return CloudError(f"No way to change a resource of kind {kind}.", code="feature_kind")

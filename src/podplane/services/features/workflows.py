@@ -1,0 +1,77 @@
+"""The durable workflow behind every feature change: apply the plan, then verify.
+
+`apply` observes afresh and carries out what still differs (so a resumed or retried step
+repeats no mutation that already landed); `verify` waits for the operators to be available
+and fails if anything still departs from desired.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from podplane.domain.errors import CloudError
+from podplane.domain.features.render import ClusterFacts
+from podplane.ops.context import StepContext
+from podplane.ops.workflows import Workflow
+from podplane.services.cloud_access import Cloud
+from podplane.services.features.apply import carry_out
+from podplane.services.features.live import Live
+from podplane.services.features.state import Desired, plan_for, rendered
+
+FEATURE_SET = "feature.set"
+Shape = dict[str, Any]
+POLL_SECONDS = 10.0
+READY_DEADLINE = 15 * 60.0
+
+
+def declare(cloud: Cloud) -> list[Workflow]:
+    s = FeatureSteps(cloud)
+    return [Workflow.of(FEATURE_SET, ("apply", s.apply), ("verify", s.verify))]
+
+
+def _inputs(cloud: Cloud, params: Shape) -> tuple[Live, str, Desired, ClusterFacts]:
+    facts = ClusterFacts(**params["facts"])
+    want = Desired(bool(params["enabled"]), dict(params["settings"]), True)
+    return Live(cloud, facts.hyperpod, facts.eks), params["feature"], want, facts
+
+
+class FeatureSteps:
+    def __init__(self, cloud: Cloud) -> None:
+        self.cloud = cloud
+
+    async def apply(self, ctx: StepContext) -> Shape:
+        live, name, want, facts = _inputs(self.cloud, ctx.params)
+        found = await plan_for(live, name, want, facts)
+        await ctx.phase("applying", actions=[f"{s.verb} {s.key}" for s, _ in found.steps])
+        for step, res in found.steps:
+            await carry_out(ctx, live, facts, step.verb, res)
+        return {"applied": [f"{s.verb} {s.key}" for s, _ in found.steps],
+                "left_alone": found.left_alone}
+
+    async def verify(self, ctx: StepContext) -> Shape:
+        live, name, want, facts = _inputs(self.cloud, ctx.params)
+        for _ in range(int(READY_DEADLINE / POLL_SECONDS)):
+            live.forget()
+            found = await plan_for(live, name, want, facts)
+            waiting = await self._unavailable(live, name, want, facts)
+            if found.empty and not waiting:
+                return {"observed": "enabled" if want.enabled else "disabled"}
+            await ctx.sleep(POLL_SECONDS)
+        still = found.drift() + [f"{w} is not available" for w in waiting]
+        raise CloudError(f"{name} did not settle: " + "; ".join(still) + ".",
+                         code="feature_not_settled", retryable=False,
+                         hint="Retry the verify step, or inspect the objects named above "
+                         "(kubectl describe).")
+
+    async def _unavailable(self, live: Live, name: str, want: Desired, facts: ClusterFacts
+                           ) -> list[str]:
+        if not want.enabled:
+            return []
+        out = []
+        for res in await rendered(live, name, want, facts):
+            if res.kind == "kube" and res.desired["kind"] == "Deployment" and res.present:
+                seen = await live.seen(res)
+                status = (seen.live or {}).get("status") or {}
+                if not status.get("availableReplicas"):
+                    out.append(res.key)
+        return out

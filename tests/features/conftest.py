@@ -1,0 +1,25 @@
+"""A HyperPod cluster in the sandbox registered as imported (tests/groups/conftest), with the
+podplane bucket recorded and the training operator add-on, for the feature tests."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from podplane.services.clusters.state import save_facts
+from tests.groups.conftest import Cluster
+from tests.groups.conftest import cluster as group_cluster  # noqa: F401 - fixture reuse
+
+BUCKET = "podplane-gpu-bucket"
+BASE = "/api/v1/clusters/gpu/features"
+
+
+@pytest.fixture
+async def cluster(group_cluster: Cluster) -> AsyncIterator[Cluster]:  # noqa: F811
+    await save_facts(group_cluster.stack.app.state.podplane, group_cluster.name, bucket=BUCKET)
+    yield group_cluster
+
+
+def mutations(ledger: list[dict[str, object]]) -> list[str]:
+    return [f"{e['service']}:{e['action']}" for e in ledger]
