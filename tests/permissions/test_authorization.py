@@ -77,6 +77,21 @@ ROUTES: dict[tuple[str, str], Role | None] = {
     ("POST", "/api/v1/clusters/{cluster}/nodes/{node}/replace"): A,
     ("DELETE", "/api/v1/clusters/{cluster}/nodes/{node}"): A,
     ("GET", "/api/v1/doctor"): V,
+    ("POST", "/api/v1/clusters/{cluster}/reconcile"): O,  # repairs only, never deletes
+    ("GET", "/api/v1/recipes"): V,
+    ("GET", "/api/v1/clusters/{cluster}/jobs"): V,
+    ("POST", "/api/v1/clusters/{cluster}/jobs"): O,
+    ("GET", "/api/v1/clusters/{cluster}/jobs/{job}"): V,
+    ("GET", "/api/v1/clusters/{cluster}/jobs/{job}/logs"): V,
+    ("GET", "/api/v1/clusters/{cluster}/jobs/{job}/events"): V,
+    ("POST", "/api/v1/clusters/{cluster}/jobs/{job}/cancel"): O,
+    ("DELETE", "/api/v1/clusters/{cluster}/jobs/{job}"): A,
+    ("WS", "/api/v1/clusters/{cluster}/jobs/{job}/logs/stream"): V,
+    ("GET", "/api/v1/clusters/{cluster}/features"): V,
+    ("GET", "/api/v1/clusters/{cluster}/features/{feature}"): V,
+    ("POST", "/api/v1/clusters/{cluster}/features/{feature}/plan"): V,
+    ("PATCH", "/api/v1/clusters/{cluster}/features/{feature}"): O,
+    ("PUT", "/api/v1/clusters/{cluster}/features/{feature}"): O,
 }
 
 # MCP tool -> the least role that may call it (and sees it in tools/list).
@@ -91,6 +106,10 @@ TOOL_ROLES: dict[str, Role] = {
     "instance_group_list": V, "instance_group_get": V, "instance_group_add": O,
     "instance_group_scale": O, "instance_group_delete": A,
     "node_list": V, "node_describe": V, "node_reboot": O, "node_replace": A, "node_delete": A,
+    "cluster_reconcile": O,
+    "job_recipes": V, "job_list": V, "job_submit": O, "job_get": V, "job_logs": V,
+    "job_events": V, "job_cancel": O, "job_delete": A,
+    "feature_list": V, "feature_get": V, "feature_plan": V, "feature_set": O,
 }
 
 # Operation kind -> the authority retrying or cancelling it needs (scale: see below).
@@ -99,6 +118,8 @@ KIND_TABLE: dict[str, tuple[Role, bool]] = {
     "instance_group.add": (O, False), "instance_group.scale": (A, True),
     "instance_group.delete": (A, True),
     "node.reboot": (O, False), "node.replace": (A, True), "node.delete": (A, True),
+    "cluster.reconcile": (O, False), "feature.set": (O, False),
+    "job.submit": (O, False), "job.cancel": (O, False), "job.delete": (A, True),
 }
 
 

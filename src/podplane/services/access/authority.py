@@ -42,6 +42,11 @@ KINDS: dict[str, Authority] = {
     "node.reboot": OPERATOR,
     "node.replace": DESTROY,
     "node.delete": DESTROY,
+    "cluster.reconcile": OPERATOR,  # repairs only: it never deletes
+    "feature.set": OPERATOR,
+    "job.submit": OPERATOR,
+    "job.cancel": OPERATOR,
+    "job.delete": DESTROY,
 }
 
 
