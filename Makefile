@@ -52,5 +52,11 @@ lint: install-test
 	$(BIN)/lint-imports
 	$(BIN)/mypy src/podplane testkit/src
 
+# In parallel (pytest-xdist): most tests wait on subprocesses, sockets and the sandbox, so more
+# workers than cores pays (docs: tests/conftest.py groups the modules). TEST_WORKERS=0 runs
+# serially; PYTEST_ARGS adds options (a folder, -x, ...).
+TEST_WORKERS ?= 4
+PYTEST_ARGS ?=
+
 test: install-test console lint
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q $(if $(filter 0,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist loadgroup) $(PYTEST_ARGS)
