@@ -15,7 +15,7 @@ from podplane.cli.clusters import cluster_app
 from podplane.cli.deploy import deploy_app
 from podplane.cli.doctor import doctor as doctor_command
 from podplane.cli.groups import install as install_group_commands
-from podplane.cli.remote import operation_app
+from podplane.cli.operations import operation_app
 from podplane.domain.effects import Role
 from podplane.domain.errors import PodplaneError
 from podplane.mcp.cli import mcp as mcp_command
