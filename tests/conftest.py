@@ -1,8 +1,9 @@
 """Shared fixtures: a real app on a real database (SQLite, and PostgreSQL when configured).
 
-The suite runs in parallel (pytest-xdist, `make test`): every fixture is per test or per
-module in the test's own tmp dir, PostgreSQL databases get unique names, ports come from
-`tests.served.free_port` (a block per worker), and each worker has its own PODPLANE_HOME.
+The suite runs in parallel (pytest-xdist, `make test`: `--dist loadfile`, so a module's
+module-scoped stack starts once): every fixture is per test, module or worker session in its
+own tmp dir, PostgreSQL databases get unique names, ports come from `tests.served.free_port`
+(a block per worker), and each worker has its own PODPLANE_HOME.
 """
 
 from __future__ import annotations
@@ -26,12 +27,6 @@ PG_URL = os.environ.get("PODPLANE_TEST_POSTGRES_URL")
 pytest_plugins = ["tests.stack"]  # the `stack` fixture: sandbox + control plane in one process
 
 
-# Whole folders whose session-scoped fixtures are costly (one console server and one Chromium
-# for every browser test) run on one worker together; every other module stays whole on one
-# worker (module-scoped stacks), like `--dist loadfile`.
-SHARED_SESSION_FOLDERS = ("browser",)
-
-
 @pytest.fixture(scope="session", autouse=True)
 def worker_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A PODPLANE_HOME of this worker's own (its basetemp is per worker), so a CLI or server
@@ -44,19 +39,6 @@ def worker_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         os.environ.pop("PODPLANE_HOME", None)
     else:
         os.environ["PODPLANE_HOME"] = before
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """`--dist loadgroup`: each module is one group (its module-scoped fixtures start once),
-    except the folders above, which are one group each."""
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        if item.get_closest_marker("xdist_group"):
-            continue
-        parts = Path(str(item.path)).relative_to(Path(__file__).parent).parts
-        group = parts[0] if parts[0] in SHARED_SESSION_FOLDERS else "/".join(parts)
-        item.add_marker(pytest.mark.xdist_group(group))
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -74,9 +74,10 @@ def free_port() -> int:
     raise RuntimeError(f"no free port in {base}-{base + PORT_BLOCK - 1}")
 
 
-def wait_up(url: str, proc: subprocess.Popen[bytes], log: Path, seconds: float = 60,
+def wait_up(url: str, proc: subprocess.Popen[bytes], log: Path, seconds: float = 120,
             headers: dict[str, str] | None = None) -> None:
-    """Until `url` answers below 500. The one real-time wait: a child binding its port."""
+    """Until `url` answers below 500. The one real-time wait: a child binding its port (slow
+    when the parallel suite starts several at once on a small CI machine)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if proc.poll() is not None:
