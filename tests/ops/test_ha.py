@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from podplane_testkit.touch import LEDGER_ENV, FakeCloud
+from tests.ops.test_crash import settle, start_touch
 from tests.served import ControlPlane
 
 OPERATIONS = 24
@@ -38,20 +39,9 @@ def pair(tmp_path: Path, db_url: str) -> Iterator[list[ControlPlane]]:
 
 def start(server: ControlPlane, token: str, i: int) -> dict[str, Any]:
     with server.api(token) as api:
-        r = api.post("/api/v1/operations/_test", headers={"Idempotency-Key": f"ha-{i}"},
-                     json={"target": f"test/ha-{i}",
-                           "params": {"name": f"ha-{i}", "delay": 0.2, "poll": 0.05}})
-    assert r.status_code == 202, r.text
-    return dict(r.json())
-
-
-def settled(server: ControlPlane, token: str, op_id: str) -> dict[str, Any]:
-    with server.api(token) as api:
-        for _ in range(30):
-            op = api.get(f"/api/v1/operations/{op_id}/wait", params={"timeout": 10}).json()
-            if op["status"] in ("succeeded", "failed", "cancelled"):
-                return dict(op)
-    raise AssertionError(op)
+        op = start_touch(api, f"ha-{i}", f"ha-{i}")
+    assert op is not None
+    return op
 
 
 @pytest.mark.slow
@@ -62,7 +52,8 @@ def test_two_servers_share_the_operations_and_no_step_runs_twice(
     token = a.token("ha-admin")  # one database: the token works on both
     with ThreadPoolExecutor(8) as pool:  # both servers take requests at once
         ops = list(pool.map(lambda i: start(pair[i % 2], token, i), range(OPERATIONS)))
-        done = list(pool.map(lambda op: settled(b, token, op["id"]), ops))
+    with b.api(token) as api:
+        done = [settle(api, op["id"]) for op in ops]
     assert [op["status"] for op in done] == ["succeeded"] * OPERATIONS
 
     ledgers = [FakeCloud(Path(s.extra_env[LEDGER_ENV])).entries() for s in pair]
