@@ -52,5 +52,11 @@ lint: install-test
 	$(BIN)/lint-imports
 	$(BIN)/mypy src/podplane testkit/src
 
+# In parallel (pytest-xdist): most tests wait on subprocesses, sockets and the sandbox, so more
+# workers than cores pays. `loadfile` keeps each module on one worker (its module-scoped stack
+# starts once; tests/conftest.py). TEST_WORKERS=0 runs serially; PYTEST_ARGS adds options.
+TEST_WORKERS ?= 4
+PYTEST_ARGS ?=
+
 test: install-test console lint
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q $(if $(filter 0,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)

@@ -1,4 +1,10 @@
-"""Shared fixtures: a real app on a real database (SQLite, and PostgreSQL when configured)."""
+"""Shared fixtures: a real app on a real database (SQLite, and PostgreSQL when configured).
+
+The suite runs in parallel (pytest-xdist, `make test`: `--dist loadfile`, so a module's
+module-scoped stack starts once): every fixture is per test, module or worker session in its
+own tmp dir, PostgreSQL databases get unique names, ports come from `tests.served.free_port`
+(a block per worker), and each worker has its own PODPLANE_HOME.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +28,20 @@ PG_URL = os.environ.get("PODPLANE_TEST_POSTGRES_URL")
 # longer than its read (single flight only); tests/perf drives retention with its own clock.
 os.environ.setdefault("PODPLANE_OBSERVE_SECONDS", "0")
 pytest_plugins = ["tests.stack"]  # the `stack` fixture: sandbox + control plane in one process
+
+
+@pytest.fixture(scope="session", autouse=True)
+def worker_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A PODPLANE_HOME of this worker's own (its basetemp is per worker), so a CLI or server
+    started without one never shares one (or touches the developer's ~/.podplane)."""
+    home = tmp_path_factory.mktemp("podplane-home")
+    before = os.environ.get("PODPLANE_HOME")
+    os.environ["PODPLANE_HOME"] = str(home)
+    yield home
+    if before is None:
+        os.environ.pop("PODPLANE_HOME", None)
+    else:
+        os.environ["PODPLANE_HOME"] = before
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

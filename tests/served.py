@@ -10,6 +10,7 @@ subprocesses, for the crash, process and browser tests.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import signal
 import socket
@@ -51,15 +52,32 @@ REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src"
 
 
+# A port picked here is closed again before the child binds it. Port 0 would let the kernel
+# hand the same ephemeral port to another test worker in that gap, so each xdist worker picks
+# from its own block below Linux's ephemeral range (ip_local_port_range, 32768-60999), where
+# the kernel assigns nothing by itself.
+PORT_BLOCK = 500
+_next_port = itertools.count()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    base = 20000 + (int(worker) if worker.isdigit() else 0) % 24 * PORT_BLOCK
+    for _ in range(PORT_BLOCK):
+        port = base + next(_next_port) % PORT_BLOCK
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:  # in use (a child still holds it, or another program)
+                continue
+            return port
+    raise RuntimeError(f"no free port in {base}-{base + PORT_BLOCK - 1}")
 
 
-def wait_up(url: str, proc: subprocess.Popen[bytes], log: Path, seconds: float = 60,
+def wait_up(url: str, proc: subprocess.Popen[bytes], log: Path, seconds: float = 120,
             headers: dict[str, str] | None = None) -> None:
-    """Until `url` answers below 500. The one real-time wait: a child binding its port."""
+    """Until `url` answers below 500. The one real-time wait: a child binding its port (slow
+    when the parallel suite starts several at once on a small CI machine)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if proc.poll() is not None:

@@ -15,6 +15,7 @@ from fastapi import APIRouter, FastAPI
 from podplane.api.app import create_app
 from podplane.cloud.aws.wiring import session_region
 from podplane.cloud.virtual_clock import PacedClock
+from podplane.cloud.wiring import build_cloud
 from podplane.domain.errors import ConfigError
 from podplane.mcp import http as mcp_http
 from podplane.ops.context import PointHook
@@ -153,7 +154,7 @@ def build_app(settings: Settings) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        cloud = attach_cloud(state)
+        cloud = attach_cloud(state, *build_cloud(settings))
         ops = await start_engine(state, cloud, kit)
         try:
             async with mcp_face.running(), drift_watch(state):  # MCP sessions; drift checks

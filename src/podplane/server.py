@@ -91,12 +91,32 @@ def _sandbox_ready(url: str, sandbox_dir: Path) -> bool:
     return status == 200
 
 
+FIRST_TOKEN_FILE = "admin-token"
+
+
+def write_first_token(home: Path, secret: str) -> Path:
+    """The first admin token goes to a 0600 file, never to the output: a server's output ends
+    up in log files, journald or CloudWatch, where others can read it (docs/deploy.md)."""
+    path = home / FIRST_TOKEN_FILE
+    home.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        os.fchmod(fd, 0o600)  # an older file of that name keeps no wider mode
+        os.write(fd, f"{secret}\n".encode())
+    finally:
+        os.close(fd)
+    return path
+
+
 def _serve(settings: Settings) -> None:
     app = build_app(settings)
     admin = asyncio.run(auth.ensure_admin_token(app.state.podplane))
     url = f"http://{settings.host}:{settings.port}/"
     console.print(f"[bold]podplane[/bold] console: {url}")
     if admin:
-        console.print(f"admin token (shown once, store it now): [bold]{admin}[/bold]")
+        path = write_first_token(settings.home, admin)
+        console.print(f"first admin token: in {path} (readable by this user only). Read it "
+                      f"once (`cat {path}`), keep it in your password manager, then delete "
+                      "the file.", soft_wrap=True, highlight=False)
     uvicorn.run(app, host=settings.host, port=settings.port, log_level="info",
                 proxy_headers=False, access_log=False, timeout_graceful_shutdown=5)

@@ -26,6 +26,10 @@ class FakeS3(FakePort):
         self._enter("create_bucket", bucket=bucket, region=region)
         self.buckets.setdefault(bucket, {})
 
+    async def get_bucket_tags(self, bucket: str) -> list[dict[str, str]]:
+        self._bucket("get_bucket_tagging", bucket)
+        return list(self.tags.get(bucket, []))
+
     async def put_bucket_tagging(self, bucket: str, tags: list[dict[str, str]]) -> None:
         self._enter("put_bucket_tagging", bucket=bucket)
         self.tags[bucket] = list(tags)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -26,15 +25,10 @@ from podplane.server import local_ctx
 from podplane.services.access import tokens
 from podplane.settings import Settings
 from tests.mcp.conftest import structured
+from tests.served import free_port
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 pytestmark = pytest.mark.slow
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -59,7 +53,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """One control plane for the module: starting a process is the slow part."""
     home = tmp_path_factory.mktemp("stdio") / "home"
     secrets = asyncio.run(_mint(home))
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen(
         [sys.executable, "-m", "podplane", "serve", "--port", str(port), "--home", str(home)],
@@ -74,7 +68,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 
 def _wait_healthy(url: str, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60  # as tests.served.wait_up: a loaded CI machine is slow
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             err = proc.stderr.read().decode() if proc.stderr else ""

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from podplane.domain.errors import Conflict
 from podplane.services.clusters.identity import (
     delete_identity,
     ensure_bucket,
@@ -74,6 +77,17 @@ async def test_the_bucket_is_created_and_tagged_once() -> None:
     await ensure_bucket(s3, "alpha", "podplane-b", "us-west-2")
     assert s3.changed() == ["create_bucket", "put_bucket_tagging"]
     assert s3.tags["podplane-b"] == OURS
+
+
+@pytest.mark.parametrize("tags", [[], OURS[:1], [{"Key": "podplane:cluster", "Value": "beta"},
+                                                  {"Key": "podplane:managed", "Value": "true"}]])
+async def test_a_bucket_podplane_did_not_tag_for_the_cluster_is_not_adopted(
+        tags: list[dict[str, str]]) -> None:
+    s3 = FakeS3()
+    s3.buckets["podplane-b"], s3.tags["podplane-b"] = {}, tags
+    with pytest.raises(Conflict, match="not adopted"):
+        await ensure_bucket(s3, "alpha", "podplane-b", "us-west-2")
+    assert s3.changed() == []
 
 
 async def test_the_lifecycle_script_is_uploaded_only_when_it_differs() -> None:

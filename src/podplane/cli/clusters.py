@@ -1,108 +1,99 @@
-"""`podplane cluster ...`: clusters over REST, with a live step view for create and delete."""
+"""`podplane cluster ...`: clusters over REST, one row per REST call (`cli/table.py`), with a
+live step view for create, import and delete."""
 
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
-from podplane.cli.remote import (
-    Remote,
-    TokenOpt,
-    UrlOpt,
-    api,
-    follow,
-    out,
-    steps_table,
-)
-from podplane.cli.remote import token_or_env as token_of
+from podplane.cli.remote import follow, out, steps_table
+from podplane.cli.table import Arg, Call, Command, mount, show_json
 
-cluster_app = typer.Typer(no_args_is_help=True, help="Create, inspect, import and delete "
-                          "clusters (EKS + HyperPod).")
-URL = "http://127.0.0.1:3099"
+NAME = Arg("name", Annotated[str, typer.Argument()])
 
 
-@cluster_app.command("create")
-def create(
-    name: str,
-    availability_zone: Annotated[str, typer.Option("--az", help="AZ for the GPU nodes.")],
-    instance_type: Annotated[str, typer.Option("--type", help="e.g. ml.p5.48xlarge")],
-    count: Annotated[int, typer.Option("--count", min=1)],
-    capacity_type: Annotated[str, typer.Option("--capacity",
-                                               help="on-demand | spot | training-plan")
-                             ] = "on-demand",
-    training_plan_arn: Annotated[str | None, typer.Option("--training-plan")] = None,
-    region: Annotated[str, typer.Option("--region")] = "us-west-2",
-    no_deep_health_checks: Annotated[bool, typer.Option("--no-deep-health-checks")] = False,
-    accept: Annotated[list[str] | None, typer.Option(
-        "--accept", help="Accept a pre-flight warning, e.g. training_plan_az_adopted.")] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan only.")] = False,
-    wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Follow the steps live.")
-                    ] = True,
-    url: UrlOpt = URL, token: TokenOpt = "",
-) -> None:
-    """Create a cluster: only decisions are asked; the plan shows everything derived."""
-    body = {"name": name, "region": region, "availability_zone": availability_zone,
-            "instance_type": instance_type, "count": count, "capacity_type": capacity_type,
-            "training_plan_arn": training_plan_arn,
-            "deep_health_checks": not no_deep_health_checks, "override_warnings": accept or []}
-    remote = Remote(url, token_of(token))
-    if dry_run:
-        out.print_json(json.dumps(remote.call("POST", "/api/v1/cluster-plans", json=body)))
-        return
-    result = remote.call("POST", "/api/v1/clusters", json=body)
-    if result.get("changed") is False:
+def show_created(answer: dict[str, Any], call: Call) -> None:
+    name = call.values["name"]
+    if call.values["dry_run"]:
+        out.print_json(json.dumps(answer))
+    elif answer.get("changed") is False:
         out.print(f"cluster {name} already exists as asked: nothing to do")
-        return
-    out.print(f"creating {name}: about 25-40 minutes on AWS (operation {result['id']})")
-    if wait:
-        follow(remote, result)
     else:
-        out.print(steps_table(result))
+        out.print(f"creating {name}: about 25-40 minutes on AWS (operation {answer['id']})")
+        if call.values["wait"]:
+            follow(call.remote, answer)
+        else:
+            out.print(steps_table(answer))
 
 
-@cluster_app.command("list")
-def list_clusters(url: UrlOpt = URL, token: TokenOpt = "") -> None:
-    """Managed clusters, and EKS clusters in the account that podplane does not manage."""
-    data = Remote(url, token_of(token)).call("GET", "/api/v1/clusters")
-    table = Table("name", "origin", "state", "eks", "hyperpod", title="managed clusters")
-    for c in data["managed"]:
-        table.add_row(c["name"], c["origin"], c["state"], c["eks_cluster_name"],
-                      c["hyperpod_cluster_name"] or "-")
-    out.print(table)
-    if data["unmanaged_eks"]:
+def show_clusters(answer: dict[str, Any], call: Call) -> None:
+    grid = Table("name", "origin", "state", "eks", "hyperpod", title="managed clusters")
+    for c in answer["managed"]:
+        grid.add_row(c["name"], c["origin"], c["state"], c["eks_cluster_name"],
+                     c["hyperpod_cluster_name"] or "-")
+    out.print(grid)
+    if answer["unmanaged_eks"]:
         out.print("not managed (import with `podplane cluster import`): "
-                  + ", ".join(data["unmanaged_eks"]))
+                  + ", ".join(answer["unmanaged_eks"]))
 
 
-@cluster_app.command("status")
-def status(name: str, url: UrlOpt = URL, token: TokenOpt = "") -> None:
-    """A cluster's state as the cloud reports it."""
-    out.print_json(json.dumps(Remote(url, token_of(token)).call("GET",
-                                                                 api("clusters", name))))
+def show_followed(answer: dict[str, Any], call: Call) -> None:
+    follow(call.remote, answer)
 
 
-@cluster_app.command("import")
-def import_cluster(name: str,
-                   eks: Annotated[str | None, typer.Option("--eks", help="EKS cluster name.")
-                                  ] = None,
-                   hyperpod: Annotated[str | None, typer.Option("--hyperpod")] = None,
-                   url: UrlOpt = URL, token: TokenOpt = "") -> None:
-    """Import an existing EKS (+ HyperPod) cluster."""
-    remote = Remote(url, token_of(token))
-    follow(remote, remote.call("POST", "/api/v1/clusters/import", json={
-        "name": name, "eks_cluster_name": eks, "hyperpod_cluster_name": hyperpod}))
+CREATE = (
+    Arg("name", Annotated[str, typer.Argument()], to="body"),
+    Arg("availability_zone", Annotated[str, typer.Option("--az",
+                                                         help="AZ for the GPU nodes.")],
+        to="body"),
+    Arg("instance_type", Annotated[str, typer.Option("--type", help="e.g. ml.p5.48xlarge")],
+        to="body"),
+    Arg("count", Annotated[int, typer.Option("--count", min=1)], to="body"),
+    Arg("capacity_type", Annotated[str, typer.Option(
+        "--capacity", help="on-demand | spot | training-plan")], "on-demand", to="body"),
+    Arg("training_plan_arn", Annotated[str | None, typer.Option("--training-plan")], None,
+        to="body"),
+    Arg("region", Annotated[str, typer.Option("--region")], "us-west-2", to="body"),
+    Arg("no_deep_health_checks", Annotated[bool, typer.Option("--no-deep-health-checks")],
+        False, to="body", key="deep_health_checks", convert=lambda off: not off),
+    Arg("accept", Annotated[list[str] | None, typer.Option(
+        "--accept", help="Accept a pre-flight warning, e.g. training_plan_az_adopted.")], None,
+        to="body", key="override_warnings", convert=lambda codes: codes or []),
+    Arg("dry_run", Annotated[bool, typer.Option("--dry-run", help="Show the plan only.")],
+        False, to="local"),
+    Arg("wait", Annotated[bool, typer.Option("--wait/--no-wait",
+                                             help="Follow the steps live.")], True,
+        to="local"),
+)
 
+COMMANDS = (
+    Command("create", "POST", "clusters",
+            "Create a cluster: only decisions are asked; the plan shows everything derived.",
+            CREATE, show=show_created, dry_run_path="cluster-plans"),
+    Command("list", "GET", "clusters",
+            "Managed clusters, and EKS clusters in the account that podplane does not manage.",
+            show=show_clusters),
+    Command("status", "GET", "clusters/{name}", "A cluster's state as the cloud reports it.",
+            (NAME,), show=show_json),
+    Command("import", "POST", "clusters/import", "Import an existing EKS (+ HyperPod) cluster.",
+            (Arg("name", Annotated[str, typer.Argument()], to="body"),
+             Arg("eks", Annotated[str | None, typer.Option("--eks", help="EKS cluster name.")],
+                 None, to="body", key="eks_cluster_name"),
+             Arg("hyperpod", Annotated[str | None, typer.Option("--hyperpod")], None,
+                 to="body", key="hyperpod_cluster_name")),
+            show=show_followed),
+    Command("delete", "DELETE", "clusters/{name}",
+            "Delete a cluster (imported ones are only detached).",
+            # Asked here unless --yes; the server then needs confirm=true (a destroy).
+            (NAME, Arg("yes", Annotated[bool, typer.Option("--yes", help="Do not ask.")], False,
+                       to="query", key="confirm", convert=lambda _: "true"),
+             Arg("force", Annotated[bool, typer.Option("--force")], False, to="query",
+                 convert=lambda f: str(f).lower())),
+            show=show_followed, confirm="Delete cluster {name}?"),
+)
 
-@cluster_app.command("delete")
-def delete(name: str, yes: Annotated[bool, typer.Option("--yes", help="Do not ask.")] = False,
-           force: Annotated[bool, typer.Option("--force")] = False,
-           url: UrlOpt = URL, token: TokenOpt = "") -> None:
-    """Delete a cluster (imported ones are only detached)."""
-    if not yes:
-        typer.confirm(f"Delete cluster {name}?", abort=True)
-    remote = Remote(url, token_of(token))
-    follow(remote, remote.call("DELETE", api("clusters", name),
-                               params={"force": str(force).lower(), "confirm": "true"}))
+cluster_app = mount(typer.Typer(no_args_is_help=True, help="Create, inspect, import and delete "
+                                "clusters (EKS + HyperPod)."), COMMANDS)

@@ -18,7 +18,7 @@ from podplane.cli.doctor import doctor as doctor_command
 from podplane.cli.features import install as install_feature_commands
 from podplane.cli.groups import install as install_group_commands
 from podplane.cli.jobs import install as install_job_commands
-from podplane.cli.remote import operation_app
+from podplane.cli.operations import operation_app
 from podplane.domain.effects import Role
 from podplane.domain.errors import PodplaneError
 from podplane.mcp.cli import mcp as mcp_command

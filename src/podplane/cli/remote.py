@@ -1,4 +1,6 @@
-"""CLI commands that talk to a running control plane over REST (the CLI is a face too)."""
+"""The CLI's REST client: a running control plane over HTTP (the CLI is a face too), the
+operation step view, and following an operation live. The commands are rows in `cli/table.py`
+form (`cli/operations.py`, `cli/clusters.py`, `cli/groups.py`)."""
 
 from __future__ import annotations
 
@@ -12,8 +14,8 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-operation_app = typer.Typer(no_args_is_help=True, help="Watch and steer durable operations.")
 out = Console()
+URL = "http://127.0.0.1:3099"
 TERMINAL = {"succeeded", "failed", "cancelled"}
 STATUS_STYLE = {"succeeded": "green", "failed": "red", "running": "cyan", "cancelled": "yellow"}
 
@@ -62,27 +64,7 @@ def steps_table(op: dict[str, Any]) -> Table:
     return table
 
 
-@operation_app.command("list")
-def list_ops(url: UrlOpt = "http://127.0.0.1:3099", token: TokenOpt = "",
-             status: Annotated[str | None, typer.Option(help="Filter by status.")] = None) -> None:
-    """List recent operations."""
-    params = {"status": status} if status else {}
-    ops = Remote(url, token_or_env(token)).call("GET", "/api/v1/operations", params=params)
-    table = Table("id", "kind", "target", "status", "updated")
-    for op in ops.get("items", ops) if isinstance(ops, dict) else ops:
-        table.add_row(op["id"], op["kind"], op["target"], op["status"], op["updated_at"])
-    out.print(table)
-
-
-@operation_app.command("get")
-def get_op(op_id: str, url: UrlOpt = "http://127.0.0.1:3099", token: TokenOpt = "") -> None:
-    """Show one operation with its steps."""
-    remote = Remote(url, token_or_env(token))
-    out.print(steps_table(remote.call("GET", api("operations", op_id))))
-
-
-@operation_app.command("wait")
-def wait_op(op_id: str, url: UrlOpt = "http://127.0.0.1:3099", token: TokenOpt = "") -> None:
+def wait_op(op_id: str, url: str, token: str) -> None:
     """Follow an operation live until it ends; exit 1 unless it succeeded."""
     remote = Remote(url, token_or_env(token))
     follow(remote, remote.call("GET", api("operations", op_id)))
@@ -102,22 +84,6 @@ def follow(remote: Remote, op: dict[str, Any]) -> None:
             out.print(f"[red]step {failed['name']} failed[/red]; after fixing the cause: "
                       f"podplane operation retry {op['id']} {failed['name']}")
         raise typer.Exit(1)
-
-
-@operation_app.command("retry")
-def retry_step(op_id: str, step: str, url: UrlOpt = "http://127.0.0.1:3099",
-               token: TokenOpt = "") -> None:
-    """Re-run one failed step of an operation (and the steps after it)."""
-    remote = Remote(url, token_or_env(token))
-    op = remote.call("POST", api("operations", op_id, "steps", step, "retry"))
-    out.print(steps_table(op))
-
-
-@operation_app.command("cancel")
-def cancel_op(op_id: str, url: UrlOpt = "http://127.0.0.1:3099", token: TokenOpt = "") -> None:
-    """Ask a running operation to stop at its next safe point."""
-    out.print(steps_table(Remote(url, token_or_env(token)).call(
-        "POST", api("operations", op_id, "cancel"))))
 
 
 def _detail(step: dict[str, Any]) -> str:

@@ -96,7 +96,8 @@ POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
     _stmt("SimulateOwnPolicy", ["iam:SimulatePrincipalPolicy"],
           ["arn:aws:iam::*:role/*", "arn:aws:iam::*:user/*"]),
     _stmt("OwnBuckets", [
-        "s3:CreateBucket", "s3:GetBucketLocation", "s3:ListBucket", "s3:PutBucketTagging"],
+        "s3:CreateBucket", "s3:GetBucketLocation", "s3:GetBucketTagging", "s3:ListBucket",
+        "s3:PutBucketTagging"],
         "arn:aws:s3:::podplane-*"),
     _stmt("OwnObjects", ["s3:DeleteObject", "s3:PutObject"], "arn:aws:s3:::podplane-*/*"),
 ]}

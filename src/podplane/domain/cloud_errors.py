@@ -36,9 +36,11 @@ class AwsError:
 
 
 # ResourceNotFound(Exception): SageMaker/EKS; NotFoundException: EKS; NoSuchEntity: IAM;
-# NoSuchBucket: S3; NoSuchResourceException: Service Quotas; *NatGateway*: EC2 error codes.
+# NoSuchBucket, NoSuchTagSet (a bucket without tags): S3; NoSuchResourceException: Service
+# Quotas; *NatGateway*: EC2 error codes.
 NOT_FOUND = {"ResourceNotFound", "ResourceNotFoundException", "NotFoundException",
-             "NoSuchEntity", "NoSuchBucket", "NoSuchResourceException",
+             "NoSuchEntity", "NoSuchBucket", "NoSuchTagSet",
+             "NoSuchResourceException",
              "NatGatewayNotFound", "InvalidNatGatewayID.NotFound"}
 # ResourceInUse: SageMaker; ResourceInUseException/ConflictException: EKS;
 # EntityAlreadyExists: IAM; BucketAlreadyOwnedByYou: S3.

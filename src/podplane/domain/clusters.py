@@ -14,6 +14,8 @@ from podplane.domain.instance_groups import (
     MAX_COUNT,
     CapacityType,
     GroupPlan,
+    InstanceTypeName,
+    TrainingPlanArn,
     check_count,
     deep_health_checks_for,
     threads_per_core,
@@ -24,11 +26,7 @@ from podplane.domain.names import (
     DNS_LABEL_PATTERN,
     EKS_CLUSTER_PATTERN,
     HYPERPOD_PATTERN,
-    INSTANCE_TYPE_MAX,
-    INSTANCE_TYPE_PATTERN,
     REGION_PATTERN,
-    TRAINING_PLAN_ARN_MAX,
-    TRAINING_PLAN_ARN_PATTERN,
     check_cluster_name,
     derived_name,
 )
@@ -48,12 +46,6 @@ ClusterName = Annotated[str, Field(
     min_length=1, max_length=DNS_LABEL_MAX, pattern=DNS_LABEL_PATTERN,
     description="The cluster's name: a DNS label (it names the EKS cluster, the HyperPod "
     "cluster and Kubernetes labels).")]
-InstanceTypeName = Annotated[str, Field(
-    min_length=4, max_length=INSTANCE_TYPE_MAX, pattern=INSTANCE_TYPE_PATTERN,
-    description="A HyperPod (SageMaker) instance type, e.g. ml.p5.48xlarge.")]
-TrainingPlanArn = Annotated[str | None, Field(
-    max_length=TRAINING_PLAN_ARN_MAX, pattern=TRAINING_PLAN_ARN_PATTERN,
-    description="Only with capacity_type training-plan (see the training plans).")]
 WarningCode = Annotated[str, Field(max_length=64, pattern=r"^[a-z_]+$")]
 
 

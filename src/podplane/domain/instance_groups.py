@@ -4,11 +4,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from podplane.domain.catalog import CATALOG
 from podplane.domain.errors import Conflict, InvalidInput
-from podplane.domain.names import check_group_name
+from podplane.domain.names import (
+    AVAILABILITY_ZONE_PATTERN,
+    DNS_LABEL_MAX,
+    DNS_LABEL_PATTERN,
+    INSTANCE_TYPE_MAX,
+    INSTANCE_TYPE_PATTERN,
+    SUBNET_ID_PATTERN,
+    TRAINING_PLAN_ARN_MAX,
+    TRAINING_PLAN_ARN_PATTERN,
+    check_group_name,
+)
 
 MAX_COUNT = 1000
 
@@ -148,20 +160,39 @@ MAX_EBS_GB = 16384
 IPS_PER_NODE = 32   # a node plus its pods' VPC-CNI addresses, sized for placement headroom
 
 
+# Each field of a new group is declared here once, with its rules: the REST body and the MCP
+# tool's input schema (domain.group_requests) derive from these declarations.
+GroupName = Annotated[str, Field(min_length=1, max_length=DNS_LABEL_MAX,
+                                 pattern=DNS_LABEL_PATTERN,
+                                 description="The instance group's name (a DNS label).")]
+InstanceTypeName = Annotated[str, Field(
+    min_length=4, max_length=INSTANCE_TYPE_MAX, pattern=INSTANCE_TYPE_PATTERN,
+    description="A HyperPod (SageMaker) instance type, e.g. ml.p5.48xlarge.")]
+TrainingPlanArn = Annotated[str | None, Field(
+    max_length=TRAINING_PLAN_ARN_MAX, pattern=TRAINING_PLAN_ARN_PATTERN,
+    description="Only with capacity_type training-plan (see the training plans).")]
+
+
 @dataclass(frozen=True)
 class NewGroup:
     """The decisions behind a new instance group (everything else is derived)."""
 
-    name: str
-    instance_type: str
-    count: int
-    availability_zone: str | None = None
-    ebs_gb: int = DEFAULT_EBS_GB
+    name: GroupName
+    instance_type: InstanceTypeName
+    count: Annotated[int, Field(ge=1, le=MAX_COUNT, description="Number of nodes.")]
+    availability_zone: Annotated[str | None, Field(
+        pattern=AVAILABILITY_ZONE_PATTERN,
+        description="AZ name (default: the first group's). A training plan's AZ overrides "
+        "it.")] = None
+    ebs_gb: Annotated[int, Field(ge=1, le=MAX_EBS_GB,
+                                 description="Extra EBS volume per node, GiB.")] = DEFAULT_EBS_GB
     capacity_type: CapacityType = CapacityType.ON_DEMAND
-    training_plan_arn: str | None = None
-    efa_only: bool = False
-    subnet_id: str | None = None
-    new_subnet: bool = False
+    training_plan_arn: TrainingPlanArn = None
+    efa_only: Annotated[bool, Field(description="EFA-only network interface (immutable).")] = False
+    subnet_id: Annotated[str | None, Field(
+        pattern=SUBNET_ID_PATTERN,
+        description="Put the group in this subnet (default: placed for you).")] = None
+    new_subnet: Annotated[bool, Field(description="Create a new /20 compute subnet.")] = False
 
     @property
     def shape(self) -> GroupShape:

@@ -1,8 +1,9 @@
 """How services reach the cloud: the AWS ports and one Kubernetes client per cluster.
 
-Built once (`attach_cloud`, from bootstrap's lifespan); services call `cloud_of(ctx.app)`.
-Everything here is typed against ports: nothing knows whether the endpoint is real AWS or the
-sandbox, and no adapter is named (the adapters are built by `podplane.cloud.wiring`).
+Attached once by the composition root (bootstrap's lifespan builds the adapters with
+`podplane.cloud.wiring.build_cloud` and hands them to `attach_cloud`); services call
+`cloud_of(ctx.app)`. Everything here is typed against ports: nothing knows whether the endpoint
+is real AWS or the sandbox, and no adapter is named or built here.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from dataclasses import dataclass
 
 from podplane.cloud.ports import AwsPorts
 from podplane.cloud.ports_kube import KubeConnectorPort, KubePort
-from podplane.cloud.wiring import build_cloud
 from podplane.services.context import AppState
 from podplane.services.observe import observed
 
@@ -25,15 +25,26 @@ class Cloud:
         return await self.kube.for_cluster(eks_cluster_name)
 
 
-def attach_cloud(state: AppState) -> Cloud:
-    aws, kube = build_cloud(state.settings)
-    cloud = Cloud(aws, kube)  # the engine's steps poll at their own pace, uncached
-    state.cloud = observed(cloud)  # every other reader shares the observation cache
+def attach_cloud(state: AppState, aws: AwsPorts, kube: KubeConnectorPort) -> Cloud:
+    """Readers (status, views) share the observation cache; the engine's steps get the cloud
+    itself: a step decides what to create from what it reads, so it must never act on a
+    cached answer (exactly once)."""
+    cloud = Cloud(aws, kube)
+    state.cloud = observed(cloud)
+    state.engine_cloud = cloud
     return cloud
 
 
 def cloud_of(app: AppState) -> Cloud:
     if app.cloud is None:
-        attach_cloud(app)
-    assert app.cloud is not None
+        raise RuntimeError("no cloud attached: the composition root attaches it when the app "
+                           "starts (bootstrap's lifespan)")
     return app.cloud
+
+
+def engine_cloud(app: AppState) -> Cloud:
+    """The uncached cloud, for workflow steps."""
+    if app.engine_cloud is None:
+        raise RuntimeError("no cloud attached: the composition root attaches it when the app "
+                           "starts (bootstrap's lifespan)")
+    return app.engine_cloud

@@ -26,7 +26,8 @@ class AppState:
     db_engine: AsyncEngine  # disposed when the process stops
     ops_clock: Clock | None = None  # the engine's clock (None: wall-clock time)
     ops: OpsEngine | None = None  # set when the engine starts (bootstrap's lifespan)
-    cloud: Cloud | None = None  # set by cloud_access.attach_cloud
+    cloud: Cloud | None = None  # set by cloud_access.attach_cloud (cached, for readers)
+    engine_cloud: Cloud | None = None  # the same cloud uncached, for workflow steps
 
 
 @dataclass(frozen=True)

@@ -110,6 +110,12 @@ def _s3_bucket_names() -> dict[str, tuple[str, str]]:
     return names
 
 
+def bucket_owner(name: str) -> str | None:
+    """The account that owns bucket `name`, or None when no account has it."""
+    found = _s3_bucket_names().get(name)
+    return found[1] if found else None
+
+
 def seed(value: int) -> None:
     mock_random.seed(value)
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, cast
 from urllib.parse import parse_qs
 
-from podplane_sandbox.aws import iam_simulate, protocol
+from podplane_sandbox.aws import iam_simulate, protocol, s3_rules
 from podplane_sandbox.aws.base import Emulator
 from podplane_sandbox.aws.callers import access_key_of, caller_of, sts_get_caller_identity
 from podplane_sandbox.aws.ec2_rules import Ec2Rules
@@ -81,6 +81,9 @@ class AwsRouter:
                     mine = emu.accepts(action, _json_or_empty(body))
                 return self._json11(service, emu, action, body) if mine else None
         scope_service = _scope_service(environ)
+        if scope_service == "s3":
+            with self.w.lock:
+                return s3_rules.refuse_wrong_owner(environ)
         if scope_service == "iam" and iam_simulate.handles(_form(body)):  # moto has none
             with self.w.lock:
                 return iam_simulate.simulate(body)

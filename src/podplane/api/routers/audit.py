@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Annotated, Any
+from dataclasses import asdict, dataclass
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
-from pydantic import BaseModel
 
 from podplane.api.auth import ctx_for
 from podplane.services.access import audit as svc
@@ -15,17 +14,9 @@ from podplane.services.context import Ctx
 router = APIRouter(tags=["audit"])
 
 
-class AuditOut(BaseModel):
-    id: int
-    at: datetime
-    principal: str
-    role: str
-    face: str
-    action: str
-    target: str
-    result: str
-    operation_id: str | None
-    detail: dict[str, Any] | None
+@dataclass(frozen=True)
+class AuditOut(svc.AuditEntry):
+    """An audit line (the service's AuditEntry, under the name the API gives it)."""
 
 
 @router.get("/audit", response_model=list[AuditOut])
@@ -37,4 +28,4 @@ async def list_audit(
     action: Annotated[str | None, Query(max_length=64)] = None,
 ) -> list[AuditOut]:
     rows = await svc.list_audit(ctx, limit, before_id, principal, action)
-    return [AuditOut.model_validate(r, from_attributes=True) for r in rows]
+    return [AuditOut(**asdict(r)) for r in rows]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from dataclasses import asdict, dataclass
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path
@@ -17,13 +17,9 @@ router = APIRouter(tags=["tokens"])
 TokenName = Annotated[str, Path(min_length=1, max_length=63)]
 
 
-class TokenOut(BaseModel):
-    id: str
-    name: str
-    role: str
-    created_at: datetime
-    last_used_at: datetime | None
-    revoked: bool
+@dataclass(frozen=True)
+class TokenOut(svc.TokenInfo):
+    """A token (the service's TokenInfo, under the name the API gives it); never its secret."""
 
 
 class TokenCreate(BaseModel):
@@ -31,13 +27,18 @@ class TokenCreate(BaseModel):
     role: Role
 
 
+@dataclass(frozen=True)
 class TokenCreated(TokenOut):
-    token: str = Field(description="The secret. Shown once; store it now.")
+    token: Annotated[str, Field(description="The secret. Shown once; store it now.")]
+
+
+def out(info: svc.TokenInfo) -> TokenOut:
+    return TokenOut(**asdict(info))
 
 
 @router.get("/tokens", response_model=list[TokenOut])
 async def list_tokens(ctx: Annotated[Ctx, Depends(ctx_for(svc.list_tokens))]) -> list[TokenOut]:
-    return [TokenOut.model_validate(t, from_attributes=True) for t in await svc.list_tokens(ctx)]
+    return [out(t) for t in await svc.list_tokens(ctx)]
 
 
 @router.post("/tokens", response_model=TokenCreated, status_code=201)
@@ -45,12 +46,11 @@ async def create_token(
     body: TokenCreate, ctx: Annotated[Ctx, Depends(ctx_for(svc.create_token))]
 ) -> TokenCreated:
     new = await svc.create_token(ctx, body.name, body.role)
-    out = TokenOut.model_validate(new.info, from_attributes=True)
-    return TokenCreated(**out.model_dump(), token=new.secret)
+    return TokenCreated(**asdict(new.info), token=new.secret)
 
 
 @router.delete("/tokens/{name}", response_model=TokenOut)
 async def revoke_token(
     name: TokenName, ctx: Annotated[Ctx, Depends(ctx_for(svc.revoke_token))]
 ) -> TokenOut:
-    return TokenOut.model_validate(await svc.revoke_token(ctx, name), from_attributes=True)
+    return out(await svc.revoke_token(ctx, name))

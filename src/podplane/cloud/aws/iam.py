@@ -70,11 +70,24 @@ class IamAdapter:
 
 
 class S3Adapter:
+    """Every call on a bucket passes ExpectedBucketOwner (the caller's own account): a bucket of
+    the same name in another account answers 403 instead of taking podplane's data (S3 User
+    Guide, "Verifying bucket ownership with bucket owner condition"; botocore s3 model, member
+    ExpectedBucketOwner). CreateBucket has no such member: S3 refuses a name taken anywhere."""
+
     def __init__(self, caller: AwsCaller) -> None:
         self.aws = caller
+        self._account: str | None = None
+
+    async def owner(self) -> dict[str, str]:
+        if self._account is None:
+            identity = await self.aws.call("sts", "get_caller_identity")
+            self._account = str(identity["Account"])
+        return {"ExpectedBucketOwner": self._account}
 
     async def bucket_exists(self, bucket: str) -> bool:
-        return await self.aws.maybe("s3", "get_bucket_location", Bucket=bucket) is not None
+        return await self.aws.maybe("s3", "get_bucket_location", Bucket=bucket,
+                                    **await self.owner()) is not None
 
     async def create_bucket(self, bucket: str, region: str) -> None:
         # us-east-1 takes no LocationConstraint (S3 API Reference, CreateBucket)
@@ -82,19 +95,28 @@ class S3Adapter:
             "CreateBucketConfiguration": {"LocationConstraint": region}}
         await self.aws.call("s3", "create_bucket", Bucket=bucket, **where)
 
+    async def get_bucket_tags(self, bucket: str) -> list[dict[str, str]]:
+        # S3 answers NoSuchTagSet (404) for a bucket without tags: no tags, not a missing bucket
+        found = await self.aws.maybe("s3", "get_bucket_tagging", Bucket=bucket,
+                                     **await self.owner())
+        return [] if found is None else list(found.get("TagSet", []))
+
     async def put_bucket_tagging(self, bucket: str, tags: list[dict[str, str]]) -> None:
         await self.aws.call("s3", "put_bucket_tagging", Bucket=bucket,
-                            Tagging={"TagSet": tags})
+                            Tagging={"TagSet": tags}, **await self.owner())
 
     async def list_objects(self, bucket: str, prefix: str) -> list[Shape]:
-        listed = await self.aws.call("s3", "list_objects_v2", Bucket=bucket, Prefix=prefix)
+        listed = await self.aws.call("s3", "list_objects_v2", Bucket=bucket, Prefix=prefix,
+                                     **await self.owner())
         return list(listed.get("Contents", []))
 
     async def put_object(self, bucket: str, key: str, body: bytes) -> None:
-        await self.aws.call("s3", "put_object", Bucket=bucket, Key=key, Body=body)
+        await self.aws.call("s3", "put_object", Bucket=bucket, Key=key, Body=body,
+                            **await self.owner())
 
     async def delete_object(self, bucket: str, key: str) -> None:
-        await self.aws.call("s3", "delete_object", Bucket=bucket, Key=key)
+        await self.aws.call("s3", "delete_object", Bucket=bucket, Key=key,
+                            **await self.owner())
 
 
 class StsAdapter:

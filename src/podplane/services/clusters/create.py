@@ -27,7 +27,7 @@ from podplane.domain.preflight import check_capacity, raise_if_blocked
 from podplane.ops.context import StepContext
 from podplane.ops.mutate import IN_FLIGHT, mutate_once
 from podplane.ops.workflows import Workflow
-from podplane.services.cloud_access import Cloud, cloud_of
+from podplane.services.cloud_access import Cloud, engine_cloud
 from podplane.services.clusters import dependencies as cluster_deps
 from podplane.services.clusters import hyperpod as cluster_hyperpod
 from podplane.services.clusters import mount_check
@@ -68,7 +68,7 @@ class CreateSteps:
 
     @property
     def cloud(self) -> Cloud:
-        return cloud_of(self.app)
+        return engine_cloud(self.app)
 
     async def preflight(self, ctx: StepContext) -> dict[str, Any]:
         spec = spec_from(ctx.params["spec"])

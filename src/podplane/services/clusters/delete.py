@@ -12,7 +12,7 @@ from typing import Any
 from podplane.domain.errors import Conflict
 from podplane.ops.context import StepContext
 from podplane.ops.workflows import Workflow
-from podplane.services.cloud_access import Cloud, cloud_of
+from podplane.services.cloud_access import Cloud, engine_cloud
 from podplane.services.clusters.ec2_waits import wait_until
 from podplane.services.clusters.identity import delete_identity
 from podplane.services.clusters.network import MANAGED_TAG
@@ -43,7 +43,7 @@ class DeleteSteps:
 
     @property
     def cloud(self) -> Cloud:
-        return cloud_of(self.app)
+        return engine_cloud(self.app)
 
     async def _skip(self, ctx: StepContext) -> bool:
         if not ctx.params["delete_resources"]:

@@ -9,6 +9,7 @@ from typing import Any
 
 from podplane.cloud.ports_iam import IamPort, S3Port
 from podplane.domain import iam_policies
+from podplane.domain.errors import Conflict
 from podplane.domain.names import derived_name
 from podplane.services.clusters.network import CLUSTER_TAG, MANAGED_TAG
 
@@ -49,10 +50,19 @@ def bucket_policy(bucket: str, region: str) -> dict[str, Any]:
 
 
 async def ensure_bucket(s3: S3Port, cluster: str, bucket: str, region: str) -> str:
+    """Create and tag the cluster's bucket, or adopt it only if podplane tagged it for this
+    cluster: a bucket of that name that someone else made keeps its owner's data to itself."""
     if not await s3.bucket_exists(bucket):
         await s3.create_bucket(bucket, region)
         await s3.put_bucket_tagging(bucket, [{"Key": CLUSTER_TAG, "Value": cluster},
                                              {"Key": MANAGED_TAG, "Value": "true"}])
+        return bucket
+    tags = {t["Key"]: t["Value"] for t in await s3.get_bucket_tags(bucket)}
+    if tags.get(MANAGED_TAG) != "true" or tags.get(CLUSTER_TAG) != cluster:
+        raise Conflict(f"S3 bucket {bucket} exists but podplane did not make it for cluster "
+                       f"{cluster}, so it is not adopted.",
+                       hint=f"Tag it {MANAGED_TAG}=true and {CLUSTER_TAG}={cluster} if it is "
+                       "meant for this cluster, or remove it; then retry this step.")
     return bucket
 
 

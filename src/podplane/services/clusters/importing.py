@@ -12,7 +12,7 @@ from podplane.domain.dependencies import CORE_UNITS
 from podplane.domain.errors import CloudError, NotFound
 from podplane.ops.context import StepContext
 from podplane.ops.workflows import Workflow
-from podplane.services.cloud_access import cloud_of
+from podplane.services.cloud_access import cloud_of, engine_cloud
 from podplane.services.clusters import dependencies as cluster_deps
 from podplane.services.clusters.access import ensure_access_entry, unauthorized
 from podplane.services.context import AppState
@@ -40,7 +40,7 @@ class ImportSteps:
         self.app = app
 
     async def connect(self, ctx: StepContext) -> dict[str, Any]:
-        cloud = cloud_of(self.app)
+        cloud = engine_cloud(self.app)
         eks_name = ctx.params["eks_cluster_name"]
         eks = await cloud.aws.eks.describe_cluster(eks_name)
         if eks is None:
@@ -75,7 +75,7 @@ class ImportSteps:
 
     async def register_row(self, ctx: StepContext) -> dict[str, Any]:
         p = ctx.params
-        cloud = cloud_of(self.app)
+        cloud = engine_cloud(self.app)
         detected = await detect_state(self.app, p["eks_cluster_name"],
                                       p.get("hyperpod_cluster_name"))
         async with self.app.sessions.begin() as db:

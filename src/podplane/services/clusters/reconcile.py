@@ -18,7 +18,7 @@ from podplane.domain.names import check_cluster_name
 from podplane.domain.reconcile import Plan, Step
 from podplane.ops.context import StepContext
 from podplane.ops.workflows import Workflow
-from podplane.services.cloud_access import Cloud, cloud_of
+from podplane.services.cloud_access import Cloud, cloud_of, engine_cloud
 from podplane.services.clusters import dependencies as cluster_deps
 from podplane.services.clusters.reconcile_apply import apply_step
 from podplane.services.clusters.reconcile_drift import (
@@ -107,7 +107,7 @@ class ReconcileSteps:
 
     @property
     def cloud(self) -> Cloud:
-        return cloud_of(self.app)
+        return engine_cloud(self.app)
 
     async def _row(self, ctx: StepContext) -> ClusterModel:
         async with self.app.sessions() as db:
