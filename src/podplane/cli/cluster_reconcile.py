@@ -8,8 +8,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from podplane.cli.clusters import URL, cluster_app
-from podplane.cli.remote import Remote, TokenOpt, UrlOpt, api, follow, out
+from podplane.cli.clusters import cluster_app
+from podplane.cli.remote import URL, Remote, TokenOpt, UrlOpt, api, follow, out
 from podplane.cli.remote import token_or_env as token_of
 
 

@@ -11,18 +11,27 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from podplane.cli.groups import URL, Cluster, DryRun, Wait, Yes, _show
-from podplane.cli.remote import Remote, TokenOpt, UrlOpt, api, token_or_env
+from podplane.cli.groups import show_change
+from podplane.cli.remote import URL, Remote, TokenOpt, UrlOpt, api, token_or_env
+from podplane.cli.table import Call
 
 job_app = typer.Typer(no_args_is_help=True, help="Submit, watch and stop training jobs.")
 out = Console()
 Job = Annotated[str, typer.Argument(help="The job's name.")]
+Cluster = Annotated[str, typer.Argument(help="The managed cluster.")]
+Wait = Annotated[bool, typer.Option("--wait/--no-wait", help="Follow the operation live.")]
+Yes = Annotated[bool, typer.Option("--yes", help="Confirm a destructive change.")]
+DryRun = Annotated[bool, typer.Option("--dry-run", help="Show the plan; change nothing.")]
 DONE = ("Succeeded", "Failed", "Cancelled")
 FOLLOW_EVERY = 2.0
 
 
 def install(app: typer.Typer) -> None:
     app.add_typer(job_app, name="job")
+
+
+def _show(answer: dict[str, Any], url: str, token: str, wait: bool) -> None:
+    show_change(answer, Call({"wait": wait}, Remote(url, token), url, token))
 
 
 def _jobs(cluster: str, *rest: str) -> str:

@@ -22,6 +22,9 @@ from podplane.ops.views import Operation
 from podplane.ops.workflows import Workflows
 from podplane.store import operations as repo
 
+# What a start may write in the operation's own transaction (part of the engine's API).
+Also = starting.Also
+
 LEASE_ENV = "PODPLANE_OPS_LEASE_SECONDS"
 
 
@@ -62,7 +65,7 @@ class OpsEngine:
 
     async def begin(self, kind: str, target: str, params: dict[str, Any], *, key: str | None,
                     face: str, principal: str,
-                    also: starting.Also | None = None) -> Operation:
+                    also: Also | None = None) -> Operation:
         """Create the operation (or find the one this idempotency key made) and wake the
         runner. Raises IdempotencyMismatch or TargetBusy. `also(db, op_id)` writes the
         service's own rows in the same transaction (nothing is written when refused)."""

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from podplane.domain.effects import Effect
-from podplane.ops.engine import OpsEngine
-from podplane.ops.starting import Also
+from podplane.ops.engine import Also, OpsEngine
 from podplane.ops.views import Operation
 from podplane.services.access import authority
 from podplane.services.context import AppState, Ctx
