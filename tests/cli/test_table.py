@@ -70,7 +70,14 @@ def test_rows_build_the_requests_the_commands_always_sent() -> None:
         "dry_run": True}})
     delete = _row(clusters.COMMANDS, "delete").request({"name": "a/b", "yes": True,
                                                         "force": True})
-    assert delete == ("DELETE", "/api/v1/clusters/a%2Fb", {"params": {"force": "true"}})
+    # The person agreed (--yes or the prompt): the destroy carries confirm=true.
+    assert delete == ("DELETE", "/api/v1/clusters/a%2Fb",
+                      {"params": {"confirm": "true", "force": "true"}})
+    scale = _row(groups.GROUP_COMMANDS, "scale").request(
+        {"cluster": "gpu", "group": "w", "count": 0, "yes": True, "dry_run": False,
+         "wait": True})
+    assert scale == ("PATCH", "/api/v1/clusters/gpu/instance-groups/w",
+                     {"json": {"count": 0, "confirm": True, "dry_run": False}})
     values = {"name": "c1", "availability_zone": "us-west-2a", "instance_type": "ml.p5.48xlarge",
               "count": 1, "capacity_type": "on-demand", "training_plan_arn": None,
               "region": "us-west-2", "no_deep_health_checks": True, "accept": None,
