@@ -206,6 +206,8 @@ async def test_drift_is_found_by_the_watch_and_recorded_once(stack: Stack) -> No
         assert await watch.tick() == {NAME: ["cert-manager"]}
         for _ in range(3):  # reads see it, and record nothing more
             assert (await status(api))["state"] == "degraded"
+        listed = (await api.get("/api/v1/clusters")).json()["managed"]
+        assert [c["state"] for c in listed if c["name"] == NAME] == ["degraded"]
         mine = await detected(api, "cert-manager")
         assert len(mine) == before + 1
         assert (mine[0]["principal"], mine[0]["target"]) == ("system", f"cluster/{NAME}")
@@ -214,3 +216,6 @@ async def test_drift_is_found_by_the_watch_and_recorded_once(stack: Stack) -> No
         resolved = (await api.get("/api/v1/audit", params={
             "action": "cluster.drift_resolved"})).json()
     assert resolved[0]["target"] == f"cluster/{NAME}"
+    async with stack.client("admin") as api:
+        listed = (await api.get("/api/v1/clusters")).json()["managed"]
+    assert [c["state"] for c in listed if c["name"] == NAME] == ["active"]

@@ -11,8 +11,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from podplane.store.models import ClusterModel, PreferenceModel
 
 
-async def get(db: AsyncSession, name: str) -> ClusterModel | None:
-    return await db.get(ClusterModel, name, populate_existing=True)
+async def get(db: AsyncSession, name: str, *, for_update: bool = False) -> ClusterModel | None:
+    """for_update: the row stays locked until the transaction ends (PostgreSQL; SQLite has one
+    writer at a time and ignores it)."""
+    return await db.get(ClusterModel, name, populate_existing=True, with_for_update=for_update)
 
 
 async def all_clusters(db: AsyncSession) -> list[ClusterModel]:

@@ -10,9 +10,11 @@ drift records nothing.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from podplane.domain import reconcile as core
 from podplane.domain.principal import SYSTEM
@@ -57,6 +59,14 @@ async def assess(cloud: Cloud, row: ClusterModel) -> Assessment:
                       core.plan(desired, observed))
 
 
+_RECORDING: WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = WeakKeyDictionary()
+
+
+def _recording() -> asyncio.Lock:
+    """One lock per event loop (an asyncio lock must not cross loops)."""
+    return _RECORDING.setdefault(asyncio.get_running_loop(), asyncio.Lock())
+
+
 def now_of(app: AppState) -> datetime:
     return app.ops_clock.now() if app.ops_clock is not None else datetime.now(UTC)
 
@@ -65,8 +75,10 @@ async def record_drift(app: AppState, name: str, drift: list[UnitDiff]) -> str |
     """Store and audit a change of drift (begun, different units, ended); an observation
     that finds what the row already holds writes nothing. Returns since when (ISO)."""
     keys = sorted(d.key for d in drift)
-    async with app.sessions.begin() as db:
-        row = await repo.get(db, name)
+    # Two watchers (the background one, a replica, a test's own) may observe at once: the
+    # compare-and-write must be one step, or both would record the same drift.
+    async with _recording(), app.sessions.begin() as db:
+        row = await repo.get(db, name, for_update=True)
         if row is None:
             return None
         held: dict[str, Any] = (row.facts or {}).get(DRIFT_FACT) or {}

@@ -26,6 +26,7 @@ from podplane.services.clusters import create as cluster_create
 from podplane.services.clusters import delete as cluster_delete
 from podplane.services.clusters import importing as cluster_import
 from podplane.services.clusters.inspect import availability_zones, capacity_facts
+from podplane.services.clusters.reconcile_drift import DRIFT_FACT
 from podplane.services.clusters.state import spec_dict
 from podplane.services.clusters.status import ClusterStatus, status_of
 from podplane.services.context import AppState, Ctx
@@ -133,11 +134,18 @@ async def list_clusters(ctx: Ctx) -> dict[str, Any]:
                  "managed": c["ClusterName"] in {r.hyperpod_cluster_name for r in rows}}
                 for c in await cloud.aws.hyperpod.list_clusters()]
     return {"managed": [{"name": r.name, "region": r.region, "origin": r.origin,
-                         "state": r.state, "eks_cluster_name": r.eks_cluster_name,
+                         "state": _listed_state(r), "eks_cluster_name": r.eks_cluster_name,
                          "hyperpod_cluster_name": r.hyperpod_cluster_name,
                          "operation_id": r.operation_id} for r in rows],
             "account": {"eks": eks, "hyperpod": hyperpod},
             "unmanaged_eks": sorted(e["name"] for e in eks if e["name"] not in managed)}
+
+
+def _listed_state(row: Any) -> str:
+    """The list reads no cloud per cluster: an active cluster with drift on record (the drift
+    watch keeps it in the row) is listed degraded, like its status page says."""
+    drifted = ((row.facts or {}).get(DRIFT_FACT) or {}).get("units")
+    return "degraded" if row.state == "active" and drifted else str(row.state)
 
 
 @service(Effect.READ, "cluster.get")
