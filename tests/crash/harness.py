@@ -7,8 +7,13 @@ cost little real time); only the control plane is restarted.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
+import subprocess
+import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -20,7 +25,7 @@ import boto3
 import httpx
 
 from podplane_testkit.crash import SWEEP_ENV, swept
-from tests.served import ControlPlane, spawn, wait_up
+from tests.served import ControlPlane, wait_up
 from tests.stack import SandboxThread
 
 TERMINAL = ("succeeded", "failed", "cancelled")
@@ -59,8 +64,72 @@ class SweepCloud:
         self.sandbox.stop()
 
 
+class Forked:
+    """A `podplane serve` forked by the warm parent (podplane_testkit.warm), with the part of
+    subprocess.Popen's interface the served harness uses."""
+
+    def __init__(self, pid: int, args: list[str]) -> None:
+        self.pid, self.args = pid, args
+        self.returncode: int | None = None
+        self.ended = threading.Event()
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if not self.ended.wait(timeout):
+            raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        assert self.returncode is not None
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, sig)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+class WarmParent:
+    """One process that imported the control plane once and forks a server per start (a
+    restart then costs a fork, not the imports: most of a start, measured with py-spy)."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "podplane_testkit.warm"], env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.child: Forked | None = None
+
+    def start(self, args: list[str], env: dict[str, str], log: Path) -> Forked:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps({"args": args, "env": env, "log": str(log)}) + "\n")
+        self.proc.stdin.flush()
+        child = Forked(int(json.loads(self.proc.stdout.readline())["pid"]), args)
+        threading.Thread(target=self._reap, args=(child,), daemon=True).start()
+        return child
+
+    def _reap(self, child: Forked) -> None:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        child.returncode = int(json.loads(line)["exit"]) if line else -signal.SIGKILL
+        child.ended.set()
+
+    def stop(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait(60)
+
+
 class SweepServer(ControlPlane):
     """`podplane serve` with the test kit; `start_sweeping(file)` arms the sweep crash hook."""
+
+    warm: WarmParent | None = None
+
+    def close(self) -> None:
+        self.stop()
+        if self.warm is not None:
+            self.warm.stop()
+            self.warm = None
 
     def start_sweeping(self, points: Path | None) -> bool:
         """Serve; False when a crash point killed it before it answered (a resumed operation
@@ -69,8 +138,10 @@ class SweepServer(ControlPlane):
         env = {**self.env, "PODPLANE_TEST_WORKFLOWS": "1"}
         if points is not None:
             env[SWEEP_ENV] = str(points)
-        self.proc = spawn(["serve", "--host", "127.0.0.1", "--port", str(self.port)], env,
-                          self.log)
+        args = ["serve", "--host", "127.0.0.1", "--port", str(self.port)]
+        if self.warm is None:
+            self.warm = WarmParent(self.env)
+        self.proc = self.warm.start(args, env, self.log)  # type: ignore[assignment]
         try:
             wait_up(f"{self.url}/api/v1/health", self.proc, self.log)
         except RuntimeError:

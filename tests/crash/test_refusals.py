@@ -23,6 +23,8 @@ from tests.stack import Stack
 
 NODES = f"/api/v1/clusters/{CLUSTER}/nodes"
 GROUPS = f"/api/v1/clusters/{CLUSTER}/instance-groups"
+JOBS = f"/api/v1/clusters/{CLUSTER}/jobs"
+JOB_BODY = {"name": "j1", "recipe": "pytorch-ddp", "instance_group": FIRST_GROUP, "replicas": 1}
 GOOD_CLUSTER = {"name": "fresh", "region": "us-west-2", "availability_zone": "us-west-2a",
                 "instance_type": "ml.g5.8xlarge", "count": 1, "capacity_type": "on-demand"}
 # What a refusal may change by design: the audit log records it; authenticating stamps the
@@ -145,6 +147,24 @@ REFUSALS = [
     R("POST", "/api/v1/clusters/{cluster}/nodes/{node}/replace", "409 busy (the node)", 409,
       path=f"{NODES}/{NODE}/replace", query={"confirm": True},
       hold=f"cluster/{CLUSTER}/node/{NODE}"),
+    R("POST", "/api/v1/clusters/{cluster}/jobs", "404 cluster", 404,
+      path="/api/v1/clusters/nope/jobs", body=JOB_BODY),
+    R("POST", "/api/v1/clusters/{cluster}/jobs", "422 bad name", 422, path=JOBS,
+      body={**JOB_BODY, "name": "Bad_Name"}),
+    R("POST", "/api/v1/clusters/{cluster}/jobs", "403 role", 403, path=JOBS, body=JOB_BODY,
+      role="viewer"),
+    R("POST", "/api/v1/clusters/{cluster}/jobs/{job}/cancel", "404 cluster", 404,
+      path="/api/v1/clusters/nope/jobs/j1/cancel"),
+    R("POST", "/api/v1/clusters/{cluster}/jobs/{job}/cancel", "403 role", 403,
+      path=f"{JOBS}/j1/cancel", role="viewer"),
+    R("DELETE", "/api/v1/clusters/{cluster}/jobs/{job}", "404 job", 404,
+      path=f"{JOBS}/j1", query={"confirm": True}),
+    R("DELETE", "/api/v1/clusters/{cluster}/jobs/{job}", "403 role", 403,
+      path=f"{JOBS}/j1", query={"confirm": True}, role="operator"),
+    R("POST", "/api/v1/clusters/{cluster}/reconcile", "404 cluster", 404,
+      path="/api/v1/clusters/nope/reconcile"),
+    R("POST", "/api/v1/clusters/{cluster}/reconcile", "403 role", 403,
+      path=f"/api/v1/clusters/{CLUSTER}/reconcile", role="viewer"),
 ]
 
 

@@ -27,9 +27,13 @@ import pytest
 
 from podplane.bootstrap import build_state, load_testkit, product_workflows
 from podplane.domain.clusters import FIRST_GROUP
+from podplane.domain.dependencies import TRAINING_OPERATOR_POLICY
 from podplane.services.cloud_access import cloud_of
+from podplane.services.clusters.addon_identity import addon_role_name
+from podplane.services.clusters.identity import role_names
 from podplane.settings import Settings
 from podplane_testkit.touch import FakeCloud
+from tests.crash.harness import MUTATING as MUTATING_AWS
 from tests.crash.harness import SweepCloud, SweepResult, SweepServer, count, duplicates, sweep
 from tests.stack import KUBECTL
 
@@ -40,6 +44,9 @@ BODY = {"name": CLUSTER, "region": "us-west-2", "availability_zone": "us-west-2a
         "deep_health_checks": False}
 GROUPS = f"/api/v1/clusters/{CLUSTER}/instance-groups"
 NODES = f"/api/v1/clusters/{CLUSTER}/nodes"
+JOBS = f"/api/v1/clusters/{CLUSTER}/jobs"
+HOLD = "podplane.io/sweep-hold=true:NoSchedule"
+JOB, HP_JOBS = "swept", "sagemaker.amazonaws.com/hyperpodpytorchjobs"
 
 
 def registered_kinds() -> list[str]:
@@ -69,13 +76,31 @@ class World:
         return [n for n in out["ClusterNodeSummaries"]
                 if group is None or n["InstanceGroupName"] == group]
 
-    def kube_nodes(self) -> list[dict[str, Any]]:
+    def kube_items(self, resource: str) -> list[dict[str, Any]]:
+        """What the cluster's Kubernetes API server stores (namespace default)."""
+        self.cloud.sandbox.call(self.cloud.sandbox.kube.settle())
+        return list(self.cloud.sandbox.kube.get(CLUSTER).store.items(resource, "default"))
+
+    def kubectl(self, *args: str) -> str:
         self.cloud.sandbox.call(self.cloud.sandbox.kube.ready())
         env = {**os.environ, "KUBECONFIG": str(self.cloud.sandbox.kube.kubeconfig_path)}
-        done = subprocess.run([KUBECTL, "--context", CLUSTER, "get", "nodes", "-o", "json"],
+        done = subprocess.run([KUBECTL, "--context", CLUSTER, *args],
                               env=env, capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
-        return list(json.loads(done.stdout)["items"])
+        return done.stdout
+
+    def kube_nodes(self) -> list[dict[str, Any]]:
+        return list(json.loads(self.kubectl("get", "nodes", "-o", "json"))["items"])
+
+    def hold_first_group(self, on: bool) -> None:
+        """Taint (or untaint) the first group's Nodes out of band, as an admin would: a job's
+        pods then stay Pending, so a sped-up clock cannot finish the job before it is
+        cancelled (the submit's plan counts GPUs, not taints)."""
+        for n in self.kube_nodes():
+            labels = n["metadata"].get("labels") or {}
+            if labels.get("sagemaker.amazonaws.com/instance-group-name") == FIRST_GROUP:
+                self.kubectl("taint", "nodes", n["metadata"]["name"],
+                             HOLD + ("" if on else "-"))
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +117,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     try:
         yield w
     finally:
-        server.stop()
+        server.close()
         cloud.stop()
         _print_table(w.rows, time.monotonic() - began)
 
@@ -185,9 +210,13 @@ def check_group(count_now: int) -> Check:
         (update,) = [e for e in r.ledger if e["action"] == "UpdateCluster"]
         field = {"instance_group.add": "added", "instance_group.scale": "scaled",
                  "instance_group.delete": "deleted"}[r.kind]
-        assert update["params"][field] == [EXTRA], update  # the one update carried the change
         hp = w.cloud.aws("sagemaker").describe_cluster(ClusterName=CLUSTER)
         groups = {g["InstanceGroupName"]: g for g in hp["InstanceGroups"]}
+        if field == "scaled":  # UpdateCluster lists every kept group; only extra's count moved
+            assert EXTRA in update["params"][field], update
+            assert groups[FIRST_GROUP]["TargetCount"] == 2, groups[FIRST_GROUP]
+        else:
+            assert update["params"][field] == [EXTRA], update  # the one update's change
         if count_now == 0:
             assert EXTRA not in groups or groups[EXTRA]["Status"] == "Deleting"
             assert not [x for x in w.nodes(EXTRA) if x["InstanceStatus"]["Status"] == "Running"]
@@ -211,12 +240,18 @@ def _node_start(kind: str) -> Callable[[httpx.Client, str], httpx.Response]:
     return start
 
 
+def _instance_of(node: dict[str, Any]) -> str:
+    """The EC2 instance id in a HyperPod Node's providerID
+    (aws:///<az>/sagemaker/cluster/hyperpod-<cluster id>-i-<instance>)."""
+    return "i-" + node["spec"].get("providerID", "").rsplit("-i-", 1)[-1]
+
+
 def check_node(kind: str, action: str) -> Check:
     def check(w: World, r: SweepResult) -> list[str]:
         node = w.picked[kind]
         assert count(r.ledger, "sagemaker", action) == 1, [e["action"] for e in r.ledger]
         ids = {x["InstanceId"]: x["InstanceStatus"]["Status"] for x in w.nodes()}
-        kube_ids = {x["spec"].get("providerID", "").rsplit("/", 1)[-1] for x in w.kube_nodes()}
+        kube_ids = {_instance_of(x) for x in w.kube_nodes()}
         if kind == "node.reboot":
             assert ids.get(node) == "Running" and node in kube_ids
             return [f"1x {action}", "node Running again", "kube Node back"]
@@ -227,6 +262,65 @@ def check_node(kind: str, action: str) -> Check:
             return [f"1x {action}", "old node gone", "new node Running + kube Node"]
         return [f"1x {action}", "node gone", "kube Node gone"]
     return check
+
+
+def _submit(api: httpx.Client, key: str) -> httpx.Response:
+    if "hold" not in WORLD.picked:
+        WORLD.hold_first_group(True)
+        WORLD.picked["hold"] = HOLD
+    return api.post(JOBS, json={"name": JOB, "recipe": "pytorch-ddp",
+                                "instance_group": FIRST_GROUP, "replicas": 1},
+                    headers={"Idempotency-Key": key})
+
+
+def _job_pods(w: World) -> list[dict[str, Any]]:
+    return [p for p in w.kube_items("pods")
+            if (p["metadata"].get("labels") or {}).get("HPJob") == JOB
+            and (p.get("status") or {}).get("phase") in ("Pending", "Running")]
+
+
+def check_job(kind: str) -> Check:
+    """Kubernetes keeps no ledger: the job's uid is the one the submit created (never deleted
+    and created again), and its pods and suspension are read back."""
+    def check(w: World, r: SweepResult) -> list[str]:
+        jobs = [j for j in w.kube_items(HP_JOBS) if j["metadata"]["name"] == JOB]
+        assert not [e for e in r.ledger if e["action"].startswith(MUTATING_AWS)], r.ledger
+        if kind == "job.delete":
+            assert jobs == [] and _job_pods(w) == []
+            w.hold_first_group(False)
+            return ["no AWS mutation", "job gone", "its pods gone"]
+        (job,) = jobs
+        if kind == "job.submit":
+            w.picked[JOB] = r.op["result"]["uid"]
+        assert job["metadata"]["uid"] == w.picked[JOB]
+        if kind == "job.submit":
+            assert (job.get("status") or {}).get("conditions"), job.get("status")
+            assert [p["status"].get("phase") for p in _job_pods(w)] == ["Pending"]
+            return ["no AWS mutation", "1 job (uid of the apply)", "operator took it",
+                    "1 pod (held Pending)"]
+        assert job["spec"]["runPolicy"]["suspend"] is True
+        assert _job_pods(w) == []
+        return ["no AWS mutation", "same job uid", "runPolicy.suspend", "no pod running"]
+    return check
+
+
+def _reconcile(api: httpx.Client, key: str) -> httpx.Response:
+    if "drift" not in WORLD.picked:  # planted once, out of band (as `aws iam` would)
+        WORLD.cloud.aws("iam").detach_role_policy(
+            RoleName=addon_role_name(CLUSTER, "training", "us-west-2"),
+            PolicyArn=TRAINING_OPERATOR_POLICY)
+        WORLD.picked["drift"] = "iam-role/training"
+    return api.post(f"/api/v1/clusters/{CLUSTER}/reconcile", headers={"Idempotency-Key": key})
+
+
+def check_reconcile(w: World, r: SweepResult) -> list[str]:
+    assert [(e["service"], e["action"]) for e in r.ledger
+            if e["action"].startswith(MUTATING_AWS)] == [("iam", "AttachRolePolicy")], r.ledger
+    role = addon_role_name(CLUSTER, "training", "us-west-2")
+    attached = w.cloud.aws("iam").list_attached_role_policies(RoleName=role)
+    assert [p["PolicyArn"] for p in attached["AttachedPolicies"]] == [
+        TRAINING_OPERATOR_POLICY]
+    return ["1x iam AttachRolePolicy, nothing else", "policy attached again"]
 
 
 def check_import(w: World, r: SweepResult) -> list[str]:
@@ -246,13 +340,23 @@ def check_delete(w: World, r: SweepResult) -> list[str]:
     assert CLUSTER not in w.cloud.aws("eks").list_clusters()["clusters"]
     assert not w.cloud.aws("ec2").describe_vpcs(Filters=[
         {"Name": "tag:podplane:cluster", "Values": [CLUSTER]}])["Vpcs"]
-    return ["1x Delete{Cluster,Vpc,NatGateway}", "EKS gone", "VPC gone"]
+    iam = w.cloud.aws("iam")
+    for role in role_names(CLUSTER, "us-west-2").values():
+        with pytest.raises(iam.exceptions.NoSuchEntityException):
+            iam.get_role(RoleName=role)
+    return ["1x Delete{Cluster,Vpc,NatGateway}", "EKS gone", "VPC gone", "IAM roles gone"]
 
 
 DRIVERS: dict[str, tuple[Callable[[httpx.Client, str], httpx.Response], Check]] = {
     "test.touch": (_post("/api/v1/operations/_test", {
         "target": "test/sweep", "params": {"name": "sweep", "poll": 0.05}}), check_touch),
     "cluster.create": (_post("/api/v1/clusters", BODY), check_create),
+    "job.submit": (_submit, check_job("job.submit")),
+    "job.cancel": (_post(f"{JOBS}/{JOB}/cancel"), check_job("job.cancel")),
+    "job.delete": (lambda api, key: api.delete(
+        f"{JOBS}/{JOB}", params={"confirm": True}, headers={"Idempotency-Key": key}),
+        check_job("job.delete")),
+    "cluster.reconcile": (_reconcile, check_reconcile),
     "instance_group.add": (_post(GROUPS, {"name": EXTRA, "instance_type": "ml.m5.xlarge",
                                           "count": 1}), check_group(1)),
     "instance_group.scale": (lambda api, key: api.patch(

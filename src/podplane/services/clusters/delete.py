@@ -112,10 +112,12 @@ class DeleteSteps:
     async def identity(self, ctx: StepContext) -> dict[str, Any]:
         if await self._skip(ctx):
             return {}
+        await ctx.phase("deleting")  # a crash point before and after the IAM calls
         async with self.app.sessions() as db:
             row = await repo.get(db, ctx.params["name"])
         gone = await delete_identity(self.cloud.aws.iam, ctx.params["name"],
                                      row.region if row is not None else None)
+        ctx.crash_point("after_call")
         return {"roles_deleted": gone, "bucket": "kept (holds data)"}
 
     async def forget(self, ctx: StepContext) -> dict[str, Any]:

@@ -47,7 +47,9 @@ class JobSteps:
     async def apply(self, ctx: StepContext) -> Shape:
         kube = await self._kube(ctx)
         manifest = manifest_from(ctx.params["request"], ctx.params["facts"])
+        await ctx.phase("applying")  # a crash point before and after the call (crash sweep)
         applied = await kube.apply(manifest, force=True)
+        ctx.crash_point("after_call")
         return {"job": applied["metadata"]["name"], "kind": applied["kind"],
                 "uid": applied["metadata"].get("uid")}
 
@@ -74,8 +76,10 @@ class JobSteps:
     async def suspend(self, ctx: StepContext) -> Shape:
         kube, job = await self._kube(ctx), ctx.params["job"]
         kind = KINDS[ctx.params["kind"]]
+        await ctx.phase("suspending")
         await kube.patch(kind.api_version, kind.kind, job, {"spec": {"runPolicy": {
             "suspend": True}}}, namespace=NAMESPACE)
+        ctx.crash_point("after_call")
         return {"suspended": job}
 
     async def stopped(self, ctx: StepContext) -> Shape:
@@ -99,9 +103,11 @@ class JobSteps:
     async def delete(self, ctx: StepContext) -> Shape:
         kube, job = await self._kube(ctx), ctx.params["job"]
         kind = KINDS[ctx.params["kind"]]
+        await ctx.phase("deleting")
         with contextlib.suppress(NotFound):  # already gone (a resumed step)
             await kube.delete(kind.api_version, kind.kind, job, namespace=NAMESPACE,
                               propagation="Background")
+        ctx.crash_point("after_call")
         return {"deleted": job}
 
     async def gone(self, ctx: StepContext) -> Shape:
