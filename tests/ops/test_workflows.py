@@ -65,6 +65,11 @@ def test_product_kinds_keep_their_persisted_step_names(state: AppState) -> None:
         "node.reboot": ["reboot", "kubernetes"],
         "node.replace": ["drain", "replace", "kubernetes"],
         "node.delete": ["drain", "delete", "kubernetes"],
+        "cluster.reconcile": ["observe", "repair", "confirm"],
+        "job.submit": ["apply", "admitted"],
+        "job.cancel": ["suspend", "stopped"],
+        "job.delete": ["delete", "gone"],
+        "feature.set": ["apply", "verify"],
     }
 
 

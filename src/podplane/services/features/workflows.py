@@ -45,6 +45,9 @@ class FeatureSteps:
         await ctx.phase("applying", actions=[f"{s.verb} {s.key}" for s, _ in found.steps])
         for step, res in found.steps:
             await carry_out(ctx, live, facts, step.verb, res)
+            # Each action is its own point: a step resumed after a crash plans again from
+            # what the cloud shows, so what landed is not done twice (the crash sweep's case).
+            await ctx.phase(f"{step.verb} {step.key}")
         return {"applied": [f"{s.verb} {s.key}" for s, _ in found.steps],
                 "left_alone": found.left_alone}
 
