@@ -24,6 +24,9 @@ from tests.stack import Stack
 NODES = f"/api/v1/clusters/{CLUSTER}/nodes"
 GROUPS = f"/api/v1/clusters/{CLUSTER}/instance-groups"
 JOBS = f"/api/v1/clusters/{CLUSTER}/jobs"
+FEATURE, FEATURES = "/api/v1/clusters/{cluster}/features/{feature}", \
+    f"/api/v1/clusters/{CLUSTER}/features"
+ON = {"enabled": True}
 JOB_BODY = {"name": "j1", "recipe": "pytorch-ddp", "instance_group": FIRST_GROUP, "replicas": 1}
 GOOD_CLUSTER = {"name": "fresh", "region": "us-west-2", "availability_zone": "us-west-2a",
                 "instance_type": "ml.g5.8xlarge", "count": 1, "capacity_type": "on-demand"}
@@ -165,6 +168,16 @@ REFUSALS = [
       path="/api/v1/clusters/nope/reconcile"),
     R("POST", "/api/v1/clusters/{cluster}/reconcile", "403 role", 403,
       path=f"/api/v1/clusters/{CLUSTER}/reconcile", role="viewer"),
+    *(R(method, FEATURE, why, code, path=path, body=body, role=role)
+      for method in ("PATCH", "PUT")
+      for why, code, path, body, role in (
+          ("404 cluster", 404, "/api/v1/clusters/nope/features/kuberay", ON, "operator"),
+          ("422 unknown feature", 422, f"{FEATURES}/nope", ON, "operator"),
+          ("403 role", 403, f"{FEATURES}/kuberay", ON, "viewer"),
+          ("422 bad setting", 422, f"{FEATURES}/tiered-checkpointing",
+           {**ON, "settings": {"memory_percent": 0}}, "operator"))),
+    R("POST", FEATURE + "/plan", "404 cluster", 404,
+      path="/api/v1/clusters/nope/features/kuberay/plan", body=ON),
 ]
 
 

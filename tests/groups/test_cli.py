@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from podplane.cli import app as cli
+from podplane.cli.remote import out as cli_out
 from tests.groups.conftest import FIRST_GROUP, Cluster
 from tests.served import serving
 
@@ -22,6 +23,9 @@ async def served(cluster: Cluster) -> AsyncIterator[str]:
 
 
 async def podplane(cluster: Cluster, url: str, *args: str, role: str = "admin") -> Any:
+    # rich sizes a console when it is made (at import, maybe in another test of this worker),
+    # so COLUMNS alone may come too late: the tables are read whole here.
+    cli_out.width = 200
     env = {"PODPLANE_URL": url, "PODPLANE_TOKEN": cluster.stack.tokens[role], "COLUMNS": "200"}
     return await asyncio.to_thread(CliRunner().invoke, cli, list(args), env=env)
 
