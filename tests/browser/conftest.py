@@ -17,6 +17,7 @@ from playwright.sync_api import (
     Page,
     Playwright,
     Response,
+    expect,
     sync_playwright,
 )
 
@@ -150,6 +151,9 @@ def page(browser: Browser, site: Server, watch: Watch) -> Iterator[Page]:
     context = browser.new_context(base_url=site.url, viewport=DESKTOP, reduced_motion="reduce")
     p = context.new_page()
     p.set_default_timeout(15_000)
+    # Assertions get the same budget as actions: a page waiting on a server that shares two
+    # cores with the other test workers may take more than expect's default 5 s to render.
+    expect.set_options(timeout=15_000)
     p.on("console", watch.on_console)
     p.on("pageerror", lambda err: watch.errors.append(f"pageerror: {err}"))
     p.on("request", lambda req: watch.on_url(req.url))

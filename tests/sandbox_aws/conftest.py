@@ -18,6 +18,9 @@ from tests.sandbox_aws.iam_setup import prepare
 from tests.sandbox_aws.shapes import ShapeRecorder
 
 ROLE = "arn:aws:iam::123456789012:role/podplane-test"
+# An advance runs every timer it passes (node boots, lifecycle scripts): on a loaded CI
+# machine that can take longer than httpx's 5 s default.
+CONTROL_TIMEOUT = 60.0
 
 
 @dataclass
@@ -38,11 +41,12 @@ class Box:
 
     def advance(self, seconds: float) -> dict[str, Any]:
         r = httpx.post(f"{self.url}/_sandbox/clock/advance", json={"seconds": seconds},
-                       headers=self.sandbox.control_headers)
+                       headers=self.sandbox.control_headers, timeout=CONTROL_TIMEOUT)
         r.raise_for_status()
         return dict(r.json())
 
     def control(self, method: str, path: str, **kw: Any) -> Any:
+        kw.setdefault("timeout", CONTROL_TIMEOUT)
         r = httpx.request(method, f"{self.url}/_sandbox{path}",
                           headers=self.sandbox.control_headers, **kw)
         r.raise_for_status()
