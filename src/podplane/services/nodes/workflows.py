@@ -22,7 +22,11 @@ POLL_SECONDS = 20.0
 # HyperPod reboots take minutes (the sandbox: 3); past this the step fails, classified, rather
 # than poll a node that never went down.
 REBOOT_DEADLINE = 1800.0
-ACTION_DEADLINE = 3600.0  # replace / delete: a new instance, its lifecycle scripts
+# Replace / delete: a new instance, its lifecycle scripts and, on accelerated types with deep
+# health checks on, those checks again before the node is Running (SageMaker docs, "Deep health
+# checks": they run at creation, scale-up and replacement). The lag sandbox's g5 replacement
+# takes 71 virtual minutes; one hour was too short.
+ACTION_DEADLINE = 3 * 3600.0
 Shape = dict[str, Any]
 
 
