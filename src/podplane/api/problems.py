@@ -53,6 +53,9 @@ async def _podplane_error(request: Request, err: PodplaneError) -> JSONResponse:
     if err.status == 429 and isinstance(err.extra.get("retry_after"), int):
         headers = {"Retry-After": str(err.extra["retry_after"])}
         log.warning("rate limited on %s %s", request.method, request.url.path)
+    if err.status >= 500:  # the cloud failed us: an operator wants to see it in the log
+        log.warning("%s %s answered %d %s: %s", request.method, request.url.path, err.status,
+                    err.code, err.message)
     if not getattr(err, AUDITED, False):
         await audit_refusal(request, err.status, err.code)
     return problem(err.status, err.code, err.title, err.message, hint=err.hint,

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncIterator, Generator
-from typing import Any
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator
+from typing import Any, TypeVar
 
 import httpx2
 from lightkube import ApiError, AsyncClient, KubeConfig
@@ -35,6 +36,37 @@ CASCADE = {
     "Foreground": CascadeType.FOREGROUND,
     "Orphan": CascadeType.ORPHAN,
 }
+
+
+T = TypeVar("T")
+# A pooled keep-alive connection the server closed while idle fails the next request with one
+# of these before any byte of a response arrived; the request can be sent again on a new
+# connection (Go's net/http Transport retries such requests the same way).
+STALE_CONNECTION = (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError)
+
+
+def _unreachable(exc: httpx2.TransportError) -> CloudError:
+    return CloudError(
+        f"The cluster's Kubernetes API did not answer: {type(exc).__name__}: {exc}",
+        code="kube_unreachable", retryable=True, http_status=503,
+        hint="The EKS endpoint may be starting, being deleted, or not reachable from where "
+             "podplane runs (private endpoint access, security groups); try again shortly.")
+
+
+async def _call(request: Callable[[], Awaitable[T]], *, idempotent: bool = True) -> T:
+    """One Kubernetes request with its errors classified; an idempotent one is sent once more
+    if its connection turned out to be stale."""
+    for attempt in (1, 2):
+        try:
+            return await request()
+        except ApiError as exc:
+            raise _error(exc) from exc
+        except STALE_CONNECTION as exc:
+            if attempt == 2 or not idempotent:
+                raise _unreachable(exc) from exc
+        except httpx2.TransportError as exc:
+            raise _unreachable(exc) from exc
+    raise AssertionError("unreachable")
 
 
 def _as_dict(obj: Any) -> Manifest:
@@ -94,17 +126,18 @@ class LightkubeKube:
         )
         self._client = AsyncClient(config=config, field_manager="podplane")
         self._crds_loaded = False
+        self._inflight, self._retired = 0, False
         # lightkube fixes the token at construction; EKS tokens expire, so sign per request
         self._client._client._client.auth = _EksAuth(access)
 
     async def _resource(self, api_version: str, kind: str) -> Any:
         res = _builtin(api_version, kind)
         if res is None and not self._crds_loaded:
-            await async_load_in_cluster_generic_resources(self._client)
+            await self._call(lambda: async_load_in_cluster_generic_resources(self._client))
             self._crds_loaded = True
             res = resource_registry.get(api_version, kind)
         if res is None:
-            await self._discover(api_version, kind)
+            await self._call(lambda: self._discover(api_version, kind))
             res = resource_registry.get(api_version, kind)
         if res is None:
             raise NotFound(f"the server has no resource of kind {kind} in {api_version}")
@@ -127,18 +160,15 @@ class LightkubeKube:
     ) -> Manifest:
         res = await self._resource(manifest["apiVersion"], manifest["kind"])
         meta = manifest.get("metadata") or {}
-        try:
-            out = await self._client.patch(
-                res,
-                meta["name"],
-                manifest,
-                namespace=meta.get("namespace"),
-                patch_type=PatchType.APPLY,
-                field_manager=field_manager,
-                force=force,
-            )
-        except ApiError as exc:
-            raise _error(exc) from exc
+        out = await self._call(lambda: self._client.patch(
+            res,
+            meta["name"],
+            manifest,
+            namespace=meta.get("namespace"),
+            patch_type=PatchType.APPLY,
+            field_manager=field_manager,
+            force=force,
+        ))  # server-side apply states the whole intent: sending it twice is harmless
         return _as_dict(out)
 
     async def get(
@@ -146,11 +176,10 @@ class LightkubeKube:
     ) -> Manifest | None:
         res = await self._resource(api_version, kind)
         try:
-            return _as_dict(await self._client.get(res, name, namespace=namespace))
-        except ApiError as exc:
-            if exc.status.code == 404:
-                return None
-            raise _error(exc) from exc
+            found = await self._call(lambda: self._client.get(res, name, namespace=namespace))
+            return _as_dict(found)
+        except NotFound:
+            return None
 
     async def list(
         self,
@@ -162,7 +191,8 @@ class LightkubeKube:
         fields: dict[str, str] | None = None,
     ) -> list[Manifest]:
         res = await self._resource(api_version, kind)
-        try:
+
+        async def pages() -> list[Manifest]:
             return [
                 _as_dict(o)
                 async for o in self._client.list(
@@ -173,8 +203,8 @@ class LightkubeKube:
                     chunk_size=500,
                 )
             ]
-        except ApiError as exc:
-            raise _error(exc) from exc
+
+        return await self._call(pages)
 
     async def watch(
         self,
@@ -196,6 +226,8 @@ class LightkubeKube:
                 yield WatchEvent(kind_, _as_dict(obj))
         except ApiError as exc:
             raise _error(exc) from exc
+        except httpx2.TransportError as exc:  # a stream is not resent: its caller resumes it
+            raise _unreachable(exc) from exc
 
     async def patch(
         self,
@@ -213,12 +245,9 @@ class LightkubeKube:
             res = res.Status
         elif subresource == "scale":
             res = res.Scale
-        try:
-            out = await self._client.patch(
-                res, name, patch, namespace=namespace, patch_type=PATCH_TYPES[patch_kind]
-            )
-        except ApiError as exc:
-            raise _error(exc) from exc
+        out = await self._call(lambda: self._client.patch(
+            res, name, patch, namespace=namespace, patch_type=PATCH_TYPES[patch_kind]),
+            idempotent=patch_kind != "json")  # a JSON patch may add to a list each time
         return _as_dict(out)
 
     async def delete(
@@ -231,11 +260,9 @@ class LightkubeKube:
         propagation: Propagation = "Background",
     ) -> None:
         res = await self._resource(api_version, kind)
-        try:
-            await self._client.delete(res, name, namespace=namespace, cascade=CASCADE[propagation])
-        except ApiError as exc:
-            if exc.status.code != 404:
-                raise _error(exc) from exc
+        with contextlib.suppress(NotFound):  # gone already (or by our first attempt)
+            await self._call(lambda: self._client.delete(res, name, namespace=namespace,
+                                                    cascade=CASCADE[propagation]))
 
     async def logs(
         self,
@@ -260,9 +287,30 @@ class LightkubeKube:
                 yield line
         except ApiError as exc:
             raise _error(exc) from exc
+        except httpx2.TransportError as exc:
+            raise _unreachable(exc) from exc
+
+    async def _call(self, request: Callable[[], Awaitable[T]], *, idempotent: bool = True) -> T:
+        """A request counted in flight, so that a retired client closes only after it."""
+        if self._retired and self._inflight == 0:
+            raise CloudError("This cluster's Kubernetes client was retired (its access changed "
+                             "or the cluster is being deleted).", code="kube_unreachable",
+                             retryable=True, http_status=503,
+                             hint="Read again: a new request gets a new client.")
+        self._inflight += 1
+        try:
+            return await _call(request, idempotent=idempotent)
+        finally:
+            self._inflight -= 1
+            if self._retired and self._inflight == 0:
+                await self._client.close()
 
     async def close(self) -> None:
-        await self._client.close()
+        """Retire the client: requests already sent finish first (a reader may hold it while
+        the cluster's access entry is renewed or its deletion forgets it)."""
+        self._retired = True
+        if self._inflight == 0:
+            await self._client.close()
 
 
 def _selector(match: dict[str, str] | None) -> dict[str, Any] | None:

@@ -4,11 +4,13 @@ in-process EKS token. Clients are cached: a cluster is always reached the same w
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
 
 from podplane.cloud.kube.client import LightkubeKube
 from podplane.cloud.kube.config import EksAccess
 from podplane.cloud.ports_aws import EksPort
-from podplane.cloud.ports_kube import KubePort
+from podplane.cloud.ports_kube import KubePort, Manifest, WatchEvent
 from podplane.domain.errors import CloudError, NotFound
 
 
@@ -21,6 +23,11 @@ class KubeConnector:
         self._lock = asyncio.Lock()
 
     async def for_cluster(self, eks_cluster_name: str) -> KubePort:
+        await self.current(eks_cluster_name)  # fails now if the cluster is not reachable
+        return ClusterKube(self, eks_cluster_name)
+
+    async def current(self, eks_cluster_name: str) -> LightkubeKube:
+        """The client in use for this cluster, made if the last one was forgotten."""
         async with self._lock:
             client = self._clients.get(eks_cluster_name)
             if client is None:
@@ -48,3 +55,46 @@ class KubeConnector:
     async def close(self) -> None:
         for name in list(self._clients):
             await self.forget(name)
+
+
+class ClusterKube:
+    """What a caller holds: each request goes to the cluster's current client, so a reader
+    that kept it across a `forget` (new access entry, cluster deletion) is not left with a
+    closed one; the forgotten client finishes its requests in flight, then closes."""
+
+    def __init__(self, connector: KubeConnector, eks_cluster_name: str) -> None:
+        self._connector, self._name = connector, eks_cluster_name
+
+    async def _client(self) -> LightkubeKube:
+        return await self._connector.current(self._name)
+
+    async def apply(self, manifest: Manifest, *, field_manager: str = "podplane",
+                    force: bool = False) -> Manifest:
+        return await (await self._client()).apply(manifest, field_manager=field_manager,
+                                                   force=force)
+
+    async def get(self, api_version: str, kind: str, name: str,
+                  namespace: str | None = None) -> Manifest | None:
+        return await (await self._client()).get(api_version, kind, name, namespace)
+
+    async def list(self, api_version: str, kind: str, **match: Any) -> list[Manifest]:
+        return await (await self._client()).list(api_version, kind, **match)
+
+    async def watch(self, api_version: str, kind: str, **match: Any
+                    ) -> AsyncIterator[WatchEvent]:
+        async for event in (await self._client()).watch(api_version, kind, **match):
+            yield event
+
+    async def patch(self, api_version: str, kind: str, name: str, patch: Any,
+                    **where: Any) -> Manifest:
+        return await (await self._client()).patch(api_version, kind, name, patch, **where)
+
+    async def delete(self, api_version: str, kind: str, name: str, **how: Any) -> None:
+        await (await self._client()).delete(api_version, kind, name, **how)
+
+    async def logs(self, pod: str, namespace: str, **which: Any) -> AsyncIterator[str]:
+        async for line in (await self._client()).logs(pod, namespace, **which):
+            yield line
+
+    async def close(self) -> None:
+        await self._connector.forget(self._name)

@@ -44,6 +44,8 @@ export default function ClusterDetail({ params }: PageProps) {
   const opUnfinished = op && op.status !== "succeeded";
   if (opUnfinished && !followed) setFollowed(true);
   const ready = Boolean(c.hyperpod);
+  // A cluster on its way out has no features to switch (its Kubernetes API goes away too).
+  const switchable = ready && c.state !== "deleting";
   return (
     <SpaceBetween size="l">
       <Header
@@ -87,7 +89,7 @@ export default function ClusterDetail({ params }: PageProps) {
       {ready && <GroupsTable cluster={c} onStarted={recent.add} />}
       {ready && <NodesTable cluster={name} onStarted={recent.add} />}
       {ready && c.dependencies && <DependenciesTable deps={c.dependencies} cluster={c} onStarted={recent.add} />}
-      {ready && <FeaturesPanel cluster={name} />}
+      {switchable && <FeaturesPanel cluster={name} />}
       {deleting && <DeleteClusterModal cluster={c} onClose={() => setDeleting(false)} />}
       {!ready && <Alert type="info">Instance groups and nodes appear once the HyperPod cluster exists.</Alert>}
     </SpaceBetween>
