@@ -36,7 +36,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parent)]
 import cloud_reads  # noqa: E402
 import sandbox_fleet  # noqa: E402
 from tests.served import ControlPlane  # noqa: E402
-from tools import get_ok, p50, rss_mb, timed, wrk  # noqa: E402
+from tools import NO_RATE_LIMIT, get_ok, p50, rss_mb, timed, wrk  # noqa: E402
 
 from podplane.domain.dependencies import CORE_UNITS  # noqa: E402
 from podplane.services.groups.steps import CLUSTER_LABEL, instance_id  # noqa: E402
@@ -48,7 +48,7 @@ INTERVAL = 2.0  # the observation cache's fast interval (PODPLANE_OBSERVE_SECOND
 def serve(home: Path, fleet: sandbox_fleet.Fleet, observe: float) -> tuple[ControlPlane, str]:
     cp = ControlPlane(home, extra_env={
         "PODPLANE_AWS_ENDPOINT_URL": fleet.stack.aws_url, "PODPLANE_OBSERVE_SECONDS": str(observe),
-        "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"})
+        "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", **NO_RATE_LIMIT})
     cp.home.mkdir(parents=True, exist_ok=True)
     asyncio.run(sandbox_fleet.register(f"sqlite:///{home / 'podplane.db'}", fleet))
     cp.start()

@@ -25,7 +25,7 @@ import httpx
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 
 from tests.served import ControlPlane  # noqa: E402
-from tools import wrk  # noqa: E402
+from tools import NO_RATE_LIMIT, wrk  # noqa: E402
 
 AREAS = {  # area -> substrings of a frame "function (file:line)"
     "auth (api/auth.py, services/access)": ("podplane/api/auth.py", "podplane/services/access"),
@@ -86,7 +86,8 @@ def report(raw: Path, top: int) -> None:
 
 def run(home: Path, label: str, env: dict[str, str], args: argparse.Namespace) -> float:
     cp = ControlPlane(home, extra_env={"PODPLANE_TEST_WORKFLOWS": "1",
-                                       "PODPLANE_AWS_ENDPOINT_URL": "http://127.0.0.1:9", **env})
+                                       "PODPLANE_AWS_ENDPOINT_URL": "http://127.0.0.1:9",
+                                       **NO_RATE_LIMIT, **env})
     cp.start()
     try:
         token = cp.token("bench")
