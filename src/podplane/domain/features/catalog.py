@@ -18,6 +18,10 @@ KUBERAY = "kuberay"
 KEDA = "keda"
 TIERED_CHECKPOINTING = "tiered-checkpointing"
 MANAGED_AUTOSCALING = "managed-autoscaling"
+TASK_GOVERNANCE = "task-governance"
+# The EKS add-on behind task governance (SageMaker docs, "HyperPod task governance" setup;
+# EKS DescribeAddonVersions lists it under type machine-learning).
+TASK_GOVERNANCE_ADDON = "amazon-sagemaker-hyperpod-taskgovernance"
 # HyperpodNodeClass `spec.instanceGroups`: at most 10 (SageMaker docs, autoscaling node class;
 # ../shared/crds/karpenter/HYPERPOD_NODECLASS.md).
 MAX_AUTOSCALED_GROUPS = 10
@@ -86,6 +90,14 @@ FEATURES: tuple[FeatureSpec, ...] = (
                           "(each must allow 0 nodes; on-demand only)."),),
         notes=("Needs NodeProvisioningMode=Continuous and NodeRecovery=Automatic on the "
                "HyperPod cluster (podplane creates clusters that way).",)),
+    FeatureSpec(
+        TASK_GOVERNANCE, "Task governance",
+        "Teams share the cluster's accelerators by quota and priority (Kueue underneath).",
+        f"the {TASK_GOVERNANCE_ADDON} EKS add-on, tagged as podplane's",
+        notes=("The add-on brings its own Kueue: a Kueue installed separately must be removed "
+               "first (SageMaker docs, task governance setup).",
+               "An add-on of that name that podplane did not install is reported and left "
+               "alone, never taken over or deleted.")),
 )
 BY_NAME = {f.name: f for f in FEATURES}
 

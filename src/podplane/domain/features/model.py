@@ -1,11 +1,11 @@
 """A feature's resources as units of the reconcile core (domain/reconcile.py).
 
 A feature renders `Resource`s (Kubernetes objects, HyperPod cluster settings, IAM roles, Pod
-Identity associations), each `present` (should exist as described) or not (should be gone if
-podplane made it). Nested documents are flattened into the core's field maps (`a.b.0.c`), and
-only the fields podplane writes are compared: defaults the API server adds never count as
-drift. Resources depend on the one rendered before them, so creates run in render order and
-deletes in reverse.
+Identity associations, EKS add-ons), each `present` (should exist as described) or not (should
+be gone if podplane made it). Nested documents are flattened into the core's field maps
+(`a.b.0.c`), and only the fields podplane writes are compared: defaults the API server adds
+never count as drift. Resources depend on the one rendered before them, so creates run in
+render order and deletes in reverse.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from podplane.domain import reconcile
 
-Kind = Literal["kube", "hyperpod-setting", "iam-role", "pod-identity"]
+Kind = Literal["kube", "hyperpod-setting", "iam-role", "pod-identity", "eks-addon"]
 Shape = dict[str, Any]
 FEATURE_LABEL = "podplane.io/feature"
 MANAGED_LABEL = "app.kubernetes.io/managed-by"

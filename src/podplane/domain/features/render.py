@@ -72,6 +72,12 @@ def role(feature: str, facts: ClusterFacts, purpose: str, trust: Shape, policy: 
         "tags": {FEATURE_TAG: feature, "podplane:cluster": facts.name}}, on)
 
 
+def addon(feature: str, addon_name: str, on: bool) -> Resource:
+    """An EKS add-on at the version EKS picks for the cluster; the tag marks it as ours."""
+    return Resource(feature, "eks-addon", f"eks addon {addon_name}",
+                    {"addonName": addon_name, "tags": {FEATURE_TAG: feature}}, on)
+
+
 def setting(feature: str, field: str, value: Shape) -> Resource:
     return Resource(feature, "hyperpod-setting", f"hyperpod {field}", {field: value})
 
@@ -86,6 +92,8 @@ def resources(name: str, on: bool, settings: Shape, facts: ClusterFacts) -> list
         return tiered(on, settings, facts)
     if name == cat.MANAGED_AUTOSCALING:
         return autoscaling(on, settings, facts)
+    if name == cat.TASK_GOVERNANCE:
+        return [addon(name, cat.TASK_GOVERNANCE_ADDON, on)]
     return []   # always-on features are observed, never rendered
 
 

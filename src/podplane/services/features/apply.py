@@ -16,6 +16,7 @@ from podplane.domain.features.model import Resource
 from podplane.domain.features.render import ClusterFacts, policy_text
 from podplane.domain.reconcile import Verb
 from podplane.ops.context import StepContext
+from podplane.services.features.addons import addon_change
 from podplane.services.features.live import Live
 from podplane.services.iam_retry import while_iam_propagates
 
@@ -34,6 +35,8 @@ async def carry_out(ctx: StepContext, live: Live, facts: ClusterFacts, verb: Ver
         await _role(live, verb, res)
     elif res.kind == "pod-identity":
         await _association(ctx, live, facts, verb, res)
+    elif res.kind == "eks-addon":
+        await addon_change(ctx, live, verb, res)
     else:
         await _setting(ctx, live, facts, res)
     await ctx.note(f"{verb} {res.key}")

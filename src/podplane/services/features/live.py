@@ -66,7 +66,19 @@ class Live:
             return Seen({field: value}, owned=True)
         if res.kind == "iam-role":
             return await self._role_seen(res)
+        if res.kind == "eks-addon":
+            return await self._addon_seen(res)
         return await self._association_seen(res)
+
+    async def _addon_seen(self, res: Resource) -> Seen:
+        """Only our tag is compared: EKS adds its own fields, and other tags are the owner's."""
+        name = res.desired["addonName"]
+        found = await self.cloud.aws.eks.describe_addon(self.eks, name)
+        if found is None or found.get("status") == "DELETING":
+            return Seen(None)
+        mark = (found.get("tags") or {}).get(FEATURE_TAG)
+        live = {"addonName": name, "tags": {FEATURE_TAG: mark} if mark else {}}
+        return Seen(live, owned=mark == res.feature)
 
     async def _kube_seen(self, res: Resource) -> Seen:
         obj = res.desired
