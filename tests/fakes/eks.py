@@ -108,6 +108,11 @@ class FakeEks(FakePort):
     async def list_pod_identity_associations(self, cluster: str) -> list[Shape]:
         return [dict(a) for a in self.associations.get(cluster, [])]
 
+    async def describe_pod_identity_association(self, cluster: str,
+                                                association_id: str) -> Shape | None:
+        return next((dict(a) for a in self.associations.get(cluster, [])
+                     if a["associationId"] == association_id), None)
+
     async def delete_pod_identity_association(self, cluster: str, association_id: str) -> Shape:
         self._enter("delete_pod_identity_association", cluster=cluster, id=association_id)
         kept = [a for a in self.associations.get(cluster, [])

@@ -66,7 +66,8 @@ POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
         "eks:CreateCluster", "eks:CreatePodIdentityAssociation", "eks:DeleteAccessEntry",
         "eks:DeleteAddon", "eks:DeleteCluster", "eks:DeletePodIdentityAssociation",
         "eks:DescribeAccessEntry", "eks:DescribeAddon", "eks:DescribeCluster",
-        "eks:DescribeUpdate", "eks:ListAccessEntries", "eks:ListAddons",
+        "eks:DescribePodIdentityAssociation", "eks:DescribeUpdate", "eks:ListAccessEntries",
+        "eks:ListAddons",
         "eks:ListPodIdentityAssociations", "eks:UpdateAddon", "eks:UpdateClusterConfig"],
         EKS_RESOURCES),
     _stmt("HyperPod", [

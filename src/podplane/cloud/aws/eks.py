@@ -119,6 +119,12 @@ class EksAdapter:
         return await self._all("list_pod_identity_associations", "associations",
                                clusterName=cluster)
 
+    async def describe_pod_identity_association(self, cluster: str,
+                                                association_id: str) -> Shape | None:
+        found = await self.aws.maybe("eks", "describe_pod_identity_association",
+                                     clusterName=cluster, associationId=association_id)
+        return dict(found["association"]) if found else None
+
     async def delete_pod_identity_association(self, cluster: str, association_id: str) -> Shape:
         return _one(await self._call("delete_pod_identity_association", clusterName=cluster,
                                  associationId=association_id), "association")

@@ -19,6 +19,14 @@ KEDA = "keda"
 TIERED_CHECKPOINTING = "tiered-checkpointing"
 MANAGED_AUTOSCALING = "managed-autoscaling"
 TASK_GOVERNANCE = "task-governance"
+OBSERVABILITY = "observability"
+# Container Insights through the CloudWatch Observability EKS add-on; its agent runs as
+# amazon-cloudwatch/cloudwatch-agent and needs CloudWatchAgentServerPolicy, which add-on 3.1.0+
+# may take through EKS Pod Identity (CloudWatch docs, "Quick start with the Amazon CloudWatch
+# Observability EKS add-on"; EKS docs, "Amazon CloudWatch Observability agent").
+OBSERVABILITY_ADDON = "amazon-cloudwatch-observability"
+CLOUDWATCH_AGENT = ("amazon-cloudwatch", "cloudwatch-agent")
+CLOUDWATCH_AGENT_POLICY = "arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy"
 # The EKS add-on behind task governance (SageMaker docs, "HyperPod task governance" setup;
 # EKS DescribeAddonVersions lists it under type machine-learning).
 TASK_GOVERNANCE_ADDON = "amazon-sagemaker-hyperpod-taskgovernance"
@@ -98,6 +106,16 @@ FEATURES: tuple[FeatureSpec, ...] = (
                "first (SageMaker docs, task governance setup).",
                "An add-on of that name that podplane did not install is reported and left "
                "alone, never taken over or deleted.")),
+    FeatureSpec(
+        OBSERVABILITY, "Container Insights (CloudWatch)",
+        "Node, pod and GPU metrics and container logs in CloudWatch.",
+        f"an IAM role with CloudWatchAgentServerPolicy, its Pod Identity association for "
+        f"{CLOUDWATCH_AGENT[0]}/{CLOUDWATCH_AGENT[1]}, and the {OBSERVABILITY_ADDON} EKS "
+        "add-on, tagged as podplane's",
+        core=("eks-pod-identity-agent",),
+        notes=("Metrics and logs are billed by CloudWatch per the account's pricing.",
+               "An association for the agent's service account that names another role is "
+               "reported and left alone.")),
 )
 BY_NAME = {f.name: f for f in FEATURES}
 

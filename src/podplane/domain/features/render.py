@@ -65,11 +65,16 @@ def kube(feature: str, objs: list[Manifest], on: bool) -> list[Resource]:
     return [Resource(feature, "kube", kube_key(o), mark(feature, o), on) for o in objs]
 
 
-def role(feature: str, facts: ClusterFacts, purpose: str, trust: Shape, policy: Shape,
-         on: bool) -> Resource:
-    return Resource(feature, "iam-role", f"iam role {facts.role_name(purpose)}", {
-        "name": facts.role_name(purpose), "trust": trust, "policy": policy,
-        "tags": {FEATURE_TAG: feature, "podplane:cluster": facts.name}}, on)
+def role(feature: str, facts: ClusterFacts, purpose: str, trust: Shape, policy: Shape | None,
+         on: bool, managed: tuple[str, ...] = ()) -> Resource:
+    """A role with podplane's inline policy, or AWS managed policies attached, or both."""
+    desired: Shape = {"name": facts.role_name(purpose), "trust": trust}
+    if policy is not None:
+        desired["policy"] = policy
+    if managed:
+        desired["managed"] = sorted(managed)
+    desired["tags"] = {FEATURE_TAG: feature, "podplane:cluster": facts.name}
+    return Resource(feature, "iam-role", f"iam role {facts.role_name(purpose)}", desired, on)
 
 
 def addon(feature: str, addon_name: str, on: bool) -> Resource:
@@ -94,6 +99,8 @@ def resources(name: str, on: bool, settings: Shape, facts: ClusterFacts) -> list
         return autoscaling(on, settings, facts)
     if name == cat.TASK_GOVERNANCE:
         return [addon(name, cat.TASK_GOVERNANCE_ADDON, on)]
+    if name == cat.OBSERVABILITY:
+        return observability(on, facts)
     return []   # always-on features are observed, never rendered
 
 
@@ -113,6 +120,20 @@ def tiered(on: bool, settings: Shape, facts: ClusterFacts) -> list[Resource]:
                  {"namespace": ns, "serviceAccount": SERVICE_ACCOUNT}, on),
         *kube(name, [account], on),
         setting(name, "TieredStorageConfig", config),
+    ]
+
+
+def observability(on: bool, facts: ClusterFacts) -> list[Resource]:
+    """The agent's identity first (role, then the association naming it), then the add-on,
+    so its pods start with credentials; disable removes them in reverse."""
+    name, (ns, account) = cat.OBSERVABILITY, cat.CLOUDWATCH_AGENT
+    return [
+        role(name, facts, "cw", pod_identity_trust(), None, on,
+             managed=(cat.CLOUDWATCH_AGENT_POLICY,)),
+        Resource(name, "pod-identity", f"pod identity {ns}/{account}",
+                 {"namespace": ns, "serviceAccount": account, "roleArn": facts.role_arn("cw")},
+                 on),
+        addon(name, cat.OBSERVABILITY_ADDON, on),
     ]
 
 

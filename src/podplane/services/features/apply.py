@@ -70,12 +70,17 @@ async def _role(live: Live, verb: Verb, res: Resource) -> None:
     if verb == "delete":
         for policy in await iam.list_role_policies(name):
             await iam.delete_role_policy(name, policy)
+        for attached in await iam.list_attached_role_policies(name):
+            await iam.detach_role_policy(name, attached["PolicyArn"])
         await iam.delete_role(name)
         return
     if await iam.get_role(name) is None:
         await iam.create_role(name, json.dumps(want["trust"]),
                               [{"Key": k, "Value": v} for k, v in want["tags"].items()])
-    await iam.put_role_policy(name, POLICY_NAME, policy_text(want["policy"]))
+    if "policy" in want:
+        await iam.put_role_policy(name, POLICY_NAME, policy_text(want["policy"]))
+    for arn in want.get("managed", []):  # attaching an attached policy changes nothing (IAM)
+        await iam.attach_role_policy(name, arn)
 
 
 async def _association(ctx: StepContext, live: Live, facts: ClusterFacts, verb: Verb,
@@ -87,7 +92,7 @@ async def _association(ctx: StepContext, live: Live, facts: ClusterFacts, verb: 
         if seen.live is not None:
             await eks.delete_pod_identity_association(live.eks, seen.live["associationId"])
         return
-    arn = facts.role_arn("ckpt")
+    arn = want.get("roleArn") or facts.role_arn("ckpt")
     await while_iam_propagates(ctx, arn, lambda: eks.create_pod_identity_association(
         live.eks, want["namespace"], want["serviceAccount"], arn,
         client_token=ctx.client_token(res.key)))

@@ -103,6 +103,9 @@ class Live:
         tags = {t["Key"]: t["Value"] for t in role.get("Tags") or []}
         live = {"name": name, "trust": json.loads(trust) if isinstance(trust, str) else trust,
                 "policy": await iam.get_role_policy(name, POLICY_NAME), "tags": tags}
+        if "managed" in res.desired:
+            live["managed"] = sorted(p["PolicyArn"]
+                                     for p in await iam.list_attached_role_policies(name))
         return Seen(live, owned=tags.get(FEATURE_TAG) == res.feature)
 
     async def _association_seen(self, res: Resource) -> Seen:
@@ -110,11 +113,21 @@ class Live:
         for a in await self.associations():
             if (a.get("namespace"), a.get("serviceAccount")) == (want["namespace"],
                                                                   want["serviceAccount"]):
-                # the list names no role; the association is ours because the service
-                # account is (podplane's fixed name in the chain)
-                return Seen({"namespace": a["namespace"], "serviceAccount": a["serviceAccount"],
-                             "associationId": a.get("associationId")}, owned=True)
+                return await self._association_of(res, a)
         return Seen(None)
+
+    async def _association_of(self, res: Resource, found: Shape) -> Seen:
+        live = {"namespace": found["namespace"], "serviceAccount": found["serviceAccount"],
+                "associationId": found.get("associationId")}
+        if "roleArn" not in res.desired:
+            # podplane's own service account: the association is ours because it is
+            return Seen(live, owned=True)
+        # someone else's service account (an add-on's): ours only if it names our role; the
+        # list names no role, DescribePodIdentityAssociation does (EKS API)
+        described = await self.cloud.aws.eks.describe_pod_identity_association(
+            self.eks, found["associationId"]) or {}
+        live["roleArn"] = described.get("roleArn")
+        return Seen(live, owned=live["roleArn"] == res.desired["roleArn"])
 
 
 def role_arn_of(res: Resource, account: str) -> str:
