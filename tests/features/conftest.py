@@ -4,8 +4,10 @@ podplane bucket recorded and the training operator add-on, for the feature tests
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
 from podplane.services.clusters.state import save_facts
 from tests.groups.conftest import Cluster
@@ -23,3 +25,13 @@ async def cluster(group_cluster: Cluster) -> AsyncIterator[Cluster]:  # noqa: F8
 
 def mutations(ledger: list[dict[str, object]]) -> list[str]:
     return [f"{e['service']}:{e['action']}" for e in ledger]
+
+
+def addon_of(cluster: Cluster, name: str) -> dict[str, Any] | None:
+    """The EKS add-on as DescribeAddon shows it, None when EKS does not find it."""
+    try:
+        return dict(cluster.stack.aws("eks").describe_addon(
+            clusterName=cluster.name, addonName=name)["addon"])
+    except ClientError as err:
+        assert err.response["Error"]["Code"] == "ResourceNotFoundException"
+        return None

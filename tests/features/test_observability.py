@@ -9,14 +9,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from podplane.domain.features.catalog import (
     CLOUDWATCH_AGENT_POLICY,
     OBSERVABILITY_ADDON,
 )
 from podplane_sandbox.aws.iam_rules import LAG_SECONDS
-from tests.features.conftest import BASE
+from tests.features.conftest import BASE, addon_of
 from tests.groups.conftest import CLUSTER, Cluster, finish
 from tests.sandbox_aws.iam_setup import make_role
 
@@ -30,15 +28,6 @@ def _agent_associations(cluster: Cluster) -> list[dict[str, Any]]:
     return [eks.describe_pod_identity_association(
         clusterName=CLUSTER, associationId=a["associationId"])["association"]
         for a in found["associations"]]
-
-
-def _addon(cluster: Cluster) -> dict[str, Any] | None:
-    try:
-        return dict(cluster.stack.aws("eks").describe_addon(
-            clusterName=CLUSTER, addonName=OBSERVABILITY_ADDON)["addon"])
-    except ClientError as err:
-        assert err.response["Error"]["Code"] == "ResourceNotFoundException"
-        return None
 
 
 def _podplane_roles(cluster: Cluster) -> list[dict[str, Any]]:
@@ -63,7 +52,7 @@ async def test_enable_noop_disable(cluster: Cluster) -> None:
         assert [p["PolicyArn"] for p in attached["AttachedPolicies"]] == [CLOUDWATCH_AGENT_POLICY]
         (association,) = _agent_associations(cluster)
         assert association["roleArn"] == role["Arn"]
-        addon = _addon(cluster)
+        addon = addon_of(cluster, OBSERVABILITY_ADDON)
         assert addon is not None and addon["status"] == "ACTIVE"
         assert addon["tags"] == {"podplane:feature": "observability"}
         view = (await client.get(URL)).json()
@@ -78,7 +67,7 @@ async def test_enable_noop_disable(cluster: Cluster) -> None:
         assert off.status_code == 202, off.text
         assert [a["verb"] for a in off.json()["plan"]["actions"]] == ["delete"] * 3
         assert (await finish(client, off.json()))["status"] == "succeeded"
-    assert _addon(cluster) is None
+    assert addon_of(cluster, OBSERVABILITY_ADDON) is None
     assert _agent_associations(cluster) == []
     assert _podplane_roles(cluster) == []
 

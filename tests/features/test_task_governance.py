@@ -7,22 +7,12 @@ left alone both ways: never tagged, updated or deleted."""
 from __future__ import annotations
 
 import pytest
-from botocore.exceptions import ClientError
 
 from podplane.domain.features.catalog import TASK_GOVERNANCE_ADDON
-from tests.features.conftest import BASE, mutations
+from tests.features.conftest import BASE, addon_of, mutations
 from tests.groups.conftest import CLUSTER, Cluster, finish
 
 URL = f"{BASE}/task-governance"
-
-
-def _addon(cluster: Cluster) -> dict[str, object] | None:
-    try:
-        return dict(cluster.stack.aws("eks").describe_addon(
-            clusterName=CLUSTER, addonName=TASK_GOVERNANCE_ADDON)["addon"])
-    except ClientError as err:
-        assert err.response["Error"]["Code"] == "ResourceNotFoundException"
-        return None
 
 
 async def test_enable_noop_disable(cluster: Cluster) -> None:
@@ -31,7 +21,7 @@ async def test_enable_noop_disable(cluster: Cluster) -> None:
         on = await client.patch(URL, json={"enabled": True})
         assert on.status_code == 202, on.text
         assert (await finish(client, on.json()))["status"] == "succeeded"
-        addon = _addon(cluster)
+        addon = addon_of(cluster, TASK_GOVERNANCE_ADDON)
         assert addon is not None and addon["status"] == "ACTIVE"
         assert addon["tags"] == {"podplane:feature": "task-governance"}
         view = (await client.get(URL)).json()
@@ -46,7 +36,7 @@ async def test_enable_noop_disable(cluster: Cluster) -> None:
         off = await client.patch(URL, json={"enabled": False})
         assert off.status_code == 202, off.text
         assert (await finish(client, off.json()))["status"] == "succeeded"
-        assert _addon(cluster) is None
+        assert addon_of(cluster, TASK_GOVERNANCE_ADDON) is None
         assert mutations(stack.ledger(service="eks")).count("eks:DeleteAddon") == 1
 
 
@@ -63,7 +53,7 @@ async def test_an_addon_podplane_did_not_install_is_left_alone(cluster: Cluster)
             assert r.status_code in (200, 202), r.text
             if r.status_code == 202:
                 assert (await finish(client, r.json()))["status"] == "succeeded"
-    addon = _addon(cluster)
+    addon = addon_of(cluster, TASK_GOVERNANCE_ADDON)
     assert addon is not None and not addon.get("tags")
     eks_changes = mutations(stack.ledger(service="eks"))
     assert "eks:DeleteAddon" not in eks_changes and "eks:TagResource" not in eks_changes
@@ -74,4 +64,4 @@ async def test_it_has_no_settings(cluster: Cluster, body: dict[str, object]) -> 
     async with cluster.stack.client("operator") as client:
         r = await client.patch(URL, json=body)
     assert r.status_code == 422, r.text
-    assert _addon(cluster) is None
+    assert addon_of(cluster, TASK_GOVERNANCE_ADDON) is None
