@@ -47,6 +47,8 @@ RUN groupadd --system --gid 10001 podplane \
        --shell /usr/sbin/nologin podplane \
     && mkdir -m 0700 /data && chown podplane:podplane /data
 COPY --from=build /opt/venv /opt/venv
+# The playbooks `podplane agent install` copies beside an agent's configuration.
+COPY skills /opt/podplane/skills
 # PODPLANE_HOST: the default 127.0.0.1 would be the container's own loopback, unreachable
 # through a published port; publish it on the host's loopback instead (-p 127.0.0.1:3099:3099).
 ENV PATH=/opt/venv/bin:$PATH \
@@ -56,6 +58,7 @@ ENV PATH=/opt/venv/bin:$PATH \
     PODPLANE_HOME=/data \
     PODPLANE_HOST=0.0.0.0 \
     PODPLANE_PORT=3099 \
+    PODPLANE_SKILLS=/opt/podplane/skills \
     PODPLANE_BACKEND=aws
 VOLUME ["/data"]
 EXPOSE 3099

@@ -72,7 +72,7 @@ def test_dockerignore_sends_only_the_sources() -> None:
     rules = [line for line in lines if line and not line.startswith("#")]
     assert rules[0] == "**"  # everything out, then an allow-list
     allowed = {line[1:].rstrip("/") for line in lines if line.startswith("!")}
-    assert allowed == {"pyproject.toml", "README.md", "src", "web", "sandbox"}
+    assert allowed == {"pyproject.toml", "README.md", "src", "web", "skills", "sandbox"}
 
 
 def test_the_demo_compose_file_builds_the_demo_target_read_only_on_loopback() -> None:

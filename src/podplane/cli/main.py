@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from podplane.cli import cluster_reconcile  # noqa: F401  (registers `cluster reconcile`)
+from podplane.cli.agent import agent_app
 from podplane.cli.clusters import cluster_app
 from podplane.cli.deploy import deploy_app
 from podplane.cli.doctor import doctor as doctor_command
@@ -56,6 +57,7 @@ app.command("mcp")(mcp_command)
 _install_sandbox_command(app)
 app.command("doctor")(doctor_command)
 app.add_typer(deploy_app, name="deploy")  # podplane deploy print-ssm-command
+app.add_typer(agent_app, name="agent")  # podplane agent install kiro|claude-code
 out = Console()
 err = Console(stderr=True)
 
