@@ -126,6 +126,12 @@ class OutputsOut(BaseModel):
     outputs: str | None
 
 
+class JobListItemOut(JobSummaryOut):
+    pods: int = Field(description="Pods the job has now.")
+    pods_ready: int = Field(description="Of those, the pods whose containers are all ready.")
+    restarts: BudgetOut
+
+
 class JobOut(JobSummaryOut):
     restarts: BudgetOut
     last_fault: FaultOut | None
@@ -226,7 +232,7 @@ async def list_recipes(ctx: Annotated[Ctx, Depends(ctx_for(svc.list_recipes))]) 
     return await svc.list_recipes(ctx)
 
 
-@router.get(BASE, response_model=list[JobSummaryOut])
+@router.get(BASE, response_model=list[JobListItemOut])
 async def list_jobs(cluster: ClusterName,
                     ctx: Annotated[Ctx, Depends(ctx_for(svc.list_jobs))]) -> Any:
     """Every training job on the cluster (also those submitted with `hyp` or kubectl)."""

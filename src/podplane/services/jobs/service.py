@@ -51,7 +51,8 @@ async def list_recipes(ctx: Ctx) -> list[Shape]:
 async def list_jobs(ctx: Ctx, cluster: str) -> list[Shape]:
     _, kube = await jc.kube_of(ctx, cluster)
     found = [job for kind in KINDS.values() for job in await jc.jobs_of_kind(kube, kind)]
-    return sorted((views.summary(j) for j in found), key=lambda s: s["name"])
+    pods = await kube.list("v1", "Pod", namespace=NAMESPACE) if found else []
+    return sorted((views.list_item(j, pods) for j in found), key=lambda s: s["name"])
 
 
 @service(Effect.READ, "job.get")
