@@ -80,6 +80,9 @@ async def test_cancel_then_delete_with_logs_paged(cluster: tuple[Stack, str]) ->
         assert r.status_code == 409, r.text  # name taken (and no GPU left either)
         settle(stack, 10)
         assert (await job(api, "stopme"))["status"] == "Running"
+        row = next(j for j in (await api.get(JOBS)).json() if j["name"] == "stopme")
+        assert (row["pods"], row["pods_ready"], row["restarts"]) == (
+            2, 2, {"budget": 2, "spent": 0, "remaining": 2})
         page = (await api.get(f"{JOBS}/stopme/logs", params={"limit": 3})).json()
         assert [line["pod"] for line in page["lines"]] == ["stopme-pod-0"] * 3
         assert page["next_cursor"] == 3 and page["total"] > 6
