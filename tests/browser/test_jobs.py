@@ -8,6 +8,7 @@ longer has it. Screenshots at 1440x900."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Iterator
@@ -16,7 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Locator, Page, WebSocketRoute, expect
 
 from tests.browser.cloud import CloudServer, sandbox_and_server
 from tests.browser.conftest import Watch, shot, sign_in
@@ -144,11 +145,35 @@ def test_submit_from_the_console_and_watch_its_logs(page: Page, cloud: CloudServ
     expect(row).to_contain_text("0 of 2")
     shot(page, "jobs-list")
 
+    page.set_viewport_size({"width": 1024, "height": 768})
+    for path in (f"/clusters/{CLUSTER}/jobs", f"/clusters/{CLUSTER}/submit-job",
+                 f"/clusters/{CLUSTER}/jobs/{JOB}"):
+        page.goto(path)
+        expect(page.locator("main h1").first).to_be_visible()
+        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"{path} overflows by {overflow}px at 1024"
+
+
+def _flood(ws: WebSocketRoute) -> None:
+    """A log stream of 3,000 lines in two batches, in place of the server's (not connected)."""
+    for start in (0, 1500):
+        lines = [[f"{JOB}-pod-0", f"line {i}"] for i in range(start, start + 1500)]
+        ws.send(json.dumps({"type": "lines", "lines": lines,
+                            "cursor": {f"{JOB}-pod-0": start + 1500}}))
+
 
 def test_viewer_sees_why_changes_are_disabled(page: Page, cloud: CloudServer,
                                               cloud_token: str, make_viewer: str) -> None:
+    """Also: the page keeps only the newest 2,000 lines of a stream, following the last."""
+    page.route_web_socket(re.compile(r"/logs/stream"), _flood)
     sign_in(page, make_viewer, f"/clusters/{CLUSTER}/jobs/{JOB}")
-    expect(page.get_by_test_id("job-logs")).to_contain_text("initializing process group")
+    expect(page.get_by_test_id("logs-count")).to_have_text("3000")
+    lines = page.get_by_test_id("log-line")
+    expect(lines).to_have_count(2000)
+    expect(lines.first).to_have_text(f"{JOB}-pod-0 line 1000")
+    expect(lines.last).to_have_text(f"{JOB}-pod-0 line 2999")
+    assert page.get_by_test_id("job-logs").evaluate(
+        "e => e.scrollHeight - e.scrollTop - e.clientHeight") <= 2  # followed to the end
     for name in ("Stop", "Delete"):
         button = page.get_by_role("button", name=name, exact=True)
         expect(button).to_be_disabled()
