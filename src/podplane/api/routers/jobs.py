@@ -132,7 +132,16 @@ class JobListItemOut(JobSummaryOut):
     restarts: BudgetOut
 
 
+class StallOut(BaseModel):
+    since_seconds: int = Field(description="How long every running pod has been silent, "
+                               "at least.")
+    last_line_at: str = Field(description="The newest log line's time (the kubelet's).")
+    pod: str = Field(description="The pod that wrote it.")
+
+
 class JobOut(JobSummaryOut):
+    stalled: StallOut | None = Field(description="Set while the job runs but no pod has "
+                                     "written a log line for `since_seconds`: a hang.")
     restarts: BudgetOut
     last_fault: FaultOut | None
     pods: list[PodOut]

@@ -70,7 +70,7 @@ export default function JobDetail({ params }: PageProps) {
       <Header
         variant="h1"
         description={`${job.kind}${job.recipe ? ` from recipe ${job.recipe}` : ""} on ${cluster}`}
-        info={<span data-testid="job-status"><JobStatus value={job.status} /></span>}
+        info={<span data-testid="job-status"><JobStatus value={job.stalled ? "Stalled" : job.status} /></span>}
         actions={
           <SpaceBetween direction="horizontal" size="xs">
             <Button disabled={Boolean(stopDenied) || done} disabledReason={stopDenied ?? (done ? `The job is ${job.status}.` : undefined)} onClick={() => setModal("stop")}>
@@ -85,6 +85,13 @@ export default function JobDetail({ params }: PageProps) {
         {job.name}
       </Header>
       {progress}
+      {job.stalled && (
+        <Alert type="warning" header="Stalled: the logs stopped">
+          No running pod has written a log line for {Math.round(job.stalled.since_seconds / 60)} minutes; the last came from{" "}
+          {job.stalled.pod} at <Time value={job.stalled.last_line_at} />. A hung collective (NCCL) looks like this; the
+          pods still run.
+        </Alert>
+      )}
       {job.last_fault && <FaultAlert job={job} />}
       <Container header={<Header variant="h2">Summary</Header>}>
         <KeyValuePairs

@@ -8,6 +8,7 @@ const KINDS: Record<string, StatusIndicatorProps.Type> = {
   Succeeded: "success",
   Failed: "error",
   Cancelled: "stopped",
+  Stalled: "warning",
 };
 
 export function JobStatus({ value }: { value: string }) {
