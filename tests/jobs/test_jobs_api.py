@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -80,6 +81,9 @@ async def test_cancel_then_delete_with_logs_paged(cluster: tuple[Stack, str]) ->
         assert r.status_code == 409, r.text  # name taken (and no GPU left either)
         settle(stack, 10)
         assert (await job(api, "stopme"))["status"] == "Running"
+        row = next(j for j in (await api.get(JOBS)).json() if j["name"] == "stopme")
+        assert (row["pods"], row["pods_ready"], row["restarts"]) == (
+            2, 2, {"budget": 2, "spent": 0, "remaining": 2})
         page = (await api.get(f"{JOBS}/stopme/logs", params={"limit": 3})).json()
         assert [line["pod"] for line in page["lines"]] == ["stopme-pod-0"] * 3
         assert page["next_cursor"] == 3 and page["total"] > 6
@@ -229,3 +233,37 @@ async def test_elastic_is_refused_on_a_spot_group_last(cluster: tuple[Stack, str
                                        "instance_group": "spot", "elastic": True})
         assert r.status_code == 422 and r.json()["field"] == "elastic", r.text
     assert "elastic" not in jobs_in_kubernetes(stack)
+
+
+async def test_a_running_job_whose_logs_stop_is_stalled(cluster: tuple[Stack, str],
+                                                        tmp_path: Path) -> None:
+    """A hung collective (applied with kubectl, as any tool could: the sandbox's workers stop
+    writing after 20 s and stay alive): stalled once every running pod has been silent for
+    10 virtual minutes, with the newest line's time as the kubelet stamps it."""
+    stack, group = cluster
+    async with stack.client("operator") as api:
+        r = await api.post(JOBS, params={"dry_run": "true"}, json={
+            "name": "hung", "recipe": "pytorch-ddp", "instance_group": group, "replicas": 1})
+        manifest = r.json()["plan"]["manifest"]
+    template = manifest["spec"]["replicaSpecs"][0]["template"]
+    template.setdefault("metadata", {}).setdefault("annotations", {}).update({
+        "sandbox.podplane.io/hang-after-seconds": "20",
+        "sandbox.podplane.io/duration-seconds": "3600"})
+    (tmp_path / "hung.json").write_text(json.dumps(manifest))
+    stack.kubectl("apply", "-f", str(tmp_path / "hung.json"))
+    settle(stack, 10)
+    recent = ["logs", "hung-pod-0", "--since=600s", "--tail=1"]
+    async with stack.client("viewer") as api:
+        view = await job(api, "hung")
+        assert stack.kubectl(*recent).strip()  # the kubectl judge: a line in the last 10 min
+        assert (view["status"], view["stalled"]) == ("Running", None)
+        settle(stack, 700)  # (the engine's own sleeps move the clock too: no exact "not yet")
+        view = await job(api, "hung")
+    assert stack.kubectl(*recent) == ""
+    stamp, line = stack.kubectl("logs", "hung-pod-0", "--timestamps", "--tail=1").split(" ", 1)
+    assert "step" in line
+    assert view["status"] == "Running"
+    assert view["stalled"] == {"since_seconds": 600, "last_line_at": stamp, "pod": "hung-pod-0"}
+    async with stack.client("admin") as admin:
+        r = await admin.delete(f"{JOBS}/hung", params={"confirm": "true"})
+        assert (await finish(admin, r.json()))["status"] == "succeeded"

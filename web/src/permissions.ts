@@ -22,7 +22,10 @@ export type Action =
   | "instance_group.delete"
   | "node.reboot"
   | "node.replace"
-  | "node.delete";
+  | "node.delete"
+  | "job.submit"
+  | "job.cancel"
+  | "job.delete";
 
 export const NEEDS: Record<Action, Role> = {
   "token.list": "admin",
@@ -43,6 +46,9 @@ export const NEEDS: Record<Action, Role> = {
   "node.reboot": "operator",
   "node.replace": "admin",
   "node.delete": "admin",
+  "job.submit": "operator",
+  "job.cancel": "operator",
+  "job.delete": "admin",
 };
 
 export function allows(role: string, action: Action): boolean {

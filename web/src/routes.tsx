@@ -5,6 +5,7 @@ import type { AppLayoutProps } from "@cloudscape-design/components/app-layout";
 import type { BreadcrumbGroupProps } from "@cloudscape-design/components/breadcrumb-group";
 import type { SideNavigationProps } from "@cloudscape-design/components/side-navigation";
 import { lazy, type ComponentType, type LazyExoticComponent } from "react";
+import { JOB_ROUTES } from "./pages/jobs/routes";
 import type { Action } from "./permissions";
 import { matchPath } from "./router";
 
@@ -51,6 +52,7 @@ export const ROUTES: RouteDef[] = [
       { text: p.cluster, href: `/clusters/${p.cluster}` },
     ],
   },
+  ...JOB_ROUTES,
   {
     pattern: "/operations",
     ...page(() => import("./pages/operations/OperationsList")),

@@ -79,6 +79,7 @@ class KubePort(Protocol):
         follow: bool = False,
         tail_lines: int | None = None,
         since_seconds: int | None = None,
+        timestamps: bool = False,
     ) -> AsyncIterator[str]: ...
 
     async def close(self) -> None: ...

@@ -32,6 +32,9 @@ NODE_RANK = "sandbox.podplane.io/node-rank"
 NNODES = "sandbox.podplane.io/nnodes"
 NPROC = "sandbox.podplane.io/nproc-per-node"
 LAUNCHER_ERROR = "sandbox.podplane.io/launcher-error"
+# a hung collective: the workers stay alive and write nothing more (PyTorch's NCCL watchdog
+# stays silent until its timeout, torch.distributed `init_process_group(timeout=...)`)
+HANG_AFTER = "sandbox.podplane.io/hang-after-seconds"
 
 
 def kind_of(pod: Obj, container: Obj) -> str:
@@ -121,6 +124,8 @@ def _training(
         (started, f"[rank {rank}] loaded dataset shards, starting training"),
     ]
     base_tp = 1500 + seed % 500
+    if HANG_AFTER in ann:
+        end = min(end, started + float(ann[HANG_AFTER]))
     for i in _steps(started, start, end, TRAIN_EVERY):
         if i == 0:
             continue

@@ -126,7 +126,22 @@ class OutputsOut(BaseModel):
     outputs: str | None
 
 
+class JobListItemOut(JobSummaryOut):
+    pods: int = Field(description="Pods the job has now.")
+    pods_ready: int = Field(description="Of those, the pods whose containers are all ready.")
+    restarts: BudgetOut
+
+
+class StallOut(BaseModel):
+    since_seconds: int = Field(description="How long every running pod has been silent, "
+                               "at least.")
+    last_line_at: str = Field(description="The newest log line's time (the kubelet's).")
+    pod: str = Field(description="The pod that wrote it.")
+
+
 class JobOut(JobSummaryOut):
+    stalled: StallOut | None = Field(description="Set while the job runs but no pod has "
+                                     "written a log line for `since_seconds`: a hang.")
     restarts: BudgetOut
     last_fault: FaultOut | None
     pods: list[PodOut]
@@ -226,7 +241,7 @@ async def list_recipes(ctx: Annotated[Ctx, Depends(ctx_for(svc.list_recipes))]) 
     return await svc.list_recipes(ctx)
 
 
-@router.get(BASE, response_model=list[JobSummaryOut])
+@router.get(BASE, response_model=list[JobListItemOut])
 async def list_jobs(cluster: ClusterName,
                     ctx: Annotated[Ctx, Depends(ctx_for(svc.list_jobs))]) -> Any:
     """Every training job on the cluster (also those submitted with `hyp` or kubectl)."""

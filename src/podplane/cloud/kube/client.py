@@ -273,6 +273,7 @@ class LightkubeKube:
         follow: bool = False,
         tail_lines: int | None = None,
         since_seconds: int | None = None,
+        timestamps: bool = False,
     ) -> AsyncIterator[str]:
         try:
             async for line in self._client.log(
@@ -282,6 +283,7 @@ class LightkubeKube:
                 follow=follow,
                 tail_lines=tail_lines,
                 since=since_seconds,
+                timestamps=timestamps,
                 newlines=False,
             ):
                 yield line

@@ -113,6 +113,18 @@ def summary(job: Shape) -> Shape:
             "replicas": replicas(job)}
 
 
+def list_item(job: Shape, namespace_pods: list[Shape]) -> Shape:
+    """A row of the jobs list: the summary with its pods ready and restarts of its budget,
+    from one read of the namespace's pods (not one read per job)."""
+    kind = KINDS[str(job["kind"])]
+    name = job["metadata"]["name"]
+    mine = [p for p in namespace_pods
+            if (p["metadata"].get("labels") or {}).get(kind.pod_label) == name]
+    ready = sum(pod_view(p, {})["ready"] for p in mine)
+    return {**summary(job), "pods": len(mine), "pods_ready": ready,
+            "restarts": budget(job, mine)}
+
+
 def replicas(job: Shape) -> int:
     spec = job.get("spec") or {}
     if job.get("kind") == HYPERPOD.kind:

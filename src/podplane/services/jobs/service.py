@@ -23,6 +23,7 @@ from podplane.services.groups.outcome import Outcome, key_used, start
 from podplane.services.jobs import cluster as jc
 from podplane.services.jobs import logs as job_logs_room
 from podplane.services.jobs import stream as job_stream
+from podplane.services.jobs.stall import stall_of
 from podplane.services.jobs.workflows import CANCEL, DELETE, SUBMIT
 from podplane.services.registry import service
 
@@ -51,7 +52,8 @@ async def list_recipes(ctx: Ctx) -> list[Shape]:
 async def list_jobs(ctx: Ctx, cluster: str) -> list[Shape]:
     _, kube = await jc.kube_of(ctx, cluster)
     found = [job for kind in KINDS.values() for job in await jc.jobs_of_kind(kube, kind)]
-    return sorted((views.summary(j) for j in found), key=lambda s: s["name"])
+    pods = await kube.list("v1", "Pod", namespace=NAMESPACE) if found else []
+    return sorted((views.list_item(j, pods) for j in found), key=lambda s: s["name"])
 
 
 @service(Effect.READ, "job.get")
@@ -61,7 +63,9 @@ async def get_job(ctx: Ctx, cluster: str, job: str) -> Shape:
     pods = await jc.pods_of(kube, found)
     events = await jc.events_of(kube, found, pods)
     outputs = rj.prefixes(await jc.bucket_of(ctx, cluster), job)
-    return views.job_view(found, pods, await jc.nodes_by_name(kube), events, outputs)
+    view = views.job_view(found, pods, await jc.nodes_by_name(kube), events, outputs)
+    stalled = await stall_of(kube, pods) if view["status"] == "Running" else None
+    return {**view, "stalled": stalled}
 
 
 @service(Effect.READ, "job.events")

@@ -19,6 +19,7 @@ import { DeleteClusterModal } from "./DeleteClusterModal";
 import { DependenciesTable } from "./DependenciesTable";
 import { FeaturesPanel } from "./FeaturesPanel";
 import { GroupsTable } from "./GroupsTable";
+import { JobsLink } from "../jobs/JobsLink";
 import { clusterKey, specOf } from "./model";
 import { NodesTable } from "./NodesTable";
 import { ProgressPanel } from "./ProgressPanel";
@@ -82,6 +83,7 @@ export default function ClusterDetail({ params }: PageProps) {
             { label: "Compute subnet", value: c.facts?.network?.compute_subnet ?? "-" },
             { label: "VPC", value: c.facts?.network?.vpc_id ?? "-" },
             { label: "Bucket", value: c.facts?.bucket ?? "-" },
+            { label: "Training", value: ready ? <JobsLink cluster={c.name} /> : "-" },
           ]}
         />
       </Container>
