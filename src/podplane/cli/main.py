@@ -14,6 +14,7 @@ from rich.table import Table
 from podplane.cli import cluster_reconcile  # noqa: F401  (registers `cluster reconcile`)
 from podplane.cli.clusters import cluster_app
 from podplane.cli.deploy import deploy_app
+from podplane.cli.diagnose import install as install_diagnose_commands
 from podplane.cli.doctor import doctor as doctor_command
 from podplane.cli.features import install as install_feature_commands
 from podplane.cli.groups import install as install_group_commands
@@ -52,6 +53,7 @@ app.add_typer(cluster_app, name="cluster")
 install_group_commands(app)  # podplane group ..., podplane node ...
 install_job_commands(app)  # podplane job ...
 install_feature_commands(app)  # podplane feature ...
+install_diagnose_commands(app)  # podplane diagnose ...
 app.command("mcp")(mcp_command)
 _install_sandbox_command(app)
 app.command("doctor")(doctor_command)
