@@ -13,9 +13,9 @@ import pytest_asyncio
 from podplane.bootstrap import build_app
 from podplane.cloud.virtual_clock import SteppingClock
 from podplane.domain.effects import Role
+from podplane.mcp.tools import BY_NAME
 from podplane.settings import Settings
 from podplane.store import clusters as cluster_rows
-from podplane.mcp.tools import BY_NAME
 from tests.conftest import mint
 from tests.groups import conftest as groups
 from tests.stack import SandboxThread, Stack

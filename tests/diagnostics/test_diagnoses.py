@@ -6,11 +6,14 @@ the sandbox (boto3, the ledger, Kubernetes), not from our own answers."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
+from mcp.client.client import Client
 
 from tests.diagnostics.conftest import CLUSTER, node_id, perform, settle, sources
 from tests.groups.conftest import finish
+from tests.mcp.conftest import mcp_client, structured
 from tests.stack import Stack
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -118,3 +121,60 @@ async def test_a_node_flagged_for_reboot_names_the_fault_and_the_reboot_clears_i
     labels = json.loads(stack.kubectl("get", "node", f"hyperpod-{iid}", "-o", "json"))[
         "metadata"]["labels"]
     assert labels["sagemaker.amazonaws.com/node-health-status"] == "Schedulable"
+
+
+class Agent:
+    """A scripted agent on MCP alone, counting its tool calls."""
+
+    def __init__(self, client: Client) -> None:
+        self.client, self.calls = client, 0
+
+    async def __call__(self, tool: str, **args: Any) -> Any:
+        self.calls += 1
+        return await self.client.call_tool(tool, args)
+
+
+async def test_an_agent_diagnoses_a_sick_node_and_reboots_it_after_confirmation(
+    stack: Stack,
+) -> None:
+    iid = node_id(stack)
+    stack.fault(kind="node_unhealthy", cluster=CLUSTER, instance_id=iid, action="reboot",
+                reason="NvidiaErrorReboot:XidHardwareFailure")
+    settle(stack)
+    reboots = len(stack.ledger(service="sagemaker", action="BatchRebootClusterNodes"))
+    async with mcp_client(stack.app, stack.tokens["viewer"]) as client:
+        viewer = Agent(client)
+        listed = {t.name for t in (await client.list_tools()).tools}
+        assert {"diagnose_node", "diagnose_operation"} <= listed and "node_reboot" not in listed
+        seen = structured(await viewer("diagnose_node", cluster=CLUSTER, node=iid))["result"]
+        assert seen["next"]["tool"] == "node_reboot" and seen["next"]["mutates"]
+        refused = await viewer(seen["next"]["tool"], **seen["next"]["arguments"])
+        assert refused.is_error
+    assert node_health(stack, iid) == "UnschedulablePendingReboot"  # the viewer changed nothing
+    assert len(stack.ledger(service="sagemaker", action="BatchRebootClusterNodes")) == reboots
+
+    async with mcp_client(stack.app, stack.tokens["operator"]) as client:
+        agent = Agent(client)
+        verdict = structured(await agent("diagnose_node", cluster=CLUSTER, node=iid))["result"]
+        step = verdict["next"]
+        assert step["mutates"] and user_confirms(verdict)  # asked, then made
+        started = structured(await agent(step["tool"], **step["arguments"]))
+        op = started["result"]
+        while op["status"] not in ("succeeded", "failed", "cancelled") and agent.calls < 7:
+            op = structured(await agent("operation_wait", operation_id=op["id"]))["result"]
+        assert op["status"] == "succeeded", op
+        settle(stack)
+        after = structured(await agent("diagnose_node", cluster=CLUSTER, node=iid))["result"]
+        assert after["conclusion"] == "healthy" and after["findings"] == []
+        assert agent.calls <= 8, agent.calls
+    assert node_health(stack, iid) == "Schedulable"
+
+
+def user_confirms(verdict: dict[str, Any]) -> bool:
+    """The person reads the conclusion and the cost, and says yes."""
+    return bool(verdict["conclusion"] and verdict["next"]["cost"])
+
+
+def node_health(stack: Stack, iid: str) -> str:
+    node = json.loads(stack.kubectl("get", "node", f"hyperpod-{iid}", "-o", "json"))
+    return str(node["metadata"]["labels"]["sagemaker.amazonaws.com/node-health-status"])
