@@ -12,10 +12,12 @@ from podplane.domain.diagnostics import operation
 
 
 def test_the_rows_call_the_diagnosis_routes() -> None:
-    node, op = diagnose.COMMANDS
+    node, op, job = diagnose.COMMANDS
     assert node.request({"cluster": "gpu", "node": "i-0123456789abcdef0"})[:2] == (
         "GET", "/api/v1/clusters/gpu/diagnostics/nodes/i-0123456789abcdef0")
     assert op.request({"op_id": "op-7"})[:2] == ("GET", "/api/v1/operations/op-7/diagnosis")
+    assert job.request({"cluster": "gpu", "job": "train"})[:2] == (
+        "GET", "/api/v1/clusters/gpu/diagnostics/jobs/train")
 
 
 def test_a_failed_verdict_shows_cause_evidence_and_the_call_to_confirm() -> None:

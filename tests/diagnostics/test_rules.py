@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from podplane.domain.diagnostics import node, operation
+from podplane.domain.diagnostics import job, node, operation
 from podplane.domain.diagnostics.verdict import HEALTHY
 
 IID = "i-0123456789abcdef0"
@@ -135,3 +135,41 @@ def test_a_cancelled_operation_offers_to_go_on_from_the_step_it_stopped_at() -> 
                               step("eks", "cancelled")))
     assert "'eks'" in v.conclusion and v.next is not None
     assert v.next.arguments["step"] == "eks"
+
+
+def a_job(**status: Any) -> dict[str, Any]:
+    return {"kind": "PyTorchJob", "metadata": {"name": "train"},
+            "spec": {"runPolicy": {"backoffLimit": 2}}, "status": status}
+
+
+def a_pod(name: str, node_name: str | None = None, phase: str = "Running",
+          **state: Any) -> dict[str, Any]:
+    return {"metadata": {"name": name}, "spec": {"nodeName": node_name},
+            "status": {"phase": phase, "containerStatuses": [
+                {"name": "pytorch", "restartCount": 0, **state}] if state else []}}
+
+
+def test_job_signals_each_give_their_cause_and_a_read_only_next_step() -> None:
+    pull = job.diagnose(job.JobFacts("gpu", a_job(), (a_pod(
+        "train-master-0", "n1", "Pending", state={"waiting": {
+            "reason": "ImagePullBackOff", "message": 'Back-off pulling image "x:1"'}}),),
+        events=({"reason": "Failed", "type": "Warning", "message": "Failed to pull image",
+                 "involvedObject": {"name": "train-master-0"}},)))
+    assert pull.findings[0].check == "image_pull" and len(pull.findings[0].evidence) == 2
+    oom = job.diagnose(job.JobFacts("gpu", a_job(), (a_pod("p", "n1", lastState={
+        "terminated": {"reason": "OOMKilled", "exitCode": 137}}),)))
+    assert [f.check for f in oom.findings] == ["oom_killed"] and "memory" in oom.conclusion
+    crashed = job.diagnose(job.JobFacts("gpu", a_job(), (a_pod("p", "n1", state={
+        "terminated": {"reason": "Error", "exitCode": 3}}),)))
+    assert "code 3" in crashed.conclusion
+    assert crashed.next is not None and crashed.next.tool == "job_logs"
+    waiting = job.diagnose(job.JobFacts("gpu", a_job(), (a_pod("p", None, "Pending"),),
+                                        events=({"reason": "FailedScheduling", "type": "Warning",
+                                                 "message": "0/2 nodes are available: 2 "
+                                                 "Insufficient nvidia.com/gpu.",
+                                                 "involvedObject": {"name": "p"}},)))
+    assert "Insufficient nvidia.com/gpu" in waiting.conclusion
+    assert waiting.next is not None and waiting.next.tool == "node_list"
+    running = job.diagnose(job.JobFacts("gpu", a_job(conditions=[
+        {"type": "Running", "status": "True"}]), (a_pod("p", "n1", state={"running": {}}),)))
+    assert running.conclusion == HEALTHY and running.findings == ()

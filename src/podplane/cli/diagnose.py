@@ -1,4 +1,4 @@
-"""`podplane diagnose node|operation`: read-only diagnoses over REST, shown as a verdict
+"""`podplane diagnose node|operation|job`: read-only diagnoses over REST, shown as a verdict
 (conclusion, findings with evidence, the suggested next call). Exit 1 when something fails."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from podplane.cli.table import Arg, Call, Command, mount
 STYLE = {"ok": "green", "warn": "yellow", "fail": "red"}
 CLUSTER = Arg("cluster", Annotated[str, typer.Argument(help="The managed cluster.")])
 NODE = Arg("node", Annotated[str, typer.Argument(help="Instance id (i-...) or Node name.")])
+JOB = Arg("job", Annotated[str, typer.Argument(help="The job's name.")])
 OPERATION = Arg("op_id", Annotated[str, typer.Argument(help="The operation's id (op-...).")])
 
 
@@ -43,6 +44,9 @@ COMMANDS = (
     Command("operation", "GET", "operations/{op_id}/diagnosis",
             "Why an operation failed or waits: the step, its cause, the exact retry.",
             (OPERATION,), show=show_verdict),
+    Command("job", "GET", "clusters/{cluster}/diagnostics/jobs/{job}",
+            "Why a training job failed or waits: pods, exit codes, images, nodes.",
+            (CLUSTER, JOB), show=show_verdict),
 )
 
 diagnose_app = mount(typer.Typer(no_args_is_help=True,

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from podplane.domain.names import REF_PATTERN
 from podplane.mcp.tool import Tool, text
+from podplane.mcp.tools_jobs import JOB
 from podplane.mcp.tools_nodes import CLUSTER, NODE
-from podplane.services.diagnostics import node, operation
+from podplane.services.diagnostics import job, node, operation
 
 VERDICT = ("Returns findings (status, evidence with its source), a conclusion ('healthy' or "
            "the cause) and `next`: a tool call with its arguments and cost, to propose, not "
@@ -24,4 +25,9 @@ TOOLS: tuple[Tool, ...] = (
          "cause (capacity, quota, IAM) and the exact retry. " + VERDICT,
          {"operation_id": text("The operation's id (op-...).", required=True,
                                pattern=REF_PATTERN, minLength=1, maxLength=40)}),
+    Tool("diagnose_job", "GET", "/api/v1/clusters/{cluster}/diagnostics/jobs/{job}",
+         job.diagnose_job,
+         "Diagnose a training job: failed condition and restart budget, image pulls, "
+         "OOMKilled, exit codes, scheduling, and flagged nodes. " + VERDICT,
+         {"cluster": CLUSTER, "job": JOB}),
 )

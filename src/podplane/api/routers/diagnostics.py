@@ -10,10 +10,12 @@ from pydantic import BaseModel, Field
 
 from podplane.api.auth import ctx_for
 from podplane.api.routers.instance_groups import ClusterName
+from podplane.api.routers.jobs import JobName
 from podplane.api.routers.nodes import NodeName
 from podplane.api.routers.operations import OpId
 from podplane.domain.diagnostics.verdict import Verdict
 from podplane.services.context import Ctx
+from podplane.services.diagnostics import job as job_svc
 from podplane.services.diagnostics import node as node_svc
 from podplane.services.diagnostics import operation as op_svc
 
@@ -72,3 +74,11 @@ async def diagnose_operation(op_id: OpId,
                              ctx: Annotated[Ctx, Depends(ctx_for(op_svc.diagnose_operation))],
                              ) -> VerdictOut:
     return _out(await op_svc.diagnose_operation(ctx, op_id))
+
+
+@router.get("/clusters/{cluster}/diagnostics/jobs/{job}", response_model=VerdictOut,
+            summary="Diagnose a training job: why it failed or waits, with its pods and nodes")
+async def diagnose_job(cluster: ClusterName, job: JobName,
+                       ctx: Annotated[Ctx, Depends(ctx_for(job_svc.diagnose_job))],
+                       ) -> VerdictOut:
+    return _out(await job_svc.diagnose_job(ctx, cluster, job))
