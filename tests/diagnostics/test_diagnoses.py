@@ -44,6 +44,8 @@ async def test_a_healthy_node_and_a_succeeded_operation_are_healthy(stack: Stack
         assert missing.status_code == 404 and missing.json()["code"] == "not_found"
         bad = await viewer.get(diagnosis_of("node-1"))
         assert bad.status_code == 422
+        no_op = await viewer.get("/api/v1/operations/op-nope/diagnosis")
+        assert no_op.status_code == 404 and no_op.json()["code"] == "not_found"
 
 
 async def test_a_denied_reboot_is_diagnosed_and_its_suggested_retry_finishes_it(
