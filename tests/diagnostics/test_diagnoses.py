@@ -168,6 +168,7 @@ async def test_an_agent_diagnoses_a_sick_node_and_reboots_it_after_confirmation(
         settle(stack)
         after = structured(await agent("diagnose_node", cluster=CLUSTER, node=iid))["result"]
         assert after["conclusion"] == "healthy" and after["findings"] == []
+        print(f"\nagent: diagnose + reboot + wait + diagnose in {agent.calls} tool calls")
         assert agent.calls <= 8, agent.calls
     assert node_health(stack, iid) == "Schedulable"
 
