@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -123,8 +124,15 @@ class Stack:
 
 @pytest.fixture
 async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
-    sandbox = SandboxThread(tmp_path / "cloud")
-    settings = Settings(home=tmp_path / "cp", database_url=f"sqlite:///{tmp_path / 'cp.db'}",
+    async with running_stack(tmp_path) as made:
+        yield made
+
+
+@asynccontextmanager
+async def running_stack(tmp: Path) -> AsyncIterator[Stack]:
+    """The stack in `tmp`, for fixtures of any scope."""
+    sandbox = SandboxThread(tmp / "cloud")
+    settings = Settings(home=tmp / "cp", database_url=f"sqlite:///{tmp / 'cp.db'}",
                         aws_endpoint_url=sandbox.box.aws_url)
     app = build_app(settings)
     app.state.podplane.ops_clock = SteppingClock(sandbox.box.aws_url, sandbox.box.secret)

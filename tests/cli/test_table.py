@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from podplane.bootstrap import build_app
-from podplane.cli import clusters, groups, operations
+from podplane.cli import clusters, diagnose, groups, operations
 from podplane.cli.table import Command
 from podplane.domain.instance_groups import CapacityType
 from podplane.settings import Settings
 
 ROWS = [*clusters.COMMANDS, *groups.GROUP_COMMANDS, *groups.NODE_COMMANDS,
-        *operations.COMMANDS]
+        *operations.COMMANDS, *diagnose.COMMANDS]
 
 
 @pytest.fixture(scope="module")

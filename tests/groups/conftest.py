@@ -85,7 +85,8 @@ def _identity(stack: Stack) -> None:
     stack.advance(max(20.0, LAG_SECONDS + 1))
 
 
-def _create(stack: Stack, compute: str, private: list[str], sg: str) -> None:
+def _create(stack: Stack, compute: str, private: list[str], sg: str,
+            node_recovery: str = "Automatic") -> None:
     _identity(stack)
     eks = stack.aws("eks").create_cluster(
         name=CLUSTER, roleArn="arn:aws:iam::123456789012:role/eks",
@@ -94,7 +95,7 @@ def _create(stack: Stack, compute: str, private: list[str], sg: str) -> None:
     stack.advance(15 * 60)
     stack.aws("sagemaker").create_cluster(
         ClusterName=CLUSTER, Orchestrator={"Eks": {"ClusterArn": eks["arn"]}},
-        VpcConfig={"SecurityGroupIds": [sg], "Subnets": [compute]}, NodeRecovery="Automatic",
+        VpcConfig={"SecurityGroupIds": [sg], "Subnets": [compute]}, NodeRecovery=node_recovery,
         InstanceGroups=[{
             "InstanceGroupName": FIRST_GROUP, "InstanceType": FIRST_TYPE, "InstanceCount": 1,
             "LifeCycleConfig": LIFECYCLE, "ExecutionRole": ROLE, "ThreadsPerCore": 1,

@@ -77,6 +77,9 @@ ROUTES: dict[tuple[str, str], Role | None] = {
     ("POST", "/api/v1/clusters/{cluster}/nodes/{node}/replace"): A,
     ("DELETE", "/api/v1/clusters/{cluster}/nodes/{node}"): A,
     ("GET", "/api/v1/doctor"): V,
+    ("GET", "/api/v1/clusters/{cluster}/diagnostics/nodes/{node}"): V,
+    ("GET", "/api/v1/operations/{op_id}/diagnosis"): V,
+    ("GET", "/api/v1/clusters/{cluster}/diagnostics/jobs/{job}"): V,
     ("POST", "/api/v1/clusters/{cluster}/reconcile"): O,  # repairs only, never deletes
     ("GET", "/api/v1/recipes"): V,
     ("GET", "/api/v1/clusters/{cluster}/jobs"): V,
@@ -102,7 +105,7 @@ TOOL_ROLES: dict[str, Role] = {
     "cluster_list": V, "cluster_get_status": V, "cluster_plan_create": V, "cluster_create": O,
     "cluster_import": A, "cluster_delete": A,
     "region_list_azs": V, "instance_type_list": V, "quota_get": V, "training_plan_list": V,
-    "doctor_run": V,
+    "doctor_run": V, "diagnose_node": V, "diagnose_operation": V, "diagnose_job": V,
     "instance_group_list": V, "instance_group_get": V, "instance_group_add": O,
     "instance_group_scale": O, "instance_group_delete": A,
     "node_list": V, "node_describe": V, "node_reboot": O, "node_replace": A, "node_delete": A,

@@ -14,6 +14,7 @@ from podplane.api.limits import BodyLimit
 from podplane.api.routers import (
     audit,
     clusters,
+    diagnostics,
     doctor,
     features,
     health,
@@ -30,7 +31,7 @@ from podplane.services.context import AppState
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 API_ROUTERS = [health.router, session.router, tokens.router, audit.router, operations.router,
                clusters.router, inspect.router, instance_groups.router, nodes.router,
-               doctor.router, jobs.router, features.router]
+               doctor.router, jobs.router, features.router, diagnostics.router]
 
 
 def create_app(state: AppState, lifespan: Lifespan | None = None) -> FastAPI:

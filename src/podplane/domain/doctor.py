@@ -1,4 +1,6 @@
-"""`podplane doctor` findings: what an account lacks for a create, each with its fix (pure)."""
+"""`podplane doctor` findings: what an account lacks for a create, each with its fix (pure).
+
+A diagnosis (domain/diagnostics) reuses `Finding`, with the evidence it rests on."""
 
 from __future__ import annotations
 
@@ -19,13 +21,24 @@ class Status(StrEnum):
 
 
 @dataclass(frozen=True)
+class Evidence:
+    """What a finding rests on and where it was read, e.g. source "hyperpod:ListClusterNodes",
+    "kubernetes:Node labels", "kubernetes:Event", "operation step"."""
+
+    source: str
+    detail: str
+
+
+@dataclass(frozen=True)
 class Finding:
-    """One check's answer; `fix` is what to do about it (empty when ok)."""
+    """One check's answer; `fix` is what to do about it (empty when ok); `evidence` is what
+    a diagnosis read (doctor's checks state theirs in `detail`)."""
 
     check: str
     status: Status
     detail: str
     fix: str = ""
+    evidence: tuple[Evidence, ...] = ()
 
 
 def worst(findings: list[Finding]) -> Status:

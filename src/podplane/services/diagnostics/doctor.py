@@ -59,4 +59,5 @@ async def _eks_name(ctx: Ctx, cluster: str) -> str:
 
 
 def _out(finding: Finding) -> dict[str, Any]:
-    return {**asdict(finding), "status": finding.status.value}
+    shown = {k: v for k, v in asdict(finding).items() if k != "evidence"}  # doctor has none
+    return {**shown, "status": finding.status.value}

@@ -1,0 +1,58 @@
+"""`podplane diagnose node|operation|job`: read-only diagnoses over REST, shown as a verdict
+(conclusion, findings with evidence, the suggested next call). Exit 1 when something fails."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from podplane.cli.remote import out
+from podplane.cli.table import Arg, Call, Command, mount
+
+STYLE = {"ok": "green", "warn": "yellow", "fail": "red"}
+CLUSTER = Arg("cluster", Annotated[str, typer.Argument(help="The managed cluster.")])
+NODE = Arg("node", Annotated[str, typer.Argument(help="Instance id (i-...) or Node name.")])
+JOB = Arg("job", Annotated[str, typer.Argument(help="The job's name.")])
+OPERATION = Arg("op_id", Annotated[str, typer.Argument(help="The operation's id (op-...).")])
+
+
+def show_verdict(verdict: dict[str, Any], call: Call) -> None:
+    status = verdict["status"]
+    grid = Table("finding", "status", "detail", "evidence", "fix",
+                 title=f"{verdict['target']}: [{STYLE[status]}]{verdict['conclusion']}[/]")
+    for f in verdict["findings"]:
+        proof = "\n".join(f"{e['source']}: {e['detail']}" for e in f["evidence"])
+        grid.add_row(f["check"], f"[{STYLE[f['status']]}]{f['status']}[/]", f["detail"], proof,
+                     f["fix"])
+    out.print(grid)
+    for note in verdict["notes"]:
+        out.print(note)
+    if (step := verdict["next"]) is not None:
+        args = " ".join(f"{k}={v}" for k, v in step["arguments"].items())
+        ask = " (changes something: confirm first)" if step["mutates"] else ""
+        out.print(f"next: {step['tool']} {args}{ask}\n  cost: {step['cost']}")
+    if status == "fail":
+        raise typer.Exit(1)
+
+
+COMMANDS = (
+    Command("node", "GET", "clusters/{cluster}/diagnostics/nodes/{node}",
+            "Diagnose a node: HyperPod status, health labels, events; the next rung of "
+            "investigate -> reboot -> replace.", (CLUSTER, NODE), show=show_verdict),
+    Command("operation", "GET", "operations/{op_id}/diagnosis",
+            "Why an operation failed or waits: the step, its cause, the exact retry.",
+            (OPERATION,), show=show_verdict),
+    Command("job", "GET", "clusters/{cluster}/diagnostics/jobs/{job}",
+            "Why a training job failed or waits: pods, exit codes, images, nodes.",
+            (CLUSTER, JOB), show=show_verdict),
+)
+
+diagnose_app = mount(typer.Typer(no_args_is_help=True,
+                                 help="Read-only diagnoses with a suggested next step."),
+                     COMMANDS)
+
+
+def install(app: typer.Typer) -> None:
+    app.add_typer(diagnose_app, name="diagnose")
