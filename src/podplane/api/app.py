@@ -15,6 +15,7 @@ from podplane.api.routers import (
     audit,
     clusters,
     doctor,
+    endpoints,
     features,
     health,
     inspect,
@@ -30,7 +31,7 @@ from podplane.services.context import AppState
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 API_ROUTERS = [health.router, session.router, tokens.router, audit.router, operations.router,
                clusters.router, inspect.router, instance_groups.router, nodes.router,
-               doctor.router, jobs.router, features.router]
+               doctor.router, jobs.router, features.router, endpoints.router]
 
 
 def create_app(state: AppState, lifespan: Lifespan | None = None) -> FastAPI:
