@@ -15,6 +15,7 @@ from podplane.cli import cluster_reconcile  # noqa: F401  (registers `cluster re
 from podplane.cli.clusters import cluster_app
 from podplane.cli.deploy import deploy_app
 from podplane.cli.doctor import doctor as doctor_command
+from podplane.cli.endpoints import install as install_endpoint_commands
 from podplane.cli.features import install as install_feature_commands
 from podplane.cli.groups import install as install_group_commands
 from podplane.cli.jobs import install as install_job_commands
@@ -52,6 +53,7 @@ app.add_typer(cluster_app, name="cluster")
 install_group_commands(app)  # podplane group ..., podplane node ...
 install_job_commands(app)  # podplane job ...
 install_feature_commands(app)  # podplane feature ...
+install_endpoint_commands(app)  # podplane endpoint ...
 app.command("mcp")(mcp_command)
 _install_sandbox_command(app)
 app.command("doctor")(doctor_command)
