@@ -72,7 +72,7 @@ def deployment(request: dict[str, Any]) -> Manifest:
         "name": CONTAINER, "image": request.get("image") or engine.image,
         "command": list(engine.command), "args": arguments(engine, request),
         "ports": [{"name": PORT_NAME, "containerPort": engine.port, "protocol": "TCP"}],
-        "resources": {"requests": {GPU: tp}, "limits": {GPU: tp}},
+        "resources": {"requests": {GPU: str(tp)}, "limits": {GPU: str(tp)}},  # quantities
         # Ready (in the Service's endpoints) only once the weights are loaded and it answers.
         "readinessProbe": probe,
         "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}]}
