@@ -145,3 +145,33 @@ async def test_invoke_without_ready_pod_is_503(cluster: tuple[Stack, str]) -> No
         r = await admin.delete(f"{ENDPOINTS}/idle", params={"confirm": "true"})
         assert (await finish(admin, r.json()))["status"] == "succeeded"
     assert owned_objects(stack) == []
+
+
+async def test_an_image_that_cannot_pull_fails_the_create_with_the_reason(
+        cluster: tuple[Stack, str]) -> None:
+    """kubelet cannot pull the image: the create's `ready` step gives up after its deadline
+    (virtual time) and names each pod's waiting reason, as kubelet reported it."""
+    stack, group = cluster
+    async with stack.client("operator") as api:
+        r = await api.post(ENDPOINTS, json={"name": "nopull", "instance_group": group,
+                                            "model": MODEL,
+                                            "image": "docker.io/vllm/vllm-openai:v0.0.404"})
+        assert r.status_code == 202, r.text
+        op = r.json()
+        for _ in range(200):  # each wait lets the step's own sleeps move virtual time 20 s
+            op = (await api.get(f"/api/v1/operations/{op['id']}/wait",
+                                params={"timeout": 20})).json()
+            if op["status"] in ("succeeded", "failed"):
+                break
+        done = op
+    assert done["status"] == "failed", done
+    error = done["error"]
+    assert error["step"] == "ready" and error["code"] == "endpoint_not_ready", error
+    assert "0 of 1 replicas Ready" in error["message"]
+    assert "ImagePullBackOff" in error["message"] or "ErrImagePull" in error["message"]
+    pods = endpoint_pods(stack, "nopull")
+    assert len(pods) == 1 and not ready(pods[0])
+    async with stack.client("admin") as admin:
+        r = await admin.delete(f"{ENDPOINTS}/nopull", params={"confirm": "true"})
+        assert (await finish(admin, r.json()))["status"] == "succeeded"
+    assert owned_objects(stack) == []

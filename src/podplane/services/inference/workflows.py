@@ -91,7 +91,8 @@ class EndpointSteps:
                 why = "; ".join(_waiting_reasons(pods)) or "no reason reported"
                 raise CloudError(f"Endpoint {name}: {len(ready)} of {wanted} replicas Ready "
                                  f"after {int(READY_SECONDS)} s ({why}).",
-                                 code="endpoint_not_ready", retryable=True,
+                                 # a decision is needed (image, GPUs): no automatic retry
+                                 code="endpoint_not_ready", retryable=False,
                                  hint="Read endpoint_get for each pod; fix the image or free "
                                  "GPUs, then retry this step.")
             await ctx.sleep(POLL_SECONDS)
