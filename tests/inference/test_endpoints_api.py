@@ -48,6 +48,9 @@ async def test_refusals_name_the_field_and_change_nothing(cluster: tuple[Stack, 
             assert field_of(r.json()) == field, (change, r.json())
         r = await api.post(ENDPOINTS, json={**base, "tensor_parallel": 2})
         assert "has 1 GPU(s) per node" in r.json()["detail"]
+        r = await api.post(ENDPOINTS, json={**base, "replicas": 3})  # 2 one-GPU nodes
+        assert r.status_code == 409 and r.json()["code"] == "insufficient_gpus", r.text
+        assert "2 free on the 2 healthy node(s)" in r.json()["detail"]
         r = await api.post(ENDPOINTS, params={"dry_run": "true"}, json=base)
         assert r.status_code == 200 and r.json()["dry_run"] is True, r.text
         assert [m["kind"] for m in r.json()["plan"]["manifests"]] == ["Deployment", "Service"]
@@ -98,6 +101,8 @@ async def test_deploy_invoke_scale_delete(cluster: tuple[Stack, str]) -> None:
         pods = endpoint_pods(stack, "qwen")
         assert len(pods) == 2 and all(ready(p) for p in pods), pods
         assert len({p["spec"]["nodeName"] for p in pods}) == 2  # one GPU per node
+        r = await api.patch(f"{ENDPOINTS}/qwen", json={"replicas": 3})  # no GPU left
+        assert r.status_code == 409 and r.json()["code"] == "insufficient_gpus", r.text
         got = (await api.get(f"{ENDPOINTS}/qwen")).json()
         assert (got["replicas"], got["ready_replicas"], got["status"]) == (2, 2, "Ready")
         listed = (await api.get(ENDPOINTS)).json()

@@ -35,7 +35,7 @@ async def test_deploy_invoke_scale_from_mcp_in_eight_calls(cluster: tuple[Stack,
         body = {"cluster": "alpha", "name": "agent-llm", "instance_group": group,
                 "model": "Qwen/Qwen2.5-0.5B-Instruct", "max_model_len": 4096}
         plan = (await agent("endpoint_create", **body, dry_run=True))["result"]["plan"]
-        assert plan["gpus_per_node"] == 1 and plan["gpus_requested"] == 1, plan
+        assert (plan["gpus_per_node"], plan["gpus_requested"], plan["gpus_free"]) == (1, 1, 2)
         created = await agent("endpoint_create", **body)
         assert created["next"]["tool"] == "operation_wait"
         waited = await agent("operation_wait", operation_id=created["result"]["id"])

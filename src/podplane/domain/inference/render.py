@@ -26,6 +26,7 @@ ENGINE_LABEL = "podplane.io/engine"
 COMPONENT = "app.kubernetes.io/component"
 COMPONENT_VALUE = "inference-endpoint"
 MODEL_ANNOTATION = "podplane.io/model"
+GROUP_ANNOTATION = "podplane.io/instance-group"
 CONTAINER = "engine"
 PORT_NAME = "http"
 
@@ -82,7 +83,8 @@ def deployment(request: dict[str, Any]) -> Manifest:
             {"key": GROUP_LABEL, "operator": "In", "values": [request["instance_group"]]}]}]}}}
     return {"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": name, "namespace": NAMESPACE, "labels": _labels(request),
-                         "annotations": {MODEL_ANNOTATION: request["model"]}},
+                         "annotations": {MODEL_ANNOTATION: request["model"],
+                                         GROUP_ANNOTATION: request["instance_group"]}},
             "spec": {"replicas": int(request.get("replicas", 1)),
                      "selector": {"matchLabels": owned(name)},
                      "template": {

@@ -17,13 +17,14 @@ from podplane.domain.inference import views
 from podplane.domain.inference.engines import ENGINES
 from podplane.domain.inference.errors import EndpointExists, EndpointUnavailable
 from podplane.domain.inference.requests import MAX_REPLICAS, EndpointRequest
+from podplane.domain.jobs.errors import InsufficientGpus
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
 from podplane.services.groups import cloud as gc
 from podplane.services.groups.outcome import Outcome, key_used, start
 from podplane.services.inference import cluster as ic
 from podplane.services.inference.workflows import CREATE, DELETE, SCALE
-from podplane.services.jobs.cluster import kube_of
+from podplane.services.jobs.cluster import group_gpus, kube_of
 from podplane.services.registry import service
 
 Shape = dict[str, Any]
@@ -84,17 +85,33 @@ async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
     ir.check_fits(body, instance_type)
     manifests = ir.render(body)  # refuses what the engine cannot do (422 naming the field)
     await _refuse_taken(kube, cluster, request.name)
+    free = await _refuse_no_room(kube, request.instance_group, request.tensor_parallel,
+                                 request.replicas)
     plan = {"endpoint": request.name, "engine": request.engine, "image": body["image"],
             "instance_group": request.instance_group,
             "instance_type": instance_type.name if instance_type else None,
             "gpus_per_node": instance_type.gpu_count if instance_type else None,
             "replicas": request.replicas, "gpus_requested":
-            request.replicas * request.tensor_parallel, "exposure": request.exposure,
+            request.replicas * request.tensor_parallel, "gpus_free": free,
+            "exposure": request.exposure,
             "manifests": manifests}
     if request.dry_run:
         return Outcome(True, plan, dry_run=True)
     return await start(ctx, CREATE, target(cluster, request.name), op_params, idempotency_key,
                        plan)
+
+
+async def _refuse_no_room(kube: Any, group: str, tp: int, more: int) -> int:
+    """`more` new replicas of `tp` GPUs each must fit the free GPUs of the group's healthy
+    nodes, one replica per node's worth (else they would wait Pending); the free GPUs."""
+    gpus = await group_gpus(kube, group)
+    if gpus.fits(tp) < more:
+        raise InsufficientGpus(f"{more} more replica(s) x {tp} GPU(s) requested, "
+                               f"{gpus.free} free on the {gpus.healthy_nodes} healthy node(s) "
+                               f"of {group!r} ({gpus.fits(tp)} replica(s) fit).",
+                               hint="Use fewer replicas, stop other work, or scale the group "
+                               "(instance_group_scale).")
+    return gpus.free
 
 
 async def _refuse_taken(kube: Any, cluster: str, name: str) -> None:
@@ -120,6 +137,10 @@ async def scale_endpoint(ctx: Ctx, cluster: str, name: str, replicas: int, *,
     plan = {"endpoint": name, "from": current, "to": replicas}
     if current == replicas:
         return Outcome(False, plan)
+    group = (dep["metadata"].get("annotations") or {}).get(ir.GROUP_ANNOTATION)
+    if replicas > current and group:
+        tp = views.summary(dep, None)["tensor_parallel"] or 1
+        plan["gpus_free"] = await _refuse_no_room(kube, group, tp, replicas - current)
     if dry_run:
         return Outcome(True, plan, dry_run=True)
     return await start(ctx, SCALE, target(cluster, name), params, idempotency_key, plan)
