@@ -30,6 +30,7 @@ from podplane.services.clusters.reconcile_watch import drift_watch
 from podplane.services.context import AppState
 from podplane.services.features import workflows as feature_workflows
 from podplane.services.groups import workflows as group_workflows
+from podplane.services.inference import workflows as endpoint_workflows
 from podplane.services.jobs import workflows as job_workflows
 from podplane.services.nodes import workflows as node_workflows
 from podplane.settings import Settings
@@ -78,7 +79,7 @@ def product_workflows(app: AppState, cloud: Cloud) -> list[Workflow]:
             *cluster_delete.declare(app), *cluster_reconcile.declare(app),
             *group_workflows.declare(cloud),
             *node_workflows.declare(cloud), *job_workflows.declare(cloud),
-            *feature_workflows.declare(cloud)]
+            *feature_workflows.declare(cloud), *endpoint_workflows.declare(cloud)]
 
 
 def load_testkit() -> TestKit | None:

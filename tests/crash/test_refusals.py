@@ -27,6 +27,10 @@ JOBS = f"/api/v1/clusters/{CLUSTER}/jobs"
 FEATURE, FEATURES = "/api/v1/clusters/{cluster}/features/{feature}", \
     f"/api/v1/clusters/{CLUSTER}/features"
 ON = {"enabled": True}
+ENDPOINTS = f"/api/v1/clusters/{CLUSTER}/endpoints"
+EP_BODY = {"name": "e1", "instance_group": FIRST_GROUP, "model": "Qwen/Qwen2.5-0.5B-Instruct"}
+EP, EP_INVOKE = "/api/v1/clusters/{cluster}/endpoints/{name}", \
+    "/api/v1/clusters/{cluster}/endpoints/{name}/invoke"
 JOB_BODY = {"name": "j1", "recipe": "pytorch-ddp", "instance_group": FIRST_GROUP, "replicas": 1}
 GOOD_CLUSTER = {"name": "fresh", "region": "us-west-2", "availability_zone": "us-west-2a",
                 "instance_type": "ml.g5.8xlarge", "count": 1, "capacity_type": "on-demand"}
@@ -178,6 +182,27 @@ REFUSALS = [
            {**ON, "settings": {"memory_percent": 0}}, "operator"))),
     R("POST", FEATURE + "/plan", "404 cluster", 404,
       path="/api/v1/clusters/nope/features/kuberay/plan", body=ON),
+    R("POST", "/api/v1/clusters/{cluster}/endpoints", "404 cluster", 404,
+      path="/api/v1/clusters/nope/endpoints", body=EP_BODY),
+    R("POST", "/api/v1/clusters/{cluster}/endpoints", "422 bad name", 422, path=ENDPOINTS,
+      body={**EP_BODY, "name": "Bad_Name"}),
+    R("POST", "/api/v1/clusters/{cluster}/endpoints", "422 TP > GPUs per node", 422,
+      path=ENDPOINTS, body={**EP_BODY, "tensor_parallel": 2}),
+    R("POST", "/api/v1/clusters/{cluster}/endpoints", "403 role", 403, path=ENDPOINTS,
+      body=EP_BODY, role="viewer"),
+    R("PATCH", EP, "404 endpoint", 404, path=f"{ENDPOINTS}/e1", body={"replicas": 2}),
+    R("PATCH", EP, "422 replicas", 422, path=f"{ENDPOINTS}/e1", body={"replicas": -1}),
+    R("PATCH", EP, "403 role", 403, path=f"{ENDPOINTS}/e1", body={"replicas": 2},
+      role="viewer"),
+    R("DELETE", EP, "404 endpoint", 404, path=f"{ENDPOINTS}/e1", query={"confirm": True}),
+    R("DELETE", EP, "403 role", 403, path=f"{ENDPOINTS}/e1", query={"confirm": True},
+      role="operator"),
+    R("POST", EP_INVOKE, "404 endpoint", 404, path=f"{ENDPOINTS}/e1/invoke",
+      body={"prompt": "hi"}),
+    R("POST", EP_INVOKE, "422 empty prompt", 422, path=f"{ENDPOINTS}/e1/invoke",
+      body={"prompt": ""}),
+    R("POST", EP_INVOKE, "403 role", 403, path=f"{ENDPOINTS}/e1/invoke",
+      body={"prompt": "hi"}, role="viewer"),
 ]
 
 

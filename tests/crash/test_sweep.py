@@ -47,6 +47,7 @@ NODES = f"/api/v1/clusters/{CLUSTER}/nodes"
 JOBS = f"/api/v1/clusters/{CLUSTER}/jobs"
 HOLD = "podplane.io/sweep-hold=true:NoSchedule"
 JOB, HP_JOBS = "swept", "sagemaker.amazonaws.com/hyperpodpytorchjobs"
+ENDPOINTS, ENDPOINT = f"/api/v1/clusters/{CLUSTER}/endpoints", "swept-ep"
 
 
 def registered_kinds() -> list[str]:
@@ -305,6 +306,38 @@ def check_job(kind: str) -> Check:
     return check
 
 
+def _endpoint_pods(w: World) -> list[dict[str, Any]]:
+    return [p for p in w.kube_items("pods")
+            if (p["metadata"].get("labels") or {}).get("podplane.io/endpoint") == ENDPOINT
+            and not p["metadata"].get("deletionTimestamp")]
+
+
+def check_endpoint(kind: str) -> Check:
+    """The Deployment's uid is the one the create made (never deleted and made again); its
+    Ready pods and Service are read back."""
+    def check(w: World, r: SweepResult) -> list[str]:
+        assert not [e for e in r.ledger if e["action"].startswith(MUTATING_AWS)], r.ledger
+        deps = [d for d in w.kube_items("apps/deployments")
+                if d["metadata"]["name"] == ENDPOINT]
+        services = [s for s in w.kube_items("services") if s["metadata"]["name"] == ENDPOINT]
+        if kind == "endpoint.delete":
+            assert deps == [] and services == [] and _endpoint_pods(w) == []
+            return ["no AWS mutation", "Deployment, Service, pods gone"]
+        (dep,) = deps
+        assert len(services) == 1
+        if kind == "endpoint.create":
+            w.picked[ENDPOINT] = dep["metadata"]["uid"]
+        assert dep["metadata"]["uid"] == w.picked[ENDPOINT]
+        wanted = 1 if kind == "endpoint.create" else 2
+        ready = [p for p in _endpoint_pods(w) if any(
+            c["type"] == "Ready" and c["status"] == "True"
+            for c in p["status"].get("conditions") or [])]
+        assert len(ready) == wanted == len(_endpoint_pods(w))
+        return ["no AWS mutation", "1 Deployment (uid of the create)", "1 Service",
+                f"{wanted} Ready pod(s)"]
+    return check
+
+
 def _reconcile(api: httpx.Client, key: str) -> httpx.Response:
     if "drift" not in WORLD.picked:  # planted once, out of band (as `aws iam` would)
         WORLD.cloud.aws("iam").detach_role_policy(
@@ -370,6 +403,15 @@ DRIVERS: dict[str, tuple[Callable[[httpx.Client, str], httpx.Response], Check]] 
     "job.delete": (lambda api, key: api.delete(
         f"{JOBS}/{JOB}", params={"confirm": True}, headers={"Idempotency-Key": key}),
         check_job("job.delete")),
+    "endpoint.create": (_post(ENDPOINTS, {"name": ENDPOINT, "instance_group": FIRST_GROUP,
+                                          "model": "Qwen/Qwen2.5-0.5B-Instruct"}),
+                        check_endpoint("endpoint.create")),
+    "endpoint.scale": (lambda api, key: api.patch(
+        f"{ENDPOINTS}/{ENDPOINT}", json={"replicas": 2}, headers={"Idempotency-Key": key}),
+        check_endpoint("endpoint.scale")),
+    "endpoint.delete": (lambda api, key: api.delete(
+        f"{ENDPOINTS}/{ENDPOINT}", params={"confirm": True}, headers={"Idempotency-Key": key}),
+        check_endpoint("endpoint.delete")),
     "cluster.reconcile": (_reconcile, check_reconcile),
     "feature.set": (lambda api, key: api.patch(
         f"/api/v1/clusters/{CLUSTER}/features/tiered-checkpointing",

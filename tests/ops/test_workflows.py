@@ -70,6 +70,9 @@ def test_product_kinds_keep_their_persisted_step_names(state: AppState) -> None:
         "job.cancel": ["suspend", "stopped"],
         "job.delete": ["delete", "gone"],
         "feature.set": ["apply", "verify"],
+        "endpoint.create": ["apply", "ready"],
+        "endpoint.scale": ["scale", "settled"],
+        "endpoint.delete": ["delete", "gone"],
     }
 
 

@@ -90,6 +90,12 @@ ROUTES: dict[tuple[str, str], Role | None] = {
     ("POST", "/api/v1/clusters/{cluster}/jobs/{job}/cancel"): O,
     ("DELETE", "/api/v1/clusters/{cluster}/jobs/{job}"): A,
     ("WS", "/api/v1/clusters/{cluster}/jobs/{job}/logs/stream"): V,
+    ("GET", "/api/v1/clusters/{cluster}/endpoints"): V,
+    ("POST", "/api/v1/clusters/{cluster}/endpoints"): O,
+    ("GET", "/api/v1/clusters/{cluster}/endpoints/{name}"): V,
+    ("PATCH", "/api/v1/clusters/{cluster}/endpoints/{name}"): O,
+    ("DELETE", "/api/v1/clusters/{cluster}/endpoints/{name}"): A,
+    ("POST", "/api/v1/clusters/{cluster}/endpoints/{name}/invoke"): O,  # spends GPU time
     ("GET", "/api/v1/clusters/{cluster}/features"): V,
     ("GET", "/api/v1/clusters/{cluster}/features/{feature}"): V,
     ("POST", "/api/v1/clusters/{cluster}/features/{feature}/plan"): V,
@@ -112,6 +118,8 @@ TOOL_ROLES: dict[str, Role] = {
     "cluster_reconcile": O,
     "job_recipes": V, "job_list": V, "job_submit": O, "job_get": V, "job_logs": V,
     "job_events": V, "job_cancel": O, "job_delete": A,
+    "endpoint_create": O, "endpoint_list": V, "endpoint_get": V, "endpoint_scale": O,
+    "endpoint_delete": A, "endpoint_invoke": O,
     "feature_list": V, "feature_get": V, "feature_plan": V, "feature_set": O,
 }
 
@@ -123,6 +131,8 @@ KIND_TABLE: dict[str, tuple[Role, bool]] = {
     "node.reboot": (O, False), "node.replace": (A, True), "node.delete": (A, True),
     "cluster.reconcile": (O, False), "feature.set": (O, False),
     "job.submit": (O, False), "job.cancel": (O, False), "job.delete": (A, True),
+    "endpoint.create": (O, False), "endpoint.scale": (O, False),
+    "endpoint.delete": (A, True),
 }
 
 

@@ -16,6 +16,7 @@ from podplane.api.routers import (
     clusters,
     diagnostics,
     doctor,
+    endpoints,
     features,
     health,
     inspect,
@@ -31,7 +32,8 @@ from podplane.services.context import AppState
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 API_ROUTERS = [health.router, session.router, tokens.router, audit.router, operations.router,
                clusters.router, inspect.router, instance_groups.router, nodes.router,
-               doctor.router, jobs.router, features.router, diagnostics.router]
+               doctor.router, jobs.router, features.router, diagnostics.router,
+               endpoints.router]
 
 
 def create_app(state: AppState, lifespan: Lifespan | None = None) -> FastAPI:

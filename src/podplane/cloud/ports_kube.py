@@ -82,6 +82,15 @@ class KubePort(Protocol):
         timestamps: bool = False,
     ) -> AsyncIterator[str]: ...
 
+    async def proxy(
+        self, method: str, namespace: str, service: str, port: int, path: str,
+        body: Manifest | None = None,
+    ) -> tuple[int, Any]:
+        """One HTTP request to a Service through the API server's proxy subresource
+        (`/api/v1/namespaces/{ns}/services/{name}:{port}/proxy/{path}`): (status, JSON or
+        text). The API server answers 503 itself when the Service has no ready endpoint."""
+        ...
+
     async def close(self) -> None: ...
 
 

@@ -7,7 +7,14 @@ parameters go to the query string (GET) or the JSON body (other methods).
 from __future__ import annotations
 
 from podplane.domain.names import PLAIN_TEXT_PATTERN, REF_PATTERN, TOKEN_NAME_PATTERN
-from podplane.mcp import tools_clusters, tools_diagnostics, tools_features, tools_jobs, tools_nodes
+from podplane.mcp import (
+    tools_clusters,
+    tools_diagnostics,
+    tools_endpoints,
+    tools_features,
+    tools_jobs,
+    tools_nodes,
+)
 from podplane.mcp.tool import Tool, boolean, integer, text
 from podplane.services import operations
 from podplane.services.access import audit, tokens
@@ -93,5 +100,5 @@ TOOLS: tuple[Tool, ...] = (
 )
 
 TOOLS = (TOOLS + tools_clusters.TOOLS + tools_nodes.TOOLS + tools_jobs.TOOLS
-         + tools_features.TOOLS + tools_diagnostics.TOOLS)
+         + tools_features.TOOLS + tools_diagnostics.TOOLS + tools_endpoints.TOOLS)
 BY_NAME: dict[str, Tool] = {t.name: t for t in TOOLS}

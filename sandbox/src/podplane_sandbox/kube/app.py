@@ -15,6 +15,7 @@ from podplane_sandbox.kube.crds import CrdManager
 from podplane_sandbox.kube.errors import KubeError
 from podplane_sandbox.kube.handlers import Handlers, parse_body
 from podplane_sandbox.kube.paths import parse
+from podplane_sandbox.kube.service_proxy import proxy_routes
 from podplane_sandbox.kube.store import Store
 from podplane_sandbox.kube.streams import PodLogs, Watch
 
@@ -159,6 +160,7 @@ def build_app(store: Store, crds: CrdManager, server_address: str) -> Starlette:
             Route("/apis/", apis_root),
             Route("/openapi/v3", openapi_index),
             Route("/openapi/v3/{rest:path}", openapi_doc),
+            *proxy_routes(store),  # services/{name}/proxy: before the resource verbs
             Route("/api/{rest:path}", resources, methods=methods),
             Route("/apis/{rest:path}", resources, methods=methods),
         ],

@@ -292,6 +292,24 @@ class LightkubeKube:
         except httpx2.TransportError as exc:
             raise _unreachable(exc) from exc
 
+    async def proxy(
+        self, method: str, namespace: str, service: str, port: int, path: str,
+        body: Manifest | None = None,
+    ) -> tuple[int, Any]:
+        # Kubernetes docs, "Manually constructing apiserver proxy URLs" (Access Services
+        # Running on Clusters): /api/v1/namespaces/NS/services/NAME:PORT/proxy/PATH.
+        url = f"/api/v1/namespaces/{namespace}/services/{service}:{port}/proxy/{path}"
+        http = self._client._client._client  # lightkube's httpx client: base URL, TLS, auth
+
+        async def send() -> httpx2.Response:
+            return await http.request(method, url, json=body, timeout=60.0)
+
+        answer = await self._call(send, idempotent=method == "GET")
+        try:
+            return answer.status_code, answer.json()
+        except ValueError:
+            return answer.status_code, answer.text
+
     async def _call(self, request: Callable[[], Awaitable[T]], *, idempotent: bool = True) -> T:
         """A request counted in flight, so that a retired client closes only after it."""
         if self._retired and self._inflight == 0:

@@ -96,5 +96,9 @@ class ClusterKube:
         async for line in (await self._client()).logs(pod, namespace, **which):
             yield line
 
+    async def proxy(self, method: str, namespace: str, service: str, port: int, path: str,
+                    body: Manifest | None = None) -> tuple[int, Any]:
+        return await (await self._client()).proxy(method, namespace, service, port, path, body)
+
     async def close(self) -> None:
         await self._connector.forget(self._name)

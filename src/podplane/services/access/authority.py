@@ -47,6 +47,9 @@ KINDS: dict[str, Authority] = {
     "job.submit": OPERATOR,
     "job.cancel": OPERATOR,
     "job.delete": DESTROY,
+    "endpoint.create": OPERATOR,
+    "endpoint.scale": OPERATOR,  # serving capacity only; the instance group stays
+    "endpoint.delete": DESTROY,
 }
 
 

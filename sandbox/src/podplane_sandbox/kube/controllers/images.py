@@ -42,6 +42,7 @@ PUBLIC: dict[str, frozenset[str]] = {
     "docker.io/pytorch/pytorch": frozenset({"2.5.1-cuda12.4-cudnn9-runtime",
                                             "2.5.1-cuda12.4-cudnn9-devel"}),
     "docker.io/vllm/vllm-openai": frozenset({"v0.9.0", "latest"}),
+    "docker.io/lmsysorg/sglang": frozenset({"v0.4.6.post5-cu124", "latest"}),  # SGLang releases
     "docker.io/rayproject/ray": frozenset({"2.40.0", "latest"}),
     "nvcr.io/nvidia/nemo": frozenset({"24.05", "24.07"}),
     "nvcr.io/nvidia/pytorch": frozenset({"24.12-py3", "25.01-py3"}),

@@ -1,0 +1,110 @@
+"""The API server's proxy subresource of Services, in front of the sandbox's fake engines.
+
+`/api/v1/namespaces/{ns}/services/[scheme:]{name}[:port]/proxy/{path}` (Kubernetes docs,
+"Manually constructing apiserver proxy URLs" in "Access Services Running on Clusters"; the
+`services/proxy` subresource of the core API). kube-apiserver resolves the Service's port, picks
+one ready endpoint and forwards the request; with no ready endpoint it answers 503
+`no endpoints available for service "<name>"` (kubernetes/kubernetes
+pkg/registry/core/service/storage, ResourceLocation). Here the ready endpoints are the pods the
+selector matches whose Ready condition is True and that are not being deleted (what the
+EndpointSlice controller publishes), taken in turn rather than at random so tests can count.
+Pods running vLLM or SGLang answer through `fake_engine`; any other pod refuses the connection,
+as a port with nothing listening would.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from podplane_sandbox.kube.errors import KubeError
+from podplane_sandbox.kube.fake_engine import FakeEngines, engine_of
+from podplane_sandbox.kube.selectors import match_label_selector
+from podplane_sandbox.kube.store import Store
+
+Obj = dict[str, Any]
+METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+PREFIX = "/api/v1/namespaces/{namespace}/services/{service}/proxy"
+
+
+def split_service(text: str) -> tuple[str, str]:
+    """`name`, `name:port` or `scheme:name:port` -> (name, port or "")."""
+    parts = text.split(":")
+    if len(parts) == 3:
+        return parts[1], parts[2]
+    if len(parts) == 2:
+        return parts[0], parts[1]
+    return parts[0], ""
+
+
+def _ready(pod: Obj) -> bool:
+    if pod["metadata"].get("deletionTimestamp"):
+        return False
+    conds = (pod.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conds)
+
+
+def _service_port(svc: Obj, port: str) -> Obj:
+    ports = (svc.get("spec") or {}).get("ports") or []
+    for p in ports:
+        if not port or port == p.get("name") or port == str(p.get("port")):
+            return dict(p)
+    name = svc["metadata"]["name"]
+    raise KubeError(503, f'no endpoints available for service "{name}"', "ServiceUnavailable")
+
+
+def _container_for(pod: Obj, target: Any) -> Obj | None:
+    for c in (pod.get("spec") or {}).get("containers") or []:
+        for p in c.get("ports") or []:
+            if str(target) in (str(p.get("name")), str(p.get("containerPort"))):
+                return dict(c)
+    return None
+
+
+class ServiceProxy:
+    def __init__(self, store: Store) -> None:
+        self.store, self.engines = store, FakeEngines()
+        self._turn: dict[tuple[str, str], int] = {}
+
+    def endpoints(self, ns: str, svc: Obj) -> list[Obj]:
+        selector = (svc.get("spec") or {}).get("selector") or {}
+        if not selector:
+            return []
+        pods = [p for p in self.store.items("pods", ns)
+                if match_label_selector({"matchLabels": selector},
+                                        p["metadata"].get("labels") or {}) and _ready(p)]
+        return sorted(pods, key=lambda p: str(p["metadata"]["name"]))
+
+    async def handle(self, request: Request) -> Response:
+        ns = request.path_params["namespace"]
+        name, port = split_service(request.path_params["service"])
+        svc = self.store.find("services", ns, name)
+        if svc is None:
+            raise KubeError(404, f'services "{name}" not found', "NotFound",
+                            {"name": name, "kind": "services"})
+        wanted = _service_port(svc, port)
+        ready = self.endpoints(ns, svc)
+        if not ready:
+            raise KubeError(503, f'no endpoints available for service "{name}"',
+                            "ServiceUnavailable")
+        turn = self._turn.get((ns, name), 0)
+        self._turn[(ns, name)] = turn + 1
+        pod = ready[turn % len(ready)]
+        container = _container_for(pod, wanted.get("targetPort", wanted.get("port")))
+        if container is None or engine_of(container) is None:
+            raise KubeError(503, f"error trying to reach service: dial tcp "
+                            f"{(pod.get('status') or {}).get('podIP', '')}: connect: "
+                            "connection refused", "ServiceUnavailable")
+        status, media, text = self.engines.answer(
+            pod, container, request.method, request.path_params.get("path", ""),
+            await request.body())
+        return Response(text, status_code=status, media_type=media)
+
+
+def proxy_routes(store: Store) -> list[Route]:
+    handler = ServiceProxy(store)
+    return [Route(PREFIX + "/{path:path}", handler.handle, methods=METHODS),
+            Route(PREFIX, handler.handle, methods=METHODS)]

@@ -1,0 +1,87 @@
+"""`podplane endpoint ...`: inference endpoints over REST, one row per REST call
+(`cli/table.py`)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from podplane.cli.groups import CLUSTER, DRY_BODY, DRY_QUERY, WAIT, YES, show_change
+from podplane.cli.remote import out
+from podplane.cli.table import Arg, Call, Command, mount, table
+
+NAME = Arg("name", Annotated[str, typer.Argument(help="The endpoint's name.")])
+ENDPOINTS = "clusters/{cluster}/endpoints"
+
+
+def show_endpoint(e: dict[str, Any], call: Call) -> None:
+    out.print(f"{e['name']} ({e['engine']}, {e['model']}): [bold]{e['status']}[/]  "
+              f"{e['ready_replicas']}/{e['replicas']} ready, TP {e['tensor_parallel']}, "
+              f"{e['exposure']}" + (f" {e['load_balancer']}" if e["load_balancer"] else ""))
+    table(("pod", lambda p: p["name"]), ("phase", lambda p: p["phase"]),
+          ("node", lambda p: p["node"] or ""), ("ready", lambda p: "yes" if p["ready"] else ""),
+          rows=lambda a: a["pods"])(e, call)
+
+
+def show_answer(a: dict[str, Any], call: Call) -> None:
+    r = a["response"]
+    choice = (r.get("choices") or [{}])[0]
+    text = choice.get("text") or (choice.get("message") or {}).get("content") or ""
+    out.print(text, highlight=False, markup=False)
+    u = r.get("usage") or {}
+    out.print(f"[dim]{a['path']}: {u.get('prompt_tokens')} prompt + "
+              f"{u.get('completion_tokens')} completion tokens[/]")
+
+
+COMMANDS = (
+    Command("list", "GET", ENDPOINTS, "Endpoints with engine, model and ready replicas.",
+            (CLUSTER,), show=table(
+                ("endpoint", lambda e: e["name"]), ("engine", lambda e: e["engine"]),
+                ("model", lambda e: e["model"]), ("tp", lambda e: e["tensor_parallel"]),
+                ("ready", lambda e: f"{e['ready_replicas']}/{e['replicas']}"),
+                ("status", lambda e: e["status"]), ("exposure", lambda e: e["exposure"]))),
+    Command("create", "POST", ENDPOINTS,
+            "Deploy a model with vLLM or SGLang (GPUs per pod = --tp, checked against the "
+            "group's instance type).", (
+                CLUSTER, Arg("name", NAME.kind, to="body"),
+                Arg("group", Annotated[str, typer.Option("--group", help="Instance group.")],
+                    to="body", key="instance_group"),
+                Arg("model", Annotated[str, typer.Option(
+                    "--model", help="s3://bucket/prefix or a Hugging Face id.")], to="body"),
+                Arg("engine", Annotated[str, typer.Option("--engine", help="vllm or sglang.")],
+                    "vllm", to="body"),
+                Arg("image", Annotated[str | None, typer.Option("--image")], None, to="body"),
+                Arg("tp", Annotated[int, typer.Option("--tp", min=1)], 1, to="body",
+                    key="tensor_parallel"),
+                Arg("max_model_len", Annotated[int | None, typer.Option("--max-model-len")],
+                    None, to="body"),
+                Arg("dtype", Annotated[str, typer.Option("--dtype")], "auto", to="body"),
+                Arg("replicas", Annotated[int, typer.Option("--replicas", min=1)], 1,
+                    to="body"),
+                Arg("exposure", Annotated[str, typer.Option(
+                    "--exposure", help="service or load_balancer.")], "service", to="body"),
+                DRY_BODY, WAIT), show=show_change),
+    Command("get", "GET", ENDPOINTS + "/{name}", "An endpoint with its pods.", (CLUSTER, NAME),
+            show=show_endpoint),
+    Command("scale", "PATCH", ENDPOINTS + "/{name}", "Set the replicas (0 stops serving).", (
+        CLUSTER, NAME,
+        Arg("replicas", Annotated[int, typer.Argument(min=0, help="Pods wanted.")],
+            to="body"), DRY_BODY, WAIT), show=show_change),
+    Command("delete", "DELETE", ENDPOINTS + "/{name}",
+            "Delete the endpoint's Deployment, pods and Service (needs --yes).",
+            (CLUSTER, NAME, YES, DRY_QUERY, WAIT), show=show_change),
+    Command("invoke", "POST", ENDPOINTS + "/{name}/invoke",
+            "Send one small request through podplane (operator role).", (
+                CLUSTER, NAME,
+                Arg("prompt", Annotated[str, typer.Argument(help="The prompt.")], to="body"),
+                Arg("max_tokens", Annotated[int, typer.Option("--max-tokens", min=1)], 16,
+                    to="body"),
+                Arg("chat", Annotated[bool, typer.Option("--chat")], False, to="body")),
+            show=show_answer),
+)
+
+
+def install(app: typer.Typer) -> None:
+    app.add_typer(mount(typer.Typer(no_args_is_help=True, help="Deploy, call and scale "
+                                    "inference endpoints."), COMMANDS), name="endpoint")

@@ -1,0 +1,105 @@
+"""An endpoint request -> its Deployment and Service (self-managed serving).
+
+Both objects carry the endpoint's name (unique per endpoint, refused when taken) and podplane's
+ownership labels, so list/get/delete find exactly what podplane made and never touch an object
+it did not write. Pods request `nvidia.com/gpu` = tensor parallelism (the NVIDIA device
+plugin's extended resource) and require a healthy node of the chosen instance group, as jobs do
+(`domain.jobs.render`). Exposure: a ClusterIP Service (in-cluster; podplane reaches it through
+the API server's service proxy) or a LoadBalancer Service (Kubernetes docs, "Service", type
+LoadBalancer).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from podplane.domain.catalog import InstanceType
+from podplane.domain.errors import InvalidInput
+from podplane.domain.inference.engines import ENGINES, arguments
+from podplane.domain.jobs.kinds import GROUP_LABEL, HEALTH_LABEL, MANAGED_BY
+from podplane.domain.jobs.render import GPU
+
+Manifest = dict[str, Any]
+NAMESPACE = "default"
+ENDPOINT_LABEL = "podplane.io/endpoint"
+ENGINE_LABEL = "podplane.io/engine"
+COMPONENT = "app.kubernetes.io/component"
+COMPONENT_VALUE = "inference-endpoint"
+MODEL_ANNOTATION = "podplane.io/model"
+GROUP_ANNOTATION = "podplane.io/instance-group"
+CONTAINER = "engine"
+PORT_NAME = "http"
+
+
+def owned(name: str) -> dict[str, str]:
+    """The labels every object of one endpoint carries (its selector too)."""
+    return {ENDPOINT_LABEL: name}
+
+
+def check_fits(request: dict[str, Any], instance_type: InstanceType | None) -> None:
+    """Tensor parallelism needs that many GPUs on one node of the group's instance type."""
+    tp = int(request.get("tensor_parallel", 1))
+    if instance_type is None:
+        return  # an unknown type: the scheduler's answer (Pending) will say it
+    if instance_type.gpu_count == 0:
+        raise InvalidInput(f"Instance group {request['instance_group']!r} has no GPUs "
+                           f"({instance_type.name}).", field="instance_group",
+                           hint="Choose a GPU instance group.")
+    if tp > instance_type.gpu_count:
+        raise InvalidInput(f"tensor_parallel={tp}, but {instance_type.name} has "
+                           f"{instance_type.gpu_count} GPU(s) per node.",
+                           field="tensor_parallel",
+                           hint=f"Use at most {instance_type.gpu_count}, or a larger "
+                           "instance type.")
+
+
+def render(request: dict[str, Any]) -> list[Manifest]:
+    """The Deployment and the Service, from the request as the operation stored it. Pure, so
+    a resumed operation applies exactly what the plan showed."""
+    return [deployment(request), service(request)]
+
+
+def _labels(request: dict[str, Any]) -> dict[str, str]:
+    return {MANAGED_BY: "podplane", COMPONENT: COMPONENT_VALUE, ENGINE_LABEL: request["engine"],
+            **owned(request["name"])}
+
+
+def deployment(request: dict[str, Any]) -> Manifest:
+    engine = ENGINES[request["engine"]]
+    name, tp = request["name"], int(request.get("tensor_parallel", 1))
+    probe = {"httpGet": {"path": engine.health_path, "port": PORT_NAME},
+             "periodSeconds": 10, "failureThreshold": 3}
+    container = {
+        "name": CONTAINER, "image": request.get("image") or engine.image,
+        "command": list(engine.command), "args": arguments(engine, request),
+        "ports": [{"name": PORT_NAME, "containerPort": engine.port, "protocol": "TCP"}],
+        "resources": {"requests": {GPU: str(tp)}, "limits": {GPU: str(tp)}},  # quantities
+        # Ready (in the Service's endpoints) only once the weights are loaded and it answers.
+        "readinessProbe": probe,
+        "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}]}
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [
+            {"key": HEALTH_LABEL, "operator": "In", "values": ["Schedulable"]},
+            {"key": GROUP_LABEL, "operator": "In", "values": [request["instance_group"]]}]}]}}}
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": NAMESPACE, "labels": _labels(request),
+                         "annotations": {MODEL_ANNOTATION: request["model"],
+                                         GROUP_ANNOTATION: request["instance_group"]}},
+            "spec": {"replicas": int(request.get("replicas", 1)),
+                     "selector": {"matchLabels": owned(name)},
+                     "template": {
+                         "metadata": {"labels": _labels(request)},
+                         "spec": {"containers": [container], "affinity": affinity,
+                                  "volumes": [{"name": "shm",
+                                               "emptyDir": {"medium": "Memory"}}]}}}}
+
+
+def service(request: dict[str, Any]) -> Manifest:
+    engine = ENGINES[request["engine"]]
+    kind = "LoadBalancer" if request.get("exposure") == "load_balancer" else "ClusterIP"
+    return {"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": request["name"], "namespace": NAMESPACE,
+                         "labels": _labels(request)},
+            "spec": {"type": kind, "selector": owned(request["name"]),
+                     "ports": [{"name": PORT_NAME, "port": engine.port,
+                                "targetPort": PORT_NAME, "protocol": "TCP"}]}}

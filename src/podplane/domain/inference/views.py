@@ -1,0 +1,61 @@
+"""What an endpoint looks like to a caller, read from what Kubernetes shows: the Deployment's
+spec and status, the Service, and each pod's readiness."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from podplane.domain.inference.engines import ENGINES
+from podplane.domain.inference.render import ENGINE_LABEL, MODEL_ANNOTATION
+
+Shape = dict[str, Any]
+
+
+def pod_ready(pod: Shape) -> bool:
+    if pod["metadata"].get("deletionTimestamp"):
+        return False
+    conds = (pod.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conds)
+
+
+def _arg(args: list[str], *flags: str) -> str | None:
+    for i, a in enumerate(args[:-1]):
+        if a in flags:
+            return args[i + 1]
+    return None
+
+
+def summary(dep: Shape, svc: Shape | None) -> Shape:
+    meta, spec = dep["metadata"], dep.get("spec") or {}
+    status = dep.get("status") or {}
+    container = ((spec.get("template") or {}).get("spec") or {}).get("containers", [{}])[0]
+    args = [str(a) for a in container.get("args") or []]
+    engine = (meta.get("labels") or {}).get(ENGINE_LABEL, "")
+    wanted, ready = int(spec.get("replicas", 0)), int(status.get("readyReplicas") or 0)
+    tp = _arg(args, "--tensor-parallel-size", "--tp")
+    length = _arg(args, "--max-model-len", "--context-length")
+    return {"name": meta["name"], "engine": engine, "image": container.get("image"),
+            "model": (meta.get("annotations") or {}).get(MODEL_ANNOTATION),
+            "tensor_parallel": int(tp) if tp else None,
+            "max_model_len": int(length) if length else None,
+            "dtype": _arg(args, "--dtype"),
+            "replicas": wanted, "ready_replicas": ready,
+            "status": "Ready" if wanted and ready >= wanted else
+            ("Stopped" if not wanted else "Progressing"),
+            "exposure": "load_balancer" if (svc or {}).get("spec", {}).get("type")
+            == "LoadBalancer" else "service",
+            "port": ENGINES[engine].port if engine in ENGINES else None,
+            "created_at": meta.get("creationTimestamp")}
+
+
+def endpoint_view(dep: Shape, svc: Shape | None, pods: list[Shape]) -> Shape:
+    ingress = (((svc or {}).get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+    return {**summary(dep, svc),
+            "service": (svc or {}).get("metadata", {}).get("name"),
+            "load_balancer": (ingress[0].get("hostname") or ingress[0].get("ip"))
+            if ingress else None,
+            "pods": [{"name": p["metadata"]["name"],
+                      "phase": (p.get("status") or {}).get("phase", "Pending"),
+                      "node": (p.get("spec") or {}).get("nodeName"),
+                      "ready": pod_ready(p)} for p in sorted(
+                          pods, key=lambda p: str(p["metadata"]["name"]))]}

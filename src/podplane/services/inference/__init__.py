@@ -1,0 +1,1 @@
+"""Inference endpoints (self-managed vLLM/SGLang): create, list, get, scale, delete, invoke."""

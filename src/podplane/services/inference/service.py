@@ -1,0 +1,196 @@
+"""Inference endpoints on a managed cluster (self-managed vLLM/SGLang): create (GPUs checked
+against the instance type), list, get, scale, delete, and invoke through the API server's
+service proxy."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Annotated, Any
+
+from pydantic import ConfigDict, Field
+
+from podplane.domain.catalog import lookup
+from podplane.domain.effects import Effect, Role
+from podplane.domain.errors import CloudError, ConfirmationRequired, InvalidInput, NotFound
+from podplane.domain.inference import render as ir
+from podplane.domain.inference import views
+from podplane.domain.inference.engines import ENGINES
+from podplane.domain.inference.errors import EndpointExists, EndpointUnavailable
+from podplane.domain.inference.requests import MAX_REPLICAS, EndpointRequest
+from podplane.domain.jobs.errors import InsufficientGpus
+from podplane.services.cloud_access import cloud_of
+from podplane.services.context import Ctx
+from podplane.services.groups import cloud as gc
+from podplane.services.groups.outcome import Outcome, key_used, start
+from podplane.services.inference import cluster as ic
+from podplane.services.inference.workflows import CREATE, DELETE, SCALE
+from podplane.services.jobs.cluster import group_gpus, kube_of
+from podplane.services.registry import service
+
+Shape = dict[str, Any]
+MAX_PROMPT = 4000
+
+
+@dataclass(frozen=True, kw_only=True)
+class InvokeRequest:
+    """A small test request to the endpoint's OpenAI-compatible API."""
+
+    __pydantic_config__ = ConfigDict(extra="forbid")
+    prompt: Annotated[str, Field(min_length=1, max_length=MAX_PROMPT,
+                                 description="The prompt (or the user message with chat).")]
+    max_tokens: Annotated[int, Field(ge=1, le=256, description="Tokens to generate.")] = 16
+    chat: Annotated[bool, Field(description="Use /v1/chat/completions instead of "
+                                "/v1/completions.")] = False
+
+
+def target(cluster: str, name: str) -> str:
+    return f"cluster/{cluster}/endpoint/{name}"
+
+
+@service(Effect.READ, "endpoint.list")
+async def list_endpoints(ctx: Ctx, cluster: str) -> list[Shape]:
+    _, kube = await kube_of(ctx, cluster)
+    services = await ic.services_by_name(kube)
+    found = [views.summary(d, services.get(d["metadata"]["name"]))
+             for d in await ic.deployments(kube)]
+    return sorted(found, key=lambda s: s["name"])
+
+
+@service(Effect.READ, "endpoint.get")
+async def get_endpoint(ctx: Ctx, cluster: str, name: str) -> Shape:
+    _, kube = await kube_of(ctx, cluster)
+    dep, svc = await ic.find(kube, cluster, name)
+    return views.endpoint_view(dep, svc, await ic.pods_of(kube, name))
+
+
+@service(Effect.CREATE, "endpoint.create",
+         target=lambda cluster, request, *_a, **_k: target(cluster, request.name))
+async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
+                          idempotency_key: str | None = None) -> Outcome:
+    ref, kube = await kube_of(ctx, cluster)
+    body = {k: v for k, v in asdict(request).items() if k != "dry_run"}
+    body["image"] = request.image or ENGINES[request.engine].image
+    op_params = {"cluster_ref": ref.params(), "endpoint": request.name,
+                 "replicas": request.replicas, "request": body}
+    if await key_used(ctx, idempotency_key):  # a replay returns its operation
+        return await start(ctx, CREATE, target(cluster, request.name), op_params,
+                           idempotency_key, {})
+    described = await gc.describe(cloud_of(ctx.app).aws.hyperpod, ref)
+    group = gc.find_group(described, request.instance_group)
+    if group is None:
+        raise InvalidInput(f"Cluster {cluster!r} has no instance group "
+                           f"{request.instance_group!r}.", field="instance_group",
+                           hint="List groups with instance_group_list.")
+    instance_type = lookup(str(group.get("InstanceType", "")))
+    ir.check_fits(body, instance_type)
+    manifests = ir.render(body)  # refuses what the engine cannot do (422 naming the field)
+    await _refuse_taken(kube, cluster, request.name)
+    free = await _refuse_no_room(kube, request.instance_group, request.tensor_parallel,
+                                 request.replicas)
+    plan = {"endpoint": request.name, "engine": request.engine, "image": body["image"],
+            "instance_group": request.instance_group,
+            "instance_type": instance_type.name if instance_type else None,
+            "gpus_per_node": instance_type.gpu_count if instance_type else None,
+            "replicas": request.replicas, "gpus_requested":
+            request.replicas * request.tensor_parallel, "gpus_free": free,
+            "exposure": request.exposure,
+            "manifests": manifests}
+    if request.dry_run:
+        return Outcome(True, plan, dry_run=True)
+    return await start(ctx, CREATE, target(cluster, request.name), op_params, idempotency_key,
+                       plan)
+
+
+async def _refuse_no_room(kube: Any, group: str, tp: int, more: int) -> int:
+    """`more` new replicas of `tp` GPUs each must fit the free GPUs of the group's healthy
+    nodes, one replica per node's worth (else they would wait Pending); the free GPUs."""
+    gpus = await group_gpus(kube, group)
+    if gpus.fits(tp) < more:
+        raise InsufficientGpus(f"{more} more replica(s) x {tp} GPU(s) requested, "
+                               f"{gpus.free} free on the {gpus.healthy_nodes} healthy node(s) "
+                               f"of {group!r} ({gpus.fits(tp)} replica(s) fit).",
+                               hint="Use fewer replicas, stop other work, or scale the group "
+                               "(instance_group_scale).")
+    return gpus.free
+
+
+async def _refuse_taken(kube: Any, cluster: str, name: str) -> None:
+    """Any Deployment or Service of that name, ours or not: podplane never overwrites one."""
+    for api_version, kind in (("apps/v1", "Deployment"), ("v1", "Service")):
+        if await kube.get(api_version, kind, name, ir.NAMESPACE) is not None:
+            raise EndpointExists(f"A {kind} named {name!r} already exists on {cluster!r}.",
+                                 hint="Choose another name, or delete the old endpoint.")
+
+
+@service(Effect.MUTATE, "endpoint.scale",
+         target=lambda cluster, name, *_a, **_k: target(cluster, name))
+async def scale_endpoint(ctx: Ctx, cluster: str, name: str, replicas: int, *,
+                         dry_run: bool = False, idempotency_key: str | None = None) -> Outcome:
+    if not 0 <= replicas <= MAX_REPLICAS:
+        raise InvalidInput(f"replicas must be 0..{MAX_REPLICAS}.", field="replicas")
+    ref, kube = await kube_of(ctx, cluster)
+    params = {"cluster_ref": ref.params(), "endpoint": name, "replicas": replicas}
+    if await key_used(ctx, idempotency_key):
+        return await start(ctx, SCALE, target(cluster, name), params, idempotency_key, {})
+    dep, _ = await ic.find(kube, cluster, name)
+    current = int((dep.get("spec") or {}).get("replicas", 0))
+    plan = {"endpoint": name, "from": current, "to": replicas}
+    if current == replicas:
+        return Outcome(False, plan)
+    group = (dep["metadata"].get("annotations") or {}).get(ir.GROUP_ANNOTATION)
+    if replicas > current and group:
+        tp = views.summary(dep, None)["tensor_parallel"] or 1
+        plan["gpus_free"] = await _refuse_no_room(kube, group, tp, replicas - current)
+    if dry_run:
+        return Outcome(True, plan, dry_run=True)
+    return await start(ctx, SCALE, target(cluster, name), params, idempotency_key, plan)
+
+
+@service(Effect.DESTROY, "endpoint.delete",
+         target=lambda cluster, name, *_a, **_k: target(cluster, name))
+async def delete_endpoint(ctx: Ctx, cluster: str, name: str, *, confirm: bool = False,
+                          dry_run: bool = False, idempotency_key: str | None = None) -> Outcome:
+    ref, kube = await kube_of(ctx, cluster)
+    params = {"cluster_ref": ref.params(), "endpoint": name}
+    if await key_used(ctx, idempotency_key):
+        return await start(ctx, DELETE, target(cluster, name), params, idempotency_key, {})
+    await ic.find(kube, cluster, name)
+    plan = {"endpoint": name, "action": "delete",
+            "warning": "The Deployment, its pods and the Service are deleted; requests in "
+            "flight fail."}
+    if dry_run:
+        return Outcome(True, plan, dry_run=True)
+    if not confirm:
+        raise ConfirmationRequired("Deleting an endpoint stops serving its model.",
+                                   hint="Send confirm=true once the user agreed.")
+    return await start(ctx, DELETE, target(cluster, name), params, idempotency_key, plan)
+
+
+# A read (it changes no object), but it spends GPU time: operator role, like a mutation.
+@service(Effect.READ, "endpoint.invoke", min_role=Role.OPERATOR)
+async def invoke_endpoint(ctx: Ctx, cluster: str, name: str, request: InvokeRequest) -> Shape:
+    """One OpenAI-compatible request through the API server's service proxy, as podplane: no
+    public load balancer needed, nothing exposed."""
+    _, kube = await kube_of(ctx, cluster)
+    dep, svc = await ic.find(kube, cluster, name)
+    if svc is None:
+        raise NotFound(f"Endpoint {name!r} has no Service.", hint="Delete and recreate it.")
+    port = int(svc["spec"]["ports"][0]["port"])
+    if request.chat:
+        path = "v1/chat/completions"
+        payload: Shape = {"model": name, "max_tokens": request.max_tokens,
+                          "messages": [{"role": "user", "content": request.prompt}]}
+    else:
+        path = "v1/completions"
+        payload = {"model": name, "prompt": request.prompt, "max_tokens": request.max_tokens}
+    status, answer = await kube.proxy("POST", ir.NAMESPACE, name, port, path, payload)
+    if status == 503:
+        raise EndpointUnavailable(f"Endpoint {name!r} has no Ready pod behind its Service.",
+                                  retryable=True, hint="Wait for the endpoint to be Ready "
+                                  "(endpoint_get), or scale it up.")
+    if status >= 400 or not isinstance(answer, dict):
+        raise CloudError(f"Endpoint {name!r} answered {status}: {str(answer)[:300]}",
+                         code="endpoint_error")
+    return {"endpoint": name, "path": "/" + path, "status": status,
+            "ready_replicas": int((dep.get("status") or {}).get("readyReplicas") or 0),
+            "response": answer}

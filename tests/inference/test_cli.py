@@ -1,0 +1,73 @@
+"""`podplane endpoint …` sends one REST call per command, with the flags where the API reads
+them (path, body, query), and prints what the server answered."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from podplane.cli import app
+from podplane.cli import remote as remote_module
+
+LISTED = [{"name": "qwen", "engine": "vllm", "model": "Qwen/Qwen2.5-0.5B-Instruct",
+           "tensor_parallel": 1, "replicas": 2, "ready_replicas": 1, "status": "Progressing",
+           "exposure": "service"}]
+INVOKED = {"endpoint": "qwen", "path": "/v1/completions", "status": 200, "ready_replicas": 1,
+           "response": {"choices": [{"text": "the model answers"}],
+                        "usage": {"prompt_tokens": 1, "completion_tokens": 3}}}
+PLAN = {"changed": True, "dry_run": True, "plan": {"endpoint": "qwen", "gpus_requested": 2}}
+
+
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, dict[str, Any] | None]]:
+    seen: list[tuple[str, str, dict[str, Any] | None]] = []
+    answers = {"GET": LISTED, "POST": PLAN}
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content) if request.content else None
+        seen.append((request.method, request.url.raw_path.decode(), body))
+        if request.url.path.endswith("/invoke"):
+            return httpx.Response(200, json=INVOKED)
+        return httpx.Response(200, json=answers.get(request.method, PLAN))
+
+    real_client = httpx.Client
+
+    def client(**kw: object) -> httpx.Client:
+        return real_client(transport=httpx.MockTransport(answer), **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(remote_module.httpx, "Client", client)
+    return seen
+
+
+def run(*args: str) -> str:
+    result = CliRunner().invoke(app, [*args, "--token", "pp_x"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_each_command_is_one_rest_call(sent: list[tuple[str, str, Any]]) -> None:
+    out = run("endpoint", "create", "alpha", "qwen", "--group", "workers", "--model",
+              "Qwen/Qwen2.5-0.5B-Instruct", "--tp", "2", "--exposure", "load_balancer",
+              "--dry-run")
+    assert '"gpus_requested": 2' in out
+    assert "qwen" in run("endpoint", "list", "alpha") and "1/2" in run("endpoint", "list",
+                                                                       "alpha")
+    assert "the model answers" in run("endpoint", "invoke", "alpha", "qwen", "hi",
+                                      "--max-tokens", "3")
+    run("endpoint", "scale", "alpha", "qwen", "3", "--dry-run")
+    run("endpoint", "delete", "alpha", "qwen", "--yes", "--dry-run")
+    base = "/api/v1/clusters/alpha/endpoints"
+    assert sent[0] == ("POST", base, {
+        "name": "qwen", "instance_group": "workers", "model": "Qwen/Qwen2.5-0.5B-Instruct",
+        "engine": "vllm", "tensor_parallel": 2, "dtype": "auto", "replicas": 1,
+        "exposure": "load_balancer", "dry_run": True})
+    assert sent[1][:2] == ("GET", base)
+    assert sent[3] == ("POST", f"{base}/qwen/invoke",
+                       {"prompt": "hi", "max_tokens": 3, "chat": False})
+    assert sent[4] == ("PATCH", f"{base}/qwen", {"replicas": 3, "dry_run": True})
+    assert sent[5][:2] == ("DELETE", f"{base}/qwen?confirm=true&dry_run=true")
+    assert len(sent) == 6
