@@ -60,8 +60,9 @@ class Tool:
         return [f for _, f, _, _ in string.Formatter().parse(self.path) if f]
 
     def annotations(self) -> dict[str, Any]:
-        # Our tools only touch this control plane's own API: a closed world.
-        return {"title": self.title, **mcp_hints(self.effect), "openWorldHint": False}
+        # Our tools only touch this control plane's own API: a closed world. The title is the
+        # tool's own (MCP 2025-06-18 puts it on the tool); repeating it here only costs tokens.
+        return {**mcp_hints(self.effect), "openWorldHint": False}
 
     @property
     def title(self) -> str:
@@ -73,20 +74,19 @@ class Tool:
         if self.needs_confirmation:
             props[CONFIRM] = {
                 "type": "boolean", "const": True,
-                "description": "Must be true: this action destroys something. Ask the user first.",
+                "description": "Destroys something: true only once the user agreed.",
             }
             required.append(CONFIRM)
         return {"type": "object", "properties": props, "required": required,
                 "additionalProperties": False}
 
     def describe(self) -> str:
-        extra = []
+        # Every word here is loaded by every agent on connect (tests/diagnostics/
+        # test_catalogue.py keeps the whole list under 12,000 tokens): the REST route and the
+        # confirm rule live in docs/mcp.md and in the confirm argument's own description.
         if self.effect.mutates and self.returns_operation:
-            extra.append(f"Returns the operation; call {STATUS_TOOL} until it is done.")
-        if self.needs_confirmation:
-            extra.append("Destructive: needs confirm=true after the user agreed.")
-        extra.append(f"REST: {self.method} {self.path}.")
-        return " ".join([self.description, *extra])
+            return f"{self.description} Returns an operation: follow it with {STATUS_TOOL}."
+        return self.description
 
 
 def fields_of(shape: Any, require: tuple[str, ...] = ()) -> dict[str, Param]:
@@ -117,9 +117,24 @@ def _inlined(schema: Any, defs: dict[str, Any], names: bool = False) -> Any:
         return {k: _inlined(v, defs) for k, v in schema.items()}
     ref = schema.get("$ref", "")
     base = defs[ref.rsplit("/", 1)[-1]] if ref else {}
-    merged = {**base, **{k: v for k, v in schema.items() if k != "$ref"}}
+    merged = _optional({**base, **{k: v for k, v in schema.items() if k != "$ref"}})
+    if "$ref" in merged:  # the kept option of `X | None` was itself a reference
+        return _inlined(merged, defs)
     return {k: _inlined(v, defs, names=k == "properties") for k, v in merged.items()
             if k not in ("title", "$defs")}
+
+
+def _optional(schema: dict[str, Any]) -> dict[str, Any]:
+    """`X | None = None` is, to an agent, an argument it may leave out: X alone (null would
+    only mean "not given", and every token of the catalogue is loaded on connect)."""
+    options = schema.get("anyOf")
+    if schema.get("default", 0) is not None or not isinstance(options, list):
+        return schema
+    kept = [o for o in options if o.get("type") != "null"]
+    if len(kept) != 1 or len(kept) == len(options):
+        return schema
+    rest = {k: v for k, v in schema.items() if k not in ("anyOf", "default")}
+    return {**kept[0], **rest}
 
 
 def text(description: str, required: bool = False, **rules: Any) -> Param:

@@ -51,11 +51,9 @@ TOOLS: tuple[Tool, ...] = (
           "delete_resources": boolean("Delete cloud resources (imported: default false).")}),
     Tool("cluster_reconcile", "POST", "/api/v1/clusters/{name}/reconcile",
          reconcile.reconcile_cluster,
-         "Put a degraded cluster's drifted dependencies back (EKS add-ons, rendered "
-         "manifests, add-on IAM roles and Pod Identity associations, the shared volume): "
-         "cluster_get_status lists the drifted units and what depends on each. Call with "
-         "dry_run=true first and show the user the plan (in dependency order). Nothing "
-         "drifted: changed=false and no operation. Never deletes anything.",
+         "Put a degraded cluster's drifted dependencies back (cluster_get_status lists "
+         "them). dry_run=true first; show the user the plan. Nothing drifted: "
+         "changed=false. Never deletes.",
          {"name": CLUSTER,
           "dry_run": boolean("Only return the plan; change nothing.", default=False)}),
     Tool("region_list_azs", "GET", "/api/v1/availability-zones",
@@ -74,10 +72,9 @@ TOOLS: tuple[Tool, ...] = (
     Tool("training_plan_list", "GET", "/api/v1/training-plans", inspect.list_training_plans,
          "Training plans in the account: instance type, AZ, instances available, dates."),
     Tool("doctor_run", "GET", "/api/v1/doctor", doctor.run_doctor,
-         "Check the AWS account before a create: credentials and region, the HyperPod "
-         "service-linked role, podplane's own IAM permissions (policy simulation), the quota "
-         "for count x instance_type, and an existing EKS cluster's access entry. Each finding "
-         "has status ok/warn/fail and its fix. Reads only.",
+         "Check the account before a create: credentials, the HyperPod service-linked role, "
+         "podplane's IAM permissions, quota for count x instance_type, an EKS access entry. "
+         "Each finding: ok/warn/fail and its fix.",
          {"instance_type": text("e.g. ml.p5.48xlarge", pattern=INSTANCE_TYPE_PATTERN,
                                 maxLength=INSTANCE_TYPE_MAX),
           "count": integer("Instances the create would ask for.", minimum=1, maximum=1000,

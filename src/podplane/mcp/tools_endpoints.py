@@ -19,10 +19,9 @@ ENDPOINTS = "/api/v1/clusters/{cluster}/endpoints"
 
 TOOLS: tuple[Tool, ...] = (
     Tool("endpoint_create", "POST", ENDPOINTS, endpoints.create_endpoint,
-         "Deploy a model self-managed with vLLM or SGLang on an instance group: a Deployment "
-         "(GPUs per pod = tensor_parallel, at most the GPUs of one node) and a Service "
-         "(in-cluster, or with a load balancer). The operation ends when every replica is "
-         "Ready. dry_run=true returns the plan and manifests without acting.",
+         "Deploy a model with vLLM or SGLang on an instance group (Deployment + Service; GPUs "
+         "per pod = tensor_parallel). Done when every replica is Ready. dry_run=true: the "
+         "plan only.",
          {"cluster": CLUSTER, **fields_of(EndpointRequest)}),
     Tool("endpoint_list", "GET", ENDPOINTS, endpoints.list_endpoints,
          "List the cluster's inference endpoints with engine, model and ready replicas.",

@@ -26,10 +26,8 @@ TOOLS: tuple[Tool, ...] = (
          "List the cluster's training jobs (HyperPodPyTorchJob and PyTorchJob, also those "
          "submitted with `hyp` or kubectl) with their status.", {"cluster": CLUSTER}),
     Tool("job_submit", "POST", JOBS, jobs.submit_job,
-         "Submit a training job from a recipe onto an instance group. Parameters are checked "
-         "against the recipe (422 names the field); GPUs requested must fit the group's free "
-         "GPUs on healthy nodes; elastic jobs are refused on Spot groups. dry_run=true returns "
-         "the plan (GPUs free, manifest, output prefixes) without acting.",
+         "Submit a training job from a recipe onto an instance group; its GPUs must fit the "
+         "group's free GPUs (elastic: not on Spot). dry_run=true: the plan only.",
          {"cluster": CLUSTER, **fields_of(JobRequest)}),
     Tool("job_get", "GET", JOBS + "/{job}", jobs.get_job,
          "Get a job: status, restart budget and restarts spent, the last fault (which node, "

@@ -25,10 +25,9 @@ TOOLS: tuple[Tool, ...] = (
          "Get one instance group as HyperPod reports it now.",
          {"cluster": CLUSTER, "group": GROUP}),
     Tool("instance_group_add", "POST", GROUPS, groups.add_group,
-         "Add an instance group. Decide instance type, count, AZ and capacity type with the "
-         "user after inspecting AZs, quotas and training plans; subnet placement, lifecycle "
-         "scripts and execution role are derived. A training plan's AZ overrides the AZ given "
-         "(the plan's notes say so). Capacity type and EFA-only can never change later.",
+         "Add an instance group. Decide type, count, AZ and capacity type with the user after "
+         "reading AZs, quotas and training plans (a plan's AZ wins); the rest is derived. "
+         "Capacity type and EFA-only never change later.",
          {"cluster": CLUSTER, **fields_of(NewGroupRequest)}),
     Tool("instance_group_scale", "PATCH", GROUPS + "/{group}", groups.scale_group,
          "Scale an instance group to `count` nodes (0 allowed). Same count: no change. "
