@@ -112,13 +112,15 @@ TOOL_ROLES: dict[str, Role] = {
     "feature_list": V, "feature_get": V, "feature_plan": V, "feature_set": O,
 }
 
-# Operation kind -> the authority retrying or cancelling it needs (scale: see below).
+# Operation kind -> the authority retrying or cancelling it needs (scale: see below). Kinds
+# whose start's plan decides whether they destroy fall back to a destroy without a start row.
+PLAN_DECIDES = {"instance_group.scale": O, "feature.set": O}
 KIND_TABLE: dict[str, tuple[Role, bool]] = {
     "cluster.create": (O, False), "cluster.import": (A, False), "cluster.delete": (A, True),
     "instance_group.add": (O, False), "instance_group.scale": (A, True),
     "instance_group.delete": (A, True),
     "node.reboot": (O, False), "node.replace": (A, True), "node.delete": (A, True),
-    "cluster.reconcile": (O, False), "feature.set": (O, False),
+    "cluster.reconcile": (O, False), "feature.set": (A, True),
     "job.submit": (O, False), "job.cancel": (O, False), "job.delete": (A, True),
 }
 
@@ -280,7 +282,9 @@ def test_kind_table_covers_every_kind_and_matches_the_starts(client: TestClient)
     for kind, (role, destroys) in KIND_TABLE.items():
         assert KINDS[kind] == Authority(role, destroys)
         start = REGISTRY[kind]  # each kind is started by the service of the same name
-        if kind != "instance_group.scale":  # a scale's authority depends on its direction
+        if kind in PLAN_DECIDES:  # the start needs less unless its plan destroys
+            assert (start.role, start.effect) == (PLAN_DECIDES[kind], Effect.MUTATE), kind
+        else:
             assert (start.role, start.effect is Effect.DESTROY) == (role, destroys), kind
 
 

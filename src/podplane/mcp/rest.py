@@ -41,8 +41,9 @@ class Caller:
 
     role: Role
     new_client: Callable[[], httpx.AsyncClient]
-    # Audits a refusal the MCP server makes itself (mounted: into the audit log; stdio: None,
-    # the refusal never left the user's machine).
+    # Audits a refusal the MCP server makes itself (mounted: into the audit log). None over
+    # stdio: a call the role forbids is sent on for the server to refuse and audit; a missing
+    # confirm or a malformed argument is refused locally and never reaches the server.
     refused: Refused | None = None
 
     async def send(

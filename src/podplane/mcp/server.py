@@ -1,8 +1,10 @@
 """The MCP server: tools/list and tools/call over the table, whatever the transport.
 
 The server enforces what the annotations only hint: a tool the caller's role does not
-allow is neither listed nor callable, and a destructive tool needs confirm=true. Both
-refusals happen before any REST call.
+allow is neither listed nor callable, and a destructive tool needs confirm=true. Mounted,
+both refusals happen before any REST call and are audited by the face. Over stdio (`podplane
+mcp`, a proxy on the user's machine that can write no audit row) a call the role forbids is
+sent on, and the control plane refuses and audits it once.
 """
 
 from __future__ import annotations
@@ -77,7 +79,12 @@ async def call(name: str, args: dict[str, Any], caller: Caller) -> types.CallToo
         return results.failure(problem(404, "unknown_tool", f"No tool named {name!r}.",
                                        "Call tools/list to see the tools your token may use."))
     refusal = refuse(tool, args, caller.role)
-    if refusal:
+    if refusal and caller.refused is None and refusal["code"] == "forbidden" and \
+            all(k in args for k in tool.path_params):
+        # Over stdio the proxy audits nothing: the server refuses the call (its role check
+        # comes before it reads a body) and writes the one audit row, face from the token.
+        refusal = None
+    elif refusal:
         if caller.refused is not None:
             flags = {f: args[f] is True for f in ("force", CONFIRM, "dry_run") if f in args}
             await caller.refused(tool.spec.action, f"mcp:{tool.name}", refusal, flags)

@@ -12,14 +12,14 @@ from fastapi import APIRouter, Depends, Header, Path, Query, WebSocket
 from pydantic import BaseModel, Field, model_validator
 from starlette.websockets import WebSocketDisconnect
 
-from podplane.api.auth import ctx_for, websocket_principal
+from podplane.api.auth import audit_ws_limited, ctx_for, websocket_principal
 from podplane.domain.errors import NotFound, PodplaneError
 from podplane.domain.names import PLAIN_TEXT_PATTERN, REF_PATTERN
 from podplane.services import operations as svc
 from podplane.services.access.auth import until_revoked as until_token_revoked
 from podplane.services.access.limits import STREAMS, WAITERS, limits_of
 from podplane.services.context import Ctx
-from podplane.services.registry import check_role, effect_of
+from podplane.services.registry import admit, effect_of
 
 router = APIRouter(tags=["operations"])
 NAME = REF_PATTERN
@@ -171,7 +171,7 @@ async def operation_events(ws: WebSocket, op_id: str) -> None:
     await ws.accept()
     try:
         ctx = Ctx(principal=await websocket_principal(ws), app=app_state_ws(ws))
-        check_role(ctx, effect_of(svc.get_operation))
+        ctx = admit(ctx, effect_of(svc.get_operation))  # the action's one role check
         if len(op_id) > 40 or not re.match(NAME, op_id):
             raise NotFound(f"No operation {op_id[:40]!r}.")
         with limits_of(ctx.app).holding(STREAMS, ctx.principal.token_id):
@@ -180,6 +180,7 @@ async def operation_events(ws: WebSocket, op_id: str) -> None:
             await ws.send_json(out(first).model_dump(mode="json"))
             await _stream(ws, changes, ctx)
     except PodplaneError as err:
+        await audit_ws_limited(ws, err)  # over the stream cap (once: the rate's is marked)
         with contextlib.suppress(RuntimeError):  # already closed
             await ws.close(code=_WS_CLOSE.get(err.status, 4400), reason=err.code)
 
