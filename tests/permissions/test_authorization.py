@@ -22,7 +22,7 @@ from podplane.bootstrap import build_app
 from podplane.domain.effects import Effect, Role
 from podplane.mcp import server as mcp_server
 from podplane.mcp.rest import Caller, in_process_client
-from podplane.mcp.tools import TOOLS
+from podplane.mcp.tools import BY_NAME, TOOLS
 from podplane.services.access.authority import KINDS, Authority
 from podplane.services.operations import engine_of
 from podplane.services.registry import REGISTRY, ServiceSpec
@@ -230,7 +230,8 @@ def _caller(client: TestClient, tokens: dict[Role, str], role: Role) -> Caller:
 
 
 def test_every_tool_by_every_role(client: TestClient, tokens: dict[Role, str]) -> None:
-    """A role below the tool's is refused by the MCP server itself and audited as `agent`."""
+    """A role below the tool's is refused by the control plane (the call is sent on) and
+    audited once, as `agent`."""
     from podplane.mcp.http import McpHttp
 
     face = McpHttp(client.app, client.app.state.podplane)
@@ -255,10 +256,13 @@ def test_every_tool_by_every_role(client: TestClient, tokens: dict[Role, str]) -
     for name, role, allowed, code in seen:
         assert (code == "forbidden") is (not allowed), (name, role, code)
     rows = _audit(client, tokens)[: len(_audit(client, tokens)) - before]
-    refused = [a for a in rows if a["target"].startswith("mcp:")
-               and a["result"] == "error:forbidden"]
-    assert len(refused) == sum(1 for *_, allowed, _ in seen if not allowed)
-    assert {(a["face"], a["result"]) for a in refused} == {("agent", "error:forbidden")}
+    refused = sorted((a["principal"], a["action"], a["target"]) for a in rows
+                     if a["result"] == "error:forbidden" and a["face"] == "agent")
+    # The control plane refused each (its one role check), one row each, naming the route.
+    assert refused == sorted((f"authz-{role.value}", BY_NAME[name].spec.action,
+                              _fill(BY_NAME[name].path))
+                             for name, role, allowed, _ in seen if not allowed)
+    assert sum(a["result"] == "error:forbidden" for a in rows) == len(refused)
 
 
 async def _mounted_caller(face: Any, token: str) -> Caller:

@@ -41,9 +41,9 @@ class Caller:
 
     role: Role
     new_client: Callable[[], httpx.AsyncClient]
-    # Audits a refusal the MCP server makes itself (mounted: into the audit log). None over
-    # stdio: a call the role forbids is sent on for the server to refuse and audit; a missing
-    # confirm or a malformed argument is refused locally and never reaches the server.
+    # Audits a refusal the MCP server makes itself (a missing confirm, a malformed argument):
+    # mounted, into the audit log; None over stdio, where such a refusal never leaves the
+    # user's machine. A call the role forbids is always the control plane's to refuse.
     refused: Refused | None = None
 
     async def send(
