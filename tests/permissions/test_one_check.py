@@ -69,30 +69,25 @@ def checks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     yield made
 
 
-def _rows_since(client: TestClient, tokens: dict[Role, str], last: int) -> list[dict[str, Any]]:
-    return [a for a in _audit(client, tokens) if a["id"] > last]
-
-
-def _last_id(client: TestClient, tokens: dict[Role, str]) -> int:
-    rows = _audit(client, tokens)
-    return max((a["id"] for a in rows), default=0)
-
-
-def _counted(checks: list[str], client: TestClient, tokens: dict[Role, str],
+def _counted(checks: list[str], c: TestClient, toks: dict[Role, str],
              act: Callable[[], Any]) -> tuple[Any, int, list[dict[str, Any]]]:
-    last = _last_id(client, tokens)
+    """What `act` answered, the role checks it caused, and the audit rows it wrote."""
+    last = max((a["id"] for a in _audit(c, toks)), default=0)
     checks.clear()
     answer = act()
     made = len(checks)
-    return answer, made, _rows_since(client, tokens, last)
+    return answer, made, [a for a in _audit(c, toks) if a["id"] > last]
 
 
 def test_rest_one_role_check_and_one_row_per_action(
     client: TestClient, tokens: dict[Role, str], checks: list[str],  # noqa: F811
 ) -> None:
     for role, method, path, body, status, result in REST:
-        r, made, rows = _counted(checks, client, tokens, lambda: client.request(
-            method, path, json=body, headers=_as(tokens, role)))
+        def send(method: str = method, path: str = path, body: Any = body,
+                 role: Role = role) -> Any:
+            return client.request(method, path, json=body, headers=_as(tokens, role))
+
+        r, made, rows = _counted(checks, client, tokens, send)
         where = (role.value, method, path)
         assert r.status_code == status, (where, r.text)
         assert made == 1, (where, checks)
