@@ -1,60 +1,39 @@
 """429 refusals (rate, open waiters, open streams) are audited, and a flood of them is
 coalesced: at most one row per token, action and one-second window, the next row naming how
 many refusals it stands for (docs/security.md, "What is audited"). No real time: the
-limiter's clock is driven by hand, as in tests/api/test_limits.py."""
+limiter's clock is driven by hand, with the fixtures of tests/api/test_limits.py."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
-from podplane.bootstrap import build_app
 from podplane.domain.effects import Role
 from podplane.services.access.limits import limits_of
-from podplane.settings import Settings
 from podplane.store import audit_log
+from tests.api.test_limits import (  # noqa: F401  (module fixtures)
+    Clock,
+    app,
+    sync_client,
+)
 from tests.conftest import client_for, mint
 
 LIMITED = "error:rate_limited"
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def _settings(tmp_path: Any, **limits: Any) -> Settings:
-    return Settings(home=tmp_path / "home", database_url=f"sqlite:///{tmp_path / 'pp.db'}",
-                    **limits)
-
-
-@pytest.fixture
-async def app(tmp_path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Any]:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("PODPLANE_TEST_WORKFLOWS", "1")
-    application = build_app(_settings(tmp_path, rate_per_second=2, rate_burst=3,
-                                      max_waiters=1, max_streams=1))
-    async with application.router.lifespan_context(application):
-        yield application
-
-
-async def _limited_rows(app: Any, principal: str) -> list[tuple[str, str, Any]]:
+async def _limited_rows(application: Any, principal: str) -> list[tuple[str, str, Any]]:
     """(action, face, detail) of the principal's 429 rows, oldest first (read from the store:
     reading them over REST would spend the rate under test)."""
-    async with app.state.podplane.sessions() as db:
+    async with application.state.podplane.sessions() as db:
         rows = await audit_log.page(db, limit=1000, before_id=None, principal=principal,
                                     action=None)
     return [(r.action, r.face, r.detail) for r in reversed(rows) if r.result == LIMITED]
 
 
-async def test_a_flood_of_429s_is_one_row_per_token_action_and_second(app) -> None:  # type: ignore[no-untyped-def]
+async def test_a_flood_of_429s_is_one_row_per_token_action_and_second(app) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     clock = Clock()
     limits_of(app.state.podplane).clock = clock
     busy, calm = await mint(app, "busy", Role.VIEWER), await mint(app, "calm", Role.VIEWER)
@@ -78,38 +57,7 @@ async def test_a_flood_of_429s_is_one_row_per_token_action_and_second(app) -> No
     assert await _limited_rows(app, "calm") == []
 
 
-async def test_the_waiter_cap_refusal_is_audited(app) -> None:  # type: ignore[no-untyped-def]
-    token = await mint(app, "waiter", Role.OPERATOR)
-    limits = limits_of(app.state.podplane)
-    async with client_for(app, token) as c:
-        started = await c.post("/api/v1/operations/_test", json={
-            "target": "thing/held", "params": {"name": "held", "delay": 3600, "poll": 5}})
-        assert started.status_code == 202, started.text
-        op_id = started.json()["id"]
-        held = asyncio.create_task(c.get(f"/api/v1/operations/{op_id}/wait",
-                                         params={"timeout": 50}))
-        for _ in range(10_000):  # until the first wait has taken its slot
-            if limits.held or held.done():
-                break
-            await asyncio.sleep(0)
-        assert limits.held, held
-        refused = await c.get(f"/api/v1/operations/{op_id}/wait", params={"timeout": 50})
-        held.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await held
-    assert refused.status_code == 429
-    assert await _limited_rows(app, "waiter") == [("operation.wait", "api", None)]
-
-
-@pytest.fixture
-def sync_client(tmp_path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClient]:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("PODPLANE_TEST_WORKFLOWS", "1")
-    application = build_app(_settings(tmp_path, max_streams=1))
-    with TestClient(application, base_url="http://127.0.0.1:3099") as c:
-        yield c
-
-
-def test_the_stream_cap_refusal_of_a_websocket_is_audited(sync_client: TestClient) -> None:
+def test_the_stream_cap_refusal_of_a_websocket_is_audited(sync_client: TestClient) -> None:  # noqa: F811
     c = sync_client
     assert c.portal is not None
     agent = c.portal.call(mint, c.app, "streamer", Role.OPERATOR)
