@@ -120,3 +120,29 @@ def test_mcp_one_role_check_and_one_row_per_action(
         assert [(a["result"], a["face"], a["principal"]) for a in rows] == (
             [(result, "agent", f"authz-{role.value}")] if result else []), where
 
+
+
+def test_an_admission_covers_only_its_own_action(
+    client: TestClient,  # noqa: F811
+) -> None:
+    """A Ctx the registry admitted for one action (a viewer's audit read) is checked afresh by
+    any other service: admission skips the repeat of a check, never a different one."""
+    from podplane.domain.errors import Forbidden
+    from podplane.domain.principal import Principal
+    from podplane.services.access import audit
+    from podplane.services.access import tokens as token_svc
+    from podplane.services.context import Ctx
+
+    viewer = Principal(name="authz-viewer", role=Role.VIEWER, token_id="t-v", face="api")
+    admitted = registry.admit(Ctx(principal=viewer, app=client.app.state.podplane),
+                              registry.effect_of(audit.list_audit))
+
+    async def escalate() -> None:
+        await token_svc.create_token(admitted, "sneaky", Role.ADMIN)
+
+    assert client.portal is not None
+    with pytest.raises(Forbidden, match="'token.create' needs the admin role"):
+        client.portal.call(escalate)
+    with pytest.raises(Forbidden):  # and a viewer is never admitted above their role
+        registry.admit(Ctx(principal=viewer, app=client.app.state.podplane),
+                       registry.effect_of(token_svc.create_token))
