@@ -157,7 +157,7 @@ function ChangeModal({ cluster, feature, enabled, onClose }: { cluster: string; 
   const apply = () =>
     run(async () => {
       const id = await startChange(
-        api.PATCH("/api/v1/clusters/{cluster}/features/{feature}", { params: { path, header: { "Idempotency-Key": key } }, body: { ...body, enabled, confirm } }),
+        api.PATCH("/api/v1/clusters/{cluster}/features/{feature}", { params: { path, header: { "Idempotency-Key": key } }, body: { ...body, enabled, ...(confirm ? { confirm } : {}) } }),
       );
       if (id) setOpId(id);
       else setNothing(true);
