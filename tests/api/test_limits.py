@@ -19,6 +19,7 @@ from podplane.mcp.http import McpHttp
 from podplane.services.access.limits import STREAMS, WAITERS, limits_of
 from podplane.services.access.lookups import TTL_SECONDS, lookups_of
 from podplane.settings import Settings
+from podplane.store import audit_log
 from podplane.store import tokens as token_rows
 from tests.conftest import client_for, mint
 
@@ -89,6 +90,10 @@ async def test_long_poll_waiters_are_capped_per_token(app) -> None:  # type: ign
             await held
     assert refused.status_code == 429 and refused.headers["retry-after"] == "5"
     assert "holds 1 open waiters" in refused.json()["detail"]
+    async with state.sessions() as db:  # the cap's refusal is audited (coalesced per second)
+        rows = await audit_log.page(db, limit=10, before_id=None, principal="waiter",
+                                    action="operation.wait")
+    assert [(r.result, r.face) for r in rows] == [("error:rate_limited", "api")]
     assert [k for k, _ in limits.held] == []  # the cancelled wait gave its slot back
     assert WAITERS == "waiters"
 

@@ -40,3 +40,44 @@ def test_the_stored_spec_is_the_json_it_always_was() -> None:
     old = {k: v for k, v in stored.items() if k not in ("capacity_type", "deep_health_checks")}
     assert spec_from(old) == ClusterSpec(name="train-1", availability_zone="us-west-2b",
                                          instance_type="ml.p5.48xlarge", count=2)
+
+
+def test_operation_models_are_the_engine_views_fields() -> None:
+    """OperationOut and its parts are derived from ops/views.py: same fields, same order; the
+    API only refines types (a Literal status, typed errors) and keeps every field required
+    that the console reads as required."""
+    from dataclasses import asdict
+    from datetime import UTC, datetime
+
+    from podplane.api.routers import operations as api
+    from podplane.ops import views
+
+    pairs = [(api.OperationOut, views.Operation), (api.StepOut, views.Step),
+             (api.StepEventOut, views.StepEvent), (api.RequestedByOut, views.RequestedBy)]
+    for model, view in pairs:
+        assert list(model.model_fields) == names(view), model.__name__
+    schema = api.OperationOut.model_json_schema()
+    assert schema["title"] == "OperationOut"
+    assert schema["required"] == names(views.Operation)
+    assert set(schema["properties"]["status"]["enum"]) == {
+        "pending", "running", "succeeded", "failed", "cancelled"}
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    step = views.Step("touch", "failed", "done", 1, now, now, None,
+                      {"code": "internal_error", "message": "boom"}, None)
+    op = views.Operation("op-1", "test.touch", "thing/x", "failed", [step],
+                         views.RequestedBy("api", "me"), None, now, now, 3, False, None,
+                         {"code": "x", "message": "y", "step": "touch"}, "/api/v1/operations/op-1")
+    shown = api.out(op).model_dump()
+    assert list(shown) == list(asdict(op))
+    # the API's refinement still applies: an unexpected error never shows its text
+    assert shown["steps"][0]["error"]["message"].startswith("The step failed on an unexpected")
+
+
+def test_a_derived_model_refuses_a_refinement_of_a_field_its_source_lacks() -> None:
+    import pytest
+
+    from podplane.api.derived import fields_of
+    from podplane.ops import views
+
+    with pytest.raises(TypeError, match="no field"):
+        fields_of(views.RequestedBy, who=str)

@@ -18,7 +18,14 @@ from sqlalchemy import delete, select
 from podplane.store import clusters as cluster_rows
 from podplane.store.models import Base, OperationModel, StepModel
 from tests.conftest import client_for
-from tests.groups.conftest import CLUSTER, FIRST_GROUP, Cluster, cluster  # noqa: F401
+from tests.groups.conftest import (  # noqa: F401
+    CLUSTER,
+    FIRST_GROUP,
+    LIFECYCLE,
+    ROLE,
+    Cluster,
+    cluster,
+)
 from tests.stack import Stack
 
 NODES = f"/api/v1/clusters/{CLUSTER}/nodes"
@@ -26,7 +33,7 @@ GROUPS = f"/api/v1/clusters/{CLUSTER}/instance-groups"
 JOBS = f"/api/v1/clusters/{CLUSTER}/jobs"
 FEATURE, FEATURES = "/api/v1/clusters/{cluster}/features/{feature}", \
     f"/api/v1/clusters/{CLUSTER}/features"
-ON = {"enabled": True}
+ON, OFF = {"enabled": True}, {"enabled": False}
 ENDPOINTS = f"/api/v1/clusters/{CLUSTER}/endpoints"
 EP_BODY = {"name": "e1", "instance_group": FIRST_GROUP, "model": "Qwen/Qwen2.5-0.5B-Instruct"}
 EP, EP_INVOKE = "/api/v1/clusters/{cluster}/endpoints/{name}", \
@@ -179,7 +186,12 @@ REFUSALS = [
           ("422 unknown feature", 422, f"{FEATURES}/nope", ON, "operator"),
           ("403 role", 403, f"{FEATURES}/kuberay", ON, "viewer"),
           ("422 bad setting", 422, f"{FEATURES}/tiered-checkpointing",
-           {**ON, "settings": {"memory_percent": 0}}, "operator"))),
+           {**ON, "settings": {"memory_percent": 0}}, "operator"),
+          # the cluster runs HyperPod autoscaling (_autoscaling_on): off terminates nodes
+          ("403 role (terminates nodes)", 403, f"{FEATURES}/managed-autoscaling", OFF,
+           "operator"),
+          ("428 confirm (terminates nodes)", 428, f"{FEATURES}/managed-autoscaling", OFF,
+           "admin"))),
     R("POST", FEATURE + "/plan", "404 cluster", 404,
       path="/api/v1/clusters/nope/features/kuberay/plan", body=ON),
     R("POST", "/api/v1/clusters/{cluster}/endpoints", "404 cluster", 404,
@@ -258,8 +270,24 @@ def test_every_mutating_route_has_refusals(stack: Stack) -> None:
     assert listed <= mutating_routes(stack.app)
 
 
+def _autoscaling_on(cluster: Cluster) -> None:  # noqa: F811
+    """HyperPod's managed Karpenter switched on behind podplane's back (no NodePool yet):
+    switching it off is a destroy whatever podplane recorded (services/features)."""
+    sm = cluster.stack.aws("sagemaker")
+    groups = [{"InstanceGroupName": g["InstanceGroupName"], "InstanceType": g["InstanceType"],
+               "InstanceCount": g["TargetCount"], "LifeCycleConfig": LIFECYCLE,
+               "ExecutionRole": ROLE, "ThreadsPerCore": 1}
+              for g in cluster.describe()["InstanceGroups"]]
+    sm.update_cluster(ClusterName=CLUSTER, InstanceGroups=groups, ClusterRole=ROLE,
+                      NodeProvisioningMode="Continuous",
+                      AutoScaling={"Mode": "Enable", "AutoScalerType": "Karpenter"})
+    cluster.stack.advance(10 * 60)
+    assert cluster.describe()["AutoScaling"]["Mode"] == "Enable"
+
+
 async def test_refused_requests_change_nothing(stack: Stack, cluster: Cluster) -> None:  # noqa: F811
     app = stack.app
+    _autoscaling_on(cluster)
     node = cluster.nodes_of(FIRST_GROUP)[0]["InstanceId"]
     failed = await _op(app, f"cluster/{CLUSTER}", "failed", held=False)
     done = await _op(app, "cluster/other", "succeeded", held=False)

@@ -1,7 +1,7 @@
 """Managed autoscaling (HyperPod-managed Karpenter) end to end in the sandbox: enable on a group
 at zero nodes; a pending GPU pod brings a node from zero and schedules; once it ends the group
-drains back to zero; drift (our NodePool deleted) is put back; disable removes only the
-NodePools and node classes podplane made (a team's NodePool survives)."""
+drains back to zero; drift (our NodePool deleted) is put back; disable (a destroy: admin and
+confirm) removes only the NodePools and node classes podplane made (a team's NodePool survives)."""
 
 from __future__ import annotations
 
@@ -109,8 +109,21 @@ async def test_scale_from_zero_and_back(cluster: Cluster) -> None:
         assert [a["verb"] for a in fix.json()["plan"]["actions"]] == ["create"]
         assert (await finish(client, fix.json()))["status"] == "succeeded"
 
-        off = await client.patch(f"{BASE}/managed-autoscaling", json={"enabled": False})
-        assert off.status_code == 202
+        # off drains and terminates what Karpenter provisioned: a destroy (admin + confirm)
+        before_off = len(stack.ledger())
+        refused = await client.patch(f"{BASE}/managed-autoscaling", json={"enabled": False})
+        assert refused.status_code == 403 and refused.json()["needed_role"] == "admin"
+    async with stack.client("admin") as client:
+        unconfirmed = await client.patch(f"{BASE}/managed-autoscaling",
+                                         json={"enabled": False})
+        assert unconfirmed.status_code == 428, unconfirmed.text
+        assert "hyperpod AutoScaling" in unconfirmed.json()["detail"]
+        assert "NodePool podplane-gpu-auto" in unconfirmed.json()["detail"]
+        assert len(stack.ledger()) == before_off  # refused: untouched
+        assert (await feature(client, "managed-autoscaling"))["desired_enabled"] is True
+        off = await client.patch(f"{BASE}/managed-autoscaling", json={"enabled": False},
+                                 params={"confirm": "true"})
+        assert off.status_code == 202, off.text
         assert (await finish(client, off.json()))["status"] == "succeeded"
         assert names(cluster, "nodepools") == {"team-pool"}
         assert names(cluster, "hyperpodnodeclasses") == set()

@@ -110,8 +110,13 @@ async def test_hidden_tool_is_refused_by_the_server(app, admin, tokens_by_role) 
         assert result.is_error
         error = structured(result)["error"]
         assert error["code"] == "forbidden"
-        assert f"this token is {role}" in error["detail"]  # refused by MCP, not by REST
+        # refused by the control plane's one role check (the service's own message)
+        assert f"'token.revoke' needs the admin role; 't-{role}' is {role}." == error["detail"]
     assert "victim" in await _active_tokens(admin)
+    entries = await _audited(admin, "token.revoke")  # once each, as the agent face
+    assert [(a["face"], a["principal"], a["target"], a["result"]) for a in reversed(entries)
+            ] == [("agent", f"t-{role}", "/api/v1/tokens/victim", "error:forbidden")
+                  for role in ("viewer", "operator")]
 
 
 async def test_every_tool_refuses_a_role_below_its_service_role(app, tokens_by_role) -> None:  # type: ignore[no-untyped-def]

@@ -58,15 +58,25 @@ async def test_refusals_make_no_request() -> None:
     rec = Recorder()
     refused = [
         await call("token_revoke", {"name": "bot"}, rec.caller(Role.ADMIN)),
-        await call("operation_retry_step", {"operation_id": "op-1", "step": "touch"},
-                   rec.caller(Role.VIEWER)),
         await call("operation_wait", {"operation_id": "../../tokens"}, rec.caller(Role.ADMIN)),
         await call("operation_wait", {"operation_id": "op-1", "timeout": 600},
                    rec.caller(Role.ADMIN)),
         await call("cluster_explode", {}, rec.caller(Role.ADMIN)),
     ]
     codes = [json.loads(r.content[0].text)["error"]["code"] for r in refused]  # type: ignore[union-attr]
-    assert codes == ["confirmation_required", "forbidden", "invalid_input", "invalid_input",
+    assert codes == ["confirmation_required", "invalid_input", "invalid_input",
                      "unknown_tool"]
     assert rec.requests == []
+
+
+async def test_a_call_above_the_role_is_the_control_planes_to_refuse() -> None:
+    """The role is checked once, by the control plane, which audits the refusal: the call goes
+    on as it is (even with arguments the schema would refuse), and its answer comes back."""
+    rec = Recorder()
     assert BY_NAME["operation_retry_step"].role is Role.OPERATOR
+    await call("operation_retry_step", {"operation_id": "op-1", "step": "touch", "x": 1},
+               rec.caller(Role.VIEWER))
+    assert [(r.method, r.url.path) for r in rec.requests] == [
+        ("POST", "/api/v1/operations/op-1/steps/touch/retry")]
+    missing_path = await call("operation_retry_step", {"step": "touch"}, rec.caller(Role.VIEWER))
+    assert missing_path.is_error and len(rec.requests) == 1  # no path to send it to

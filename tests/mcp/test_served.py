@@ -101,9 +101,44 @@ async def test_stdio_lists_and_calls_over_http(served: Served) -> None:
     headers = {"Authorization": f"Bearer {secrets['agent']}"}
     rest = httpx.get(f"{server_url}/api/v1/audit", params={"limit": 5}, headers=headers)
     assert not result.is_error
-    assert structured(result)["result"] == rest.json()
-    assert [(a["action"], a["target"]) for a in rest.json()] == [("token.create", "token/ci")]
+    rows = rest.json()
+    # the refusal came from the control plane, which audited it (face: a bearer over HTTP)
+    assert [(a["action"], a["target"], a["result"], a["face"]) for a in rows] == [
+        ("token.list", "/api/v1/tokens", "error:forbidden", "api"),
+        ("token.create", "token/ci", "ok", "api")]
+    assert structured(result)["result"] == rows[1:]
     assert structured(refused)["error"]["code"] == "forbidden"
+
+
+async def test_stdio_viewer_refused_by_the_server_and_audited_once(served: Served) -> None:
+    """`podplane mcp` as a viewer calling mutating tools: each call reaches the control plane,
+    which refuses it (403, before reading its arguments) and writes exactly one audit row with
+    the face the token authenticated through; nothing else is written."""
+    boss = {"Authorization": f"Bearer {served.secrets['boss']}"}
+    made = httpx.post(f"{served.url}/api/v1/tokens", json={"name": "watcher", "role": "viewer"},
+                      headers=boss)
+    assert made.status_code == 201, made.text
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "podplane", "mcp"],
+        env=_env(PODPLANE_URL=served.url, PODPLANE_TOKEN=made.json()["token"]),
+    )
+    calls = [("cluster_create", {"name": "sneaky", "region": "us-west-2"}),
+             ("node_reboot", {"cluster": "gpu", "node": "i-0123456789abcdef0"}),
+             ("cluster_delete", {"name": "gpu"})]  # a destroy, without confirm
+    async with Client(params, mode="legacy", cache=None) as client:
+        codes = [structured(await client.call_tool(name, args))["error"]["code"]
+                 for name, args in calls]
+    assert codes == ["forbidden"] * 3
+    rows = httpx.get(f"{served.url}/api/v1/audit", params={"principal": "watcher"},
+                     headers=boss).json()
+    assert [(a["action"], a["target"], a["result"], a["face"], a["role"])
+            for a in reversed(rows)] == [
+        ("cluster.create", "/api/v1/clusters", "error:forbidden", "api", "viewer"),
+        ("node.reboot", "/api/v1/clusters/gpu/nodes/i-0123456789abcdef0/reboot",
+         "error:forbidden", "api", "viewer"),
+        ("cluster.delete", "/api/v1/clusters/gpu", "error:forbidden", "api", "viewer")]
+    ops = httpx.get(f"{served.url}/api/v1/operations", headers=boss).json()
+    assert ops["items"] == []  # refused: nothing started
 
 
 def test_stdio_refuses_to_start_with_a_bad_token(served: Served) -> None:

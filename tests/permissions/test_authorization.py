@@ -22,7 +22,7 @@ from podplane.bootstrap import build_app
 from podplane.domain.effects import Effect, Role
 from podplane.mcp import server as mcp_server
 from podplane.mcp.rest import Caller, in_process_client
-from podplane.mcp.tools import TOOLS
+from podplane.mcp.tools import BY_NAME, TOOLS
 from podplane.services.access.authority import KINDS, Authority
 from podplane.services.operations import engine_of
 from podplane.services.registry import REGISTRY, ServiceSpec
@@ -123,13 +123,15 @@ TOOL_ROLES: dict[str, Role] = {
     "feature_list": V, "feature_get": V, "feature_plan": V, "feature_set": O,
 }
 
-# Operation kind -> the authority retrying or cancelling it needs (scale: see below).
+# Operation kind -> the authority retrying or cancelling it needs (scale: see below). Kinds
+# whose start's plan decides whether they destroy fall back to a destroy without a start row.
+PLAN_DECIDES = {"instance_group.scale": O, "feature.set": O}
 KIND_TABLE: dict[str, tuple[Role, bool]] = {
     "cluster.create": (O, False), "cluster.import": (A, False), "cluster.delete": (A, True),
     "instance_group.add": (O, False), "instance_group.scale": (A, True),
     "instance_group.delete": (A, True),
     "node.reboot": (O, False), "node.replace": (A, True), "node.delete": (A, True),
-    "cluster.reconcile": (O, False), "feature.set": (O, False),
+    "cluster.reconcile": (O, False), "feature.set": (A, True),
     "job.submit": (O, False), "job.cancel": (O, False), "job.delete": (A, True),
     "endpoint.create": (O, False), "endpoint.scale": (O, False),
     "endpoint.delete": (A, True),
@@ -241,7 +243,8 @@ def _caller(client: TestClient, tokens: dict[Role, str], role: Role) -> Caller:
 
 
 def test_every_tool_by_every_role(client: TestClient, tokens: dict[Role, str]) -> None:
-    """A role below the tool's is refused by the MCP server itself and audited as `agent`."""
+    """A role below the tool's is refused by the control plane (the call is sent on) and
+    audited once, as `agent`."""
     from podplane.mcp.http import McpHttp
 
     face = McpHttp(client.app, client.app.state.podplane)
@@ -266,10 +269,13 @@ def test_every_tool_by_every_role(client: TestClient, tokens: dict[Role, str]) -
     for name, role, allowed, code in seen:
         assert (code == "forbidden") is (not allowed), (name, role, code)
     rows = _audit(client, tokens)[: len(_audit(client, tokens)) - before]
-    refused = [a for a in rows if a["target"].startswith("mcp:")
-               and a["result"] == "error:forbidden"]
-    assert len(refused) == sum(1 for *_, allowed, _ in seen if not allowed)
-    assert {(a["face"], a["result"]) for a in refused} == {("agent", "error:forbidden")}
+    refused = sorted((a["principal"], a["action"], a["target"]) for a in rows
+                     if a["result"] == "error:forbidden" and a["face"] == "agent")
+    # The control plane refused each (its one role check), one row each, naming the route.
+    assert refused == sorted((f"authz-{role.value}", BY_NAME[name].spec.action,
+                              _fill(BY_NAME[name].path))
+                             for name, role, allowed, _ in seen if not allowed)
+    assert sum(a["result"] == "error:forbidden" for a in rows) == len(refused)
 
 
 async def _mounted_caller(face: Any, token: str) -> Caller:
@@ -293,7 +299,9 @@ def test_kind_table_covers_every_kind_and_matches_the_starts(client: TestClient)
     for kind, (role, destroys) in KIND_TABLE.items():
         assert KINDS[kind] == Authority(role, destroys)
         start = REGISTRY[kind]  # each kind is started by the service of the same name
-        if kind != "instance_group.scale":  # a scale's authority depends on its direction
+        if kind in PLAN_DECIDES:  # the start needs less unless its plan destroys
+            assert (start.role, start.effect) == (PLAN_DECIDES[kind], Effect.MUTATE), kind
+        else:
             assert (start.role, start.effect is Effect.DESTROY) == (role, destroys), kind
 
 

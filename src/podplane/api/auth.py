@@ -13,12 +13,13 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request, WebSocket
 
-from podplane.domain.errors import Forbidden, Unauthenticated
+from podplane.domain.errors import Forbidden, PodplaneError, Unauthenticated
 from podplane.domain.principal import Principal
 from podplane.services.access import auth as auth_service
+from podplane.services.access.audit import record_limited
 from podplane.services.access.limits import limits_of
 from podplane.services.context import AppState, Ctx
-from podplane.services.registry import check_role, effect_of
+from podplane.services.registry import AUDITED, admit, effect_of
 
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 PRINCIPAL_STATE = "podplane_principal"
@@ -91,17 +92,17 @@ PrincipalDep = Annotated[Principal, Depends(current_principal)]
 
 
 def ctx_for(service_fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Ctx]]:
-    """A dependency giving a Ctx after checking the role the service function declares.
-
-    Runs before body validation, so an under-privileged caller gets 403, never 422.
+    """A dependency giving the Ctx the service function is called with, admitted by the
+    service layer (services.registry.admit: the action's one role check, which the service
+    then does not repeat). Runs before body validation, so an under-privileged caller gets
+    403, never 422.
     """
     spec = effect_of(service_fn)
 
     async def dependency(request: Request) -> Ctx:
         setattr(request.state, ACTION_STATE, spec.action)  # for the audit of a refusal
-        ctx = Ctx(principal=await current_principal(request), app=app_state(request))
-        check_role(ctx, spec)
-        return ctx
+        return admit(Ctx(principal=await current_principal(request), app=app_state(request)),
+                     spec)
 
     dependency.__podplane_service__ = spec  # type: ignore[attr-defined]  # read by route tests
     return dependency
@@ -119,5 +120,22 @@ async def websocket_principal(ws: WebSocket) -> Principal:
             raise Unauthenticated("WebSocket needs a bearer token or a console session.")
         check_origin(app, ws.headers, ws.url, required=True)
         principal = await auth_service.principal_for_session(app, sid)
-    limits_of(app).admit(principal.token_id)
+    setattr(ws.state, PRINCIPAL_STATE, principal)
+    try:
+        limits_of(app).admit(principal.token_id)
+    except PodplaneError as err:
+        await audit_ws_limited(ws, err)
+        raise
     return principal
+
+
+async def audit_ws_limited(ws: WebSocket, err: PodplaneError) -> None:
+    """A WebSocket refused with 4429 (rate, or the token's cap on open streams): audited like
+    a REST 429, coalesced per token, action and second."""
+    principal = getattr(ws.state, PRINCIPAL_STATE, None)
+    if err.status != 429 or not isinstance(principal, Principal) or getattr(err, AUDITED, False):
+        return
+    route = ws.scope.get("route")
+    action = f"WS {getattr(route, 'path', ws.url.path)}"
+    await record_limited(ws.app.state.podplane, principal, action, ws.url.path, err.code)
+    setattr(err, AUDITED, True)

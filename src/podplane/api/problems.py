@@ -12,12 +12,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from podplane.domain.errors import PodplaneError
 from podplane.domain.principal import ANONYMOUS, Principal
-from podplane.services.access.audit import record_refusal
+from podplane.services.access.audit import record_limited, record_refusal
 from podplane.services.access.auth import bearer_face
 from podplane.services.registry import AUDITED, FLAGS, REFUSALS
 
 log = logging.getLogger("podplane.api")
 PROBLEM = "application/problem+json"
+LIMITED = 429
 
 _HTTP_CODES = {
     400: "bad_request", 401: "unauthenticated", 403: "forbidden", 404: "not_found",
@@ -64,8 +65,9 @@ async def _podplane_error(request: Request, err: PodplaneError) -> JSONResponse:
 
 async def audit_refusal(request: Request, status: int, code: str) -> None:
     """One audit row for a refusal no service audited (auth, role, validation): who (as far as
-    known), through which face, what action, which target, with which flags."""
-    if status not in REFUSALS:
+    known), through which face, what action, which target, with which flags. A 429 comes
+    after authentication and is coalesced per token, action and second (record_limited)."""
+    if status not in REFUSALS and status != LIMITED:
         return
     state = request.state
     principal = getattr(state, "podplane_principal", None) or _anonymous(request)
@@ -74,9 +76,12 @@ async def audit_refusal(request: Request, status: int, code: str) -> None:
         f"{request.method} {getattr(route, 'path', request.url.path)}"
     flags = {f: request.query_params[f].lower() in ("1", "true", "yes", "on")
              for f in FLAGS if f in request.query_params}
+    app = request.app.state.podplane
     try:
-        await record_refusal(request.app.state.podplane, principal, action, request.url.path,
-                             code, flags)
+        if status == LIMITED:
+            await record_limited(app, principal, action, request.url.path, code)
+            return
+        await record_refusal(app, principal, action, request.url.path, code, flags)
     except Exception:  # the refusal still answers; the failure is logged
         log.exception("could not audit a refusal of %s %s", request.method, request.url.path)
 

@@ -26,7 +26,7 @@ from podplane.domain.principal import ANONYMOUS, Principal
 from podplane.mcp.rest import Caller, in_process_client
 from podplane.mcp.server import build_server
 from podplane.services.access import auth as auth_service
-from podplane.services.access.audit import record_refusal
+from podplane.services.access.audit import record_limited, record_refusal
 from podplane.services.access.limits import STREAMS, limits_of
 from podplane.services.context import AppState
 from podplane.services.registry import REFUSALS
@@ -93,6 +93,8 @@ class McpHttp:
             if err.status in REFUSALS:
                 who = principal or ANONYMOUS.with_face("agent")
                 await record_refusal(self.state, who, "mcp.request", MOUNT + "/", err.code)
+            elif err.status == 429 and principal is not None:
+                await record_limited(self.state, principal, "mcp.request", MOUNT + "/", err.code)
             await _problem(err)(scope, receive, send)
 
     async def _until_revoked(self, principal: Principal, scope: Scope, receive: Receive,

@@ -41,8 +41,9 @@ class Caller:
 
     role: Role
     new_client: Callable[[], httpx.AsyncClient]
-    # Audits a refusal the MCP server makes itself (mounted: into the audit log; stdio: None,
-    # the refusal never left the user's machine).
+    # Audits a refusal the MCP server makes itself (a missing confirm, a malformed argument):
+    # mounted, into the audit log; None over stdio, where such a refusal never leaves the
+    # user's machine. A call the role forbids is always the control plane's to refuse.
     refused: Refused | None = None
 
     async def send(

@@ -1,8 +1,10 @@
 """The MCP server: tools/list and tools/call over the table, whatever the transport.
 
-The server enforces what the annotations only hint: a tool the caller's role does not
-allow is neither listed nor callable, and a destructive tool needs confirm=true. Both
-refusals happen before any REST call.
+The server enforces what the annotations only hint: a tool the caller's role does not allow
+is not listed, and a destructive tool needs confirm=true (refused before any REST call,
+audited by the mounted face). A call to a tool above the caller's role is sent on as it is:
+the control plane's one role check refuses it (403) and writes its one audit row, so mounted
+and stdio (`podplane mcp`, a proxy that can write no audit row) are audited alike.
 """
 
 from __future__ import annotations
@@ -77,7 +79,12 @@ async def call(name: str, args: dict[str, Any], caller: Caller) -> types.CallToo
         return results.failure(problem(404, "unknown_tool", f"No tool named {name!r}.",
                                        "Call tools/list to see the tools your token may use."))
     refusal = refuse(tool, args, caller.role)
-    if refusal:
+    if refusal and refusal["code"] == "forbidden" and all(k in args for k in tool.path_params):
+        # Authority is the control plane's alone: it refuses the call with the action's one
+        # role check (made before it reads a body) and writes the one audit row, the face
+        # derived from how the token came (mounted: agent; stdio, over HTTP: api).
+        refusal = None
+    elif refusal:
         if caller.refused is not None:
             flags = {f: args[f] is True for f in ("force", CONFIRM, "dry_run") if f in args}
             await caller.refused(tool.spec.action, f"mcp:{tool.name}", refusal, flags)

@@ -8,6 +8,10 @@ refused (401, 403, 409, 422, 428). The row's detail carries the flags that matte
 `confirm`, `dry_run`) and, for a started operation, the authority retrying or cancelling it
 needs (`services.access.authority`). An error the wrapper audited is marked so the face that
 renders it does not audit it a second time.
+
+One action, one role check: a face may `admit` a call early (REST does, before it validates a
+body, so an under-privileged caller gets 403, never 422); the service it then calls with that
+admitted Ctx does not check again. The check itself is only ever made here.
 """
 
 from __future__ import annotations
@@ -27,8 +31,9 @@ from podplane.store import audit_log
 P = ParamSpec("P")
 R = TypeVar("R")
 FLAGS = ("force", "confirm", "dry_run")
-# Refusals of the caller's request, audited even for reads. Not 429: auditing each refusal of
-# a flood would turn it into a flood of writes (the limiter logs it instead).
+# Refusals of the caller's request, audited even for reads, one row each. A 429 is audited by
+# the face that refused it, coalesced (services.access.audit.record_limited): one row per
+# refusal of a flood would turn it into a flood of writes.
 REFUSALS = frozenset({401, 403, 409, 422, 428})
 AUDITED = "podplane_audited"
 
@@ -84,7 +89,8 @@ def service(
             grant = Grant(spec.role, effect is Effect.DESTROY)
             token = _GRANT.set(grant)
             try:
-                check_role(ctx, spec)
+                if not _admitted(ctx, spec):
+                    check_role(ctx, spec)
                 result = await fn(*args, **kwargs)
             except PodplaneError as err:
                 if effect.mutates or err.status in REFUSALS:
@@ -113,6 +119,23 @@ def effect_of(fn: Callable[..., Any]) -> ServiceSpec:
 
 def check_role(ctx: Ctx, spec: ServiceSpec) -> None:
     require(ctx, spec.role, spec.action)
+
+
+@dataclass(frozen=True)
+class Admitted(Ctx):
+    """A Ctx whose role was checked for `action` (by `admit`): that service skips its check."""
+
+    action: str = ""
+
+
+def admit(ctx: Ctx, spec: ServiceSpec) -> Ctx:
+    """The action's one role check, made as early as the face can ask for it."""
+    check_role(ctx, spec)
+    return Admitted(principal=ctx.principal, app=ctx.app, action=spec.action)
+
+
+def _admitted(ctx: Ctx, spec: ServiceSpec) -> bool:
+    return isinstance(ctx, Admitted) and ctx.action == spec.action
 
 
 def require(ctx: Ctx, needed: Role, action: str) -> None:

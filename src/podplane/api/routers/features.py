@@ -10,7 +10,13 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from podplane.api.auth import ctx_for
-from podplane.api.routers.instance_groups import ClusterName, DryRun, IdempotencyKey, answer
+from podplane.api.routers.instance_groups import (
+    ClusterName,
+    Confirm,
+    DryRun,
+    IdempotencyKey,
+    answer,
+)
 from podplane.api.routers.operations import OperationOut
 from podplane.domain.features.catalog import SettingValue
 from podplane.domain.features.requests import (
@@ -87,13 +93,15 @@ async def get_feature(cluster: ClusterName, feature: Feature,
 @router.put(BASE + "/{feature}", response_model=None, status_code=202, responses=RESPONSES)
 async def set_feature(cluster: ClusterName, feature: Feature, body: FeatureChangeIn,
                       ctx: Annotated[Ctx, Depends(ctx_for(svc.set_feature))],
-                      dry_run: DryRun = False, idempotency_key: IdempotencyKey = None
-                      ) -> JSONResponse:
+                      confirm: Confirm = False, dry_run: DryRun = False,
+                      idempotency_key: IdempotencyKey = None) -> JSONResponse:
     """Enable, disable or change settings, sending only what changes (PUT is the same:
-    settings not sent keep their value); equal to what is there: 200 `changed: false`."""
+    settings not sent keep their value); equal to what is there: 200 `changed: false`.
+    A change that terminates nodes (autoscaling off) needs the admin role and confirm=true."""
     return answer(await svc.set_feature(
         ctx, cluster, feature, enabled=body.enabled, settings=body.settings,
-        dry_run=dry_run or body.dry_run, idempotency_key=idempotency_key))
+        confirm=confirm or body.confirm, dry_run=dry_run or body.dry_run,
+        idempotency_key=idempotency_key))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -26,7 +26,7 @@ from podplane.services.groups.outcome import Outcome
 from podplane.services.jobs import logs as logs_room
 from podplane.services.jobs import service as svc
 from podplane.services.jobs import stream as job_stream
-from podplane.services.registry import check_role, effect_of
+from podplane.services.registry import admit, effect_of
 
 router = APIRouter(tags=["jobs"])
 JobName = Annotated[str, Path(min_length=1, max_length=JOB_NAME_MAX, pattern=DNS_LABEL_PATTERN)]
@@ -322,7 +322,7 @@ async def job_log_stream(ws: WebSocket, cluster: str, job: str) -> None:
     await ws.accept()
     try:
         ctx = Ctx(principal=await websocket_principal(ws), app=ws.app.state.podplane)
-        check_role(ctx, effect_of(svc.open_log_stream))
+        ctx = admit(ctx, effect_of(svc.open_log_stream))  # the action's one role check
         pod, options = _stream_query(cluster, job, dict(ws.query_params))
         stream = await svc.open_log_stream(ctx, cluster, job, pod, options)
     except Unauthenticated:

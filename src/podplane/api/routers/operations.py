@@ -5,21 +5,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, Path, Query, WebSocket
 from pydantic import BaseModel, Field, model_validator
 from starlette.websockets import WebSocketDisconnect
 
-from podplane.api.auth import ctx_for, websocket_principal
+from podplane.api.auth import audit_ws_limited, ctx_for, websocket_principal
+from podplane.api.derived import fields_of
 from podplane.domain.errors import NotFound, PodplaneError
 from podplane.domain.names import PLAIN_TEXT_PATTERN, REF_PATTERN
+from podplane.ops import views
 from podplane.services import operations as svc
 from podplane.services.access.auth import until_revoked as until_token_revoked
 from podplane.services.access.limits import STREAMS, WAITERS, limits_of
 from podplane.services.context import Ctx
-from podplane.services.registry import check_role, effect_of
+from podplane.services.registry import admit, effect_of
 
 router = APIRouter(tags=["operations"])
 NAME = REF_PATTERN
@@ -56,48 +57,26 @@ class ErrorOut(BaseModel):
         return self
 
 
-class StepEventOut(BaseModel):
-    at: datetime
-    status: str
-    phase: str | None
-    attempt: int
-    message: str | None
-    error: ErrorOut | None
+# The engine's view (ops/views.py) declares every field; the API refines the loose ones.
+class StepEventOut(fields_of(views.StepEvent, error=ErrorOut | None)):  # type: ignore[misc]
+    pass
 
 
-class StepOut(BaseModel):
-    name: str
-    status: str
-    phase: str | None
-    attempt: int
-    started_at: datetime | None
-    ended_at: datetime | None
-    detail: dict[str, Any] | None
-    error: ErrorOut | None
-    history: list[StepEventOut] | None = None
+class StepOut(fields_of(views.Step, error=ErrorOut | None,  # type: ignore[misc]
+                        history=list[StepEventOut] | None)):
+    pass
 
 
-class RequestedByOut(BaseModel):
-    face: str
-    principal: str
+class RequestedByOut(fields_of(views.RequestedBy)):  # type: ignore[misc]
+    pass
 
 
-class OperationOut(BaseModel):
-    id: str
-    kind: str
-    target: str
-    status: Status
-    steps: list[StepOut]
-    requested_by: RequestedByOut
-    idempotency_key: str | None
-    created_at: datetime
-    updated_at: datetime
-    revision: int
-    cancel_requested: bool
-    result: dict[str, Any] | None
-    error: ErrorOut | None = Field(description="The failed step's error.")
-    status_url: str
-    status_tool: str = Field(description="The MCP tool that decides completion.")
+class OperationOut(fields_of(  # type: ignore[misc]
+        views.Operation, status=Status, steps=list[StepOut], requested_by=RequestedByOut,
+        error=(ErrorOut | None, Field(description="The failed step's error.")),
+        status_url=(str, ...),
+        status_tool=(str, Field(description="The MCP tool that decides completion.")))):
+    pass
 
 
 class OperationPageOut(BaseModel):
@@ -106,7 +85,8 @@ class OperationPageOut(BaseModel):
 
 
 def out(op: svc.Operation) -> OperationOut:
-    return OperationOut.model_validate(op, from_attributes=True)
+    shown: OperationOut = OperationOut.model_validate(op, from_attributes=True)
+    return shown
 
 
 @router.get("/operations", response_model=OperationPageOut)
@@ -171,7 +151,7 @@ async def operation_events(ws: WebSocket, op_id: str) -> None:
     await ws.accept()
     try:
         ctx = Ctx(principal=await websocket_principal(ws), app=app_state_ws(ws))
-        check_role(ctx, effect_of(svc.get_operation))
+        ctx = admit(ctx, effect_of(svc.get_operation))  # the action's one role check
         if len(op_id) > 40 or not re.match(NAME, op_id):
             raise NotFound(f"No operation {op_id[:40]!r}.")
         with limits_of(ctx.app).holding(STREAMS, ctx.principal.token_id):
@@ -180,6 +160,7 @@ async def operation_events(ws: WebSocket, op_id: str) -> None:
             await ws.send_json(out(first).model_dump(mode="json"))
             await _stream(ws, changes, ctx)
     except PodplaneError as err:
+        await audit_ws_limited(ws, err)  # over the stream cap (once: the rate's is marked)
         with contextlib.suppress(RuntimeError):  # already closed
             await ws.close(code=_WS_CLOSE.get(err.status, 4400), reason=err.code)
 

@@ -33,5 +33,9 @@ class FeatureChangeRequest(FeaturePlanRequest):
     """Switch a feature on or off and/or change its settings; omitted fields keep their
     desired value. The same request for a drifted feature puts it back."""
 
+    confirm: Annotated[bool, Field(
+        description="Required when the change terminates nodes (disabling managed "
+        "autoscaling, or dropping a group from it, drains and terminates the nodes Karpenter "
+        "provisioned): that is a destroy, for admins only.")] = False
     dry_run: Annotated[bool, Field(
         description="Return the plan without acting (or ?dry_run).")] = False

@@ -8,6 +8,7 @@ from typing import Any
 
 from podplane.domain.effects import Effect
 from podplane.domain.principal import Principal
+from podplane.services.access.limits import limits_of
 from podplane.services.context import AppState, Ctx
 from podplane.services.registry import service
 from podplane.store import audit_log
@@ -51,3 +52,19 @@ async def record_refusal(
     async with app.sessions.begin() as db:
         await audit_log.append(db, principal=principal, action=action[:64], target=target,
                                result=f"error:{code}", detail={"flags": flags} if flags else None)
+
+
+async def record_limited(
+    app: AppState, principal: Principal, action: str, target: str, code: str = "rate_limited",
+) -> bool:
+    """A 429 (rate or a cap on open waiters/streams), coalesced so a flood cannot flood the
+    table (services.access.limits.RefusalWindows). True when a row was written."""
+    limits = limits_of(app)
+    coalesced = limits.refusals.note(principal.token_id, action, limits.clock())
+    if coalesced is None:
+        return False
+    async with app.sessions.begin() as db:
+        await audit_log.append(db, principal=principal, action=action[:64], target=target,
+                               result=f"error:{code}",
+                               detail={"coalesced": coalesced} if coalesced else None)
+    return True

@@ -43,7 +43,7 @@ KINDS: dict[str, Authority] = {
     "node.replace": DESTROY,
     "node.delete": DESTROY,
     "cluster.reconcile": OPERATOR,  # repairs only: it never deletes
-    "feature.set": OPERATOR,
+    "feature.set": DESTROY,  # only when no start row says it terminated no nodes
     "job.submit": OPERATOR,
     "job.cancel": OPERATOR,
     "job.delete": DESTROY,

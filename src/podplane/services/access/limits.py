@@ -35,6 +35,7 @@ class TokenLimits:
     clock: Callable[[], float] = time.monotonic
     buckets: dict[str, tuple[float, float]] = field(default_factory=dict)
     held: Counter[tuple[str, str]] = field(default_factory=Counter)
+    refusals: RefusalWindows = field(default_factory=lambda: RefusalWindows())
 
     def admit(self, token_id: str) -> None:
         now = self.clock()
@@ -65,6 +66,31 @@ class TokenLimits:
                 del self.held[(kind, token_id)]
 
 
+@dataclass
+class RefusalWindows:
+    """Which 429s get an audit row: the first per token and action in each window of
+    `AUDIT_WINDOW_S` seconds; the rest are counted and named by the next row written for
+    that token and action (`detail.coalesced`). A flood costs at most one write per token,
+    action and second, and a table of at most `MAX_KEYS` counters (oldest windows go first)."""
+
+    seen: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
+
+    def note(self, token_id: str, action: str, now: float) -> int | None:
+        """None: coalesced into this window's row. Else: write a row naming this many
+        refusals coalesced since the previous one."""
+        key, window = (token_id, action), math.floor(now / AUDIT_WINDOW_S)
+        last, skipped = self.seen.pop(key, (None, 0))
+        if last == window:
+            self.seen[key] = (window, skipped + 1)
+            return None
+        if len(self.seen) >= MAX_KEYS:  # dicts keep insertion order: drop the stalest
+            del self.seen[next(iter(self.seen))]
+        self.seen[key] = (window, 0)
+        return skipped
+
+
+AUDIT_WINDOW_S = 1.0
+MAX_KEYS = 10_000
 WAITERS, STREAMS = "waiters", "streams"
 # A held waiter ends within the 50 s wait cap; most end much sooner.
 HOLD_RETRY_AFTER = 5

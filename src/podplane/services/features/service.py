@@ -14,6 +14,7 @@ from typing import Any
 from podplane.domain.effects import Effect
 from podplane.domain.errors import Conflict, InvalidInput
 from podplane.domain.features import catalog as cat
+from podplane.domain.features.model import FeaturePlan
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
 from podplane.services.features.live import Live
@@ -27,7 +28,7 @@ from podplane.services.features.state import (
 from podplane.services.features.workflows import FEATURE_SET
 from podplane.services.groups import cloud as gc
 from podplane.services.groups.outcome import Outcome, key_used, start
-from podplane.services.registry import service
+from podplane.services.registry import escalate_to_destroy, service
 
 Shape = dict[str, Any]
 TRAINING_ADDON = "amazon-sagemaker-hyperpod-training-operator"
@@ -122,20 +123,24 @@ async def get_feature(ctx: Ctx, cluster: str, name: str) -> FeatureView:
 async def plan_feature(ctx: Ctx, cluster: str, name: str, *, enabled: bool | None = None,
                        settings: dict[str, Any] | None = None) -> Outcome:
     """The plan of a change, computed exactly as set_feature would; changes nothing."""
-    return await _change(ctx, cluster, name, enabled, settings, True, None)
+    return await _change(ctx, cluster, name, enabled, settings, True, None, confirm=None)
 
 
 @service(Effect.MUTATE, "feature.set",
          target=lambda cluster, name, *_a, **_k: f"cluster/{cluster}/feature/{name}")
 async def set_feature(ctx: Ctx, cluster: str, name: str, *, enabled: bool | None = None,
-                      settings: dict[str, Any] | None = None, dry_run: bool = False,
-                      idempotency_key: str | None = None) -> Outcome:
-    return await _change(ctx, cluster, name, enabled, settings, dry_run, idempotency_key)
+                      settings: dict[str, Any] | None = None, confirm: bool = False,
+                      dry_run: bool = False, idempotency_key: str | None = None) -> Outcome:
+    """A change whose plan terminates nodes is a destroy (admin + confirm), like a
+    scale-down; every other change needs the operator role."""
+    return await _change(ctx, cluster, name, enabled, settings, dry_run, idempotency_key,
+                         confirm=confirm)
 
 
 async def _change(ctx: Ctx, cluster: str, name: str, enabled: bool | None,
                   settings: dict[str, Any] | None, dry_run: bool,
-                  idempotency_key: str | None) -> Outcome:
+                  idempotency_key: str | None, *, confirm: bool | None) -> Outcome:
+    """`confirm` None: only a plan is wanted (feature.plan), which never escalates."""
     spec = cat.feature(name)
     ref, live, facts = await _setup(ctx, cluster)
     wants = await desired_of(ctx.app, cluster)
@@ -153,6 +158,10 @@ async def _change(ctx: Ctx, cluster: str, name: str, enabled: bool | None,
     if want.enabled:
         await _check_prerequisites(live, name, want)
     found = await plan_for(live, name, want, facts)
+    doomed = terminates_nodes(found)
+    if doomed and confirm is not None:
+        escalate_to_destroy(ctx, "feature.set", f"This change to {name!r} terminates nodes "
+                            f"({', '.join(doomed)})", confirm=confirm, dry_run=dry_run)
     body = {**found.describe(), "feature": name, "enabled": want.enabled,
             "settings": want.settings}
     if dry_run:
@@ -163,6 +172,22 @@ async def _change(ctx: Ctx, cluster: str, name: str, enabled: bool | None,
         return Outcome(False, body)
     await record(ctx.app, cluster, name, want, ctx.principal.name)
     return await start(ctx, FEATURE_SET, target(cluster), params, idempotency_key, body)
+
+
+def terminates_nodes(found: FeaturePlan) -> list[str]:
+    """The plan's steps that end nodes: HyperPod's AutoScaling switched off, or a Karpenter
+    NodePool deleted. Karpenter drains and terminates the nodes a deleted NodePool provisioned
+    (karpenter.sh docs, Concepts > NodePools: nodes are owned by their NodePool and go with it;
+    SageMaker docs, "Autoscaling on HyperPod EKS": disabling it removes the nodes it added)."""
+    out = []
+    for step, res in found.steps:
+        if res.kind == "kube" and step.verb == "delete" and \
+                res.desired.get("kind") == "NodePool":
+            out.append(res.key)
+        elif res.kind == "hyperpod-setting" and \
+                (res.desired.get("AutoScaling") or {}).get("Mode") == "Disable":
+            out.append(res.key)
+    return out
 
 
 async def _check_prerequisites(live: Live, name: str, want: Desired) -> None:

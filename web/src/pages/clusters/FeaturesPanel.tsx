@@ -151,10 +151,13 @@ function ChangeModal({ cluster, feature, enabled, onClose }: { cluster: string; 
       const answer = await unwrap(api.POST("/api/v1/clusters/{cluster}/features/{feature}/plan", { params: { path }, body: { ...body, enabled } }));
       setPlan(answer.plan);
     });
+  // Turning off (or a plan that deletes) may terminate nodes, which the server treats as a
+  // destroy: Apply, after the reviewed plan, is the user's confirmation.
+  const confirm = !enabled || Boolean(plan?.actions.some((a) => a.verb === "delete"));
   const apply = () =>
     run(async () => {
       const id = await startChange(
-        api.PATCH("/api/v1/clusters/{cluster}/features/{feature}", { params: { path, header: { "Idempotency-Key": key } }, body: { ...body, enabled } }),
+        api.PATCH("/api/v1/clusters/{cluster}/features/{feature}", { params: { path, header: { "Idempotency-Key": key } }, body: { ...body, enabled, ...(confirm ? { confirm } : {}) } }),
       );
       if (id) setOpId(id);
       else setNothing(true);
