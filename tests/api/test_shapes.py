@@ -81,3 +81,10 @@ def test_a_derived_model_refuses_a_refinement_of_a_field_its_source_lacks() -> N
 
     with pytest.raises(TypeError, match="no field"):
         fields_of(views.RequestedBy, who=str)
+
+
+def test_every_openapi_type_has_its_own_name(app) -> None:  # type: ignore[no-untyped-def]
+    """Two models of one name make FastAPI fall back to module-path names
+    (`podplane__api__routers__x__Name`), which the console's generated types then lose."""
+    names = list(app.openapi()["components"]["schemas"])
+    assert [n for n in names if "__" in n] == []

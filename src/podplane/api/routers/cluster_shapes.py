@@ -95,7 +95,7 @@ class DependencyOut(Shape):
     healthy: bool | None = Field(description="None when the Kubernetes API was unreachable.")
 
 
-class ErrorOut(Shape):
+class UnitErrorOut(Shape):
     code: str
     message: str
     hint: str | None = None
@@ -105,7 +105,7 @@ class DependenciesUnknownOut(Shape):
     """The Kubernetes API could not be read: why."""
 
     model_config = ConfigDict(extra="forbid")
-    error: ErrorOut
+    error: UnitErrorOut
 
 
 class NetworkFactsOut(Shape):
@@ -157,7 +157,7 @@ class OperationStepSummaryOut(Shape):
     name: str
     status: str
     phase: str | None
-    error: ErrorOut | None
+    error: UnitErrorOut | None
 
 
 class OperationSummaryOut(Shape):

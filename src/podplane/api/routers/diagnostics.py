@@ -29,7 +29,7 @@ class EvidenceOut(BaseModel):
     detail: str
 
 
-class FindingOut(BaseModel):
+class VerdictFindingOut(BaseModel):
     check: str
     status: Status
     detail: str
@@ -48,7 +48,7 @@ class VerdictOut(BaseModel):
     target: str
     status: Status = Field(description="The worst finding's status (ok: no finding).")
     conclusion: str = Field(description="'healthy', or the cause.")
-    findings: list[FindingOut]
+    findings: list[VerdictFindingOut]
     next: SuggestedCallOut | None = Field(description="Suggested, never executed.")
     ladder: list[SuggestedCallOut] = Field(description="Nodes: investigate -> reboot -> "
                                            "replace, each with its cost.")

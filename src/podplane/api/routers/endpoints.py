@@ -35,7 +35,7 @@ class InvokeIn(InvokeRequest):
     """A small test request (completions, or chat with chat=true)."""
 
 
-class ScaleIn(BaseModel):
+class EndpointScaleIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     replicas: int = Field(ge=0, le=MAX_REPLICAS, description="Pods wanted (0 stops serving).")
     dry_run: bool = False
@@ -121,7 +121,7 @@ async def get_endpoint(cluster: ClusterName, name: EndpointName,
 
 
 @router.patch(BASE + "/{name}", response_model=None, status_code=202, responses=RESPONSES)
-async def scale_endpoint(cluster: ClusterName, name: EndpointName, body: ScaleIn,
+async def scale_endpoint(cluster: ClusterName, name: EndpointName, body: EndpointScaleIn,
                          ctx: Annotated[Ctx, Depends(ctx_for(svc.scale_endpoint))],
                          dry_run: DryRun = False, idempotency_key: IdempotencyKey = None
                          ) -> JSONResponse:

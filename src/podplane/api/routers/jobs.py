@@ -220,7 +220,7 @@ RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-class ActionIn(BaseModel):
+class JobActionIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     confirm: bool = False
     dry_run: bool = False
@@ -295,7 +295,7 @@ async def job_events(cluster: ClusterName, job: JobName,
 async def cancel_job(cluster: ClusterName, job: JobName,
                      ctx: Annotated[Ctx, Depends(ctx_for(svc.cancel_job))],
                      dry_run: DryRun = False, idempotency_key: IdempotencyKey = None,
-                     body: Annotated[ActionIn | None, Body()] = None) -> JSONResponse:
+                     body: Annotated[JobActionIn | None, Body()] = None) -> JSONResponse:
     """Stop a job (runPolicy.suspend): its pods are deleted, the job stays to be read."""
     return answer(await svc.cancel_job(ctx, cluster, job,
                                        dry_run=dry_run or bool(body and body.dry_run),
