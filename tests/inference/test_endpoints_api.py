@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from podplane.api.routers.endpoints import EndpointMutationOut, EndpointNoChangeOut, ScalePlanOut
 from tests.groups.conftest import finish
 from tests.inference.conftest import (
     ENDPOINTS,
@@ -54,6 +55,7 @@ async def test_refusals_name_the_field_and_change_nothing(cluster: tuple[Stack, 
         r = await api.post(ENDPOINTS, params={"dry_run": "true"}, json=base)
         assert r.status_code == 200 and r.json()["dry_run"] is True, r.text
         assert [m["kind"] for m in r.json()["plan"]["manifests"]] == ["Deployment", "Service"]
+        EndpointNoChangeOut.model_validate(r.json())  # the documented shape is the one sent
     settle(stack)
     assert owned_objects(stack) == []
     assert kubectl_json(stack, "get", "deployments", "-n", "default")["items"] == []
@@ -97,6 +99,8 @@ async def test_deploy_invoke_scale_delete(cluster: tuple[Stack, str]) -> None:
 
         r = await api.patch(f"{ENDPOINTS}/qwen", json={"replicas": 2})
         assert r.status_code == 202, r.text
+        plan = EndpointMutationOut.model_validate(r.json()).plan
+        assert isinstance(plan, ScalePlanOut) and (plan.from_, plan.to) == (1, 2)
         assert (await finish(api, r.json()))["status"] == "succeeded"
         pods = endpoint_pods(stack, "qwen")
         assert len(pods) == 2 and all(ready(p) for p in pods), pods

@@ -14,6 +14,7 @@ from starlette.websockets import WebSocketDisconnect
 from podplane.domain.effects import Role
 from podplane.services.access.limits import limits_of
 from podplane.store import audit_log
+from podplane.store import tokens as token_rows
 from tests.api.test_limits import (  # noqa: F401  (module fixtures)
     Clock,
     app,
@@ -75,3 +76,45 @@ def test_the_stream_cap_refusal_of_a_websocket_is_audited(sync_client: TestClien
             assert second.value.code == 4429
     rows = c.portal.call(_limited_rows, c.app, "streamer")
     assert rows == [("WS /api/v1/operations/{op_id}/events", "api", None)]
+
+
+def test_a_refused_websocket_handshake_is_audited_once(sync_client: TestClient) -> None:  # noqa: F811
+    """A 401 handshake (unknown token) writes one row, as the same refusal over REST does."""
+    c = sync_client
+    unknown = {"Authorization": "Bearer pp_not_a_token"}
+    with pytest.raises(WebSocketDisconnect) as refused:
+        with c.websocket_connect("/api/v1/operations/op-x/events", headers=unknown) as ws:
+            ws.receive_json()
+    assert refused.value.code == 4401
+    rows = c.portal.call(_refusals, c.app)  # type: ignore[union-attr]
+    assert rows == [("WS /api/v1/operations/{op_id}/events", "api", "error:unauthenticated")]
+
+
+def test_a_log_stream_over_the_rate_is_closed_4429_and_audited(sync_client: TestClient) -> None:  # noqa: F811
+    c = sync_client
+    assert c.portal is not None
+    agent = c.portal.call(mint, c.app, "reader", Role.VIEWER)
+    limits = limits_of(c.app.state.podplane)
+    limits.clock = Clock()
+    limits.buckets[c.portal.call(_token_id, c.app, "reader")] = (0.0, limits.clock())
+    url = "/api/v1/clusters/gpu/jobs/j1/logs/stream"
+    with pytest.raises(WebSocketDisconnect) as refused:
+        with c.websocket_connect(url, headers={"Authorization": f"Bearer {agent}"}) as ws:
+            ws.receive_json()
+    assert refused.value.code == 4429
+    assert c.portal.call(_limited_rows, c.app, "reader") == [
+        ("WS /api/v1/clusters/{cluster}/jobs/{job}/logs/stream", "api", None)]
+
+
+async def _refusals(application: Any) -> list[tuple[str, str, str]]:
+    async with application.state.podplane.sessions() as db:
+        rows = await audit_log.page(db, limit=1000, before_id=None, principal=None,
+                                    action=None)
+    return [(r.action, r.face, r.result) for r in reversed(rows) if r.action.startswith("WS ")]
+
+
+async def _token_id(application: Any, name: str) -> str:
+    async with application.state.podplane.sessions() as db:
+        row = await token_rows.by_name(db, name)
+    assert row is not None
+    return str(row.id)

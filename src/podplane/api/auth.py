@@ -14,9 +14,9 @@ from typing import Annotated, Any
 from fastapi import Depends, Request, WebSocket
 
 from podplane.domain.errors import Forbidden, PodplaneError, Unauthenticated
-from podplane.domain.principal import Principal
+from podplane.domain.principal import ANONYMOUS, Principal
 from podplane.services.access import auth as auth_service
-from podplane.services.access.audit import record_limited
+from podplane.services.access.audit import record_limited, record_refusal
 from podplane.services.access.limits import limits_of
 from podplane.services.context import AppState, Ctx
 from podplane.services.registry import AUDITED, admit, effect_of
@@ -109,6 +109,22 @@ def ctx_for(service_fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitabl
 
 
 async def websocket_principal(ws: WebSocket) -> Principal:
+    """Who opened the WebSocket; a refusal (401, 403 origin, 429) is audited like REST's."""
+    try:
+        principal = await _websocket_caller(ws)
+    except PodplaneError as err:
+        await audit_ws_refused(ws, err)
+        raise
+    setattr(ws.state, PRINCIPAL_STATE, principal)
+    try:
+        limits_of(ws.app.state.podplane).admit(principal.token_id)
+    except PodplaneError as err:
+        await audit_ws_limited(ws, err)
+        raise
+    return principal
+
+
+async def _websocket_caller(ws: WebSocket) -> Principal:
     app: AppState = ws.app.state.podplane
     bearer = _bearer(ws.headers.get("authorization"))
     if bearer is not None:
@@ -120,13 +136,21 @@ async def websocket_principal(ws: WebSocket) -> Principal:
             raise Unauthenticated("WebSocket needs a bearer token or a console session.")
         check_origin(app, ws.headers, ws.url, required=True)
         principal = await auth_service.principal_for_session(app, sid)
-    setattr(ws.state, PRINCIPAL_STATE, principal)
-    try:
-        limits_of(app).admit(principal.token_id)
-    except PodplaneError as err:
-        await audit_ws_limited(ws, err)
-        raise
     return principal
+
+
+async def audit_ws_refused(ws: WebSocket, err: PodplaneError) -> None:
+    """A handshake refused for who the caller is or where it came from: one audit row, as a
+    REST 401/403 gets (api/problems.audit_refusal)."""
+    if err.status not in (401, 403) or getattr(err, AUDITED, False):
+        return
+    known = getattr(ws.state, PRINCIPAL_STATE, None)  # set when a role check refused
+    caller = known if isinstance(known, Principal) else ANONYMOUS.with_face(
+        "api" if "authorization" in ws.headers else "ui")
+    route = ws.scope.get("route")
+    await record_refusal(ws.app.state.podplane, caller,
+                         f"WS {getattr(route, 'path', ws.url.path)}", ws.url.path, err.code)
+    setattr(err, AUDITED, True)
 
 
 async def audit_ws_limited(ws: WebSocket, err: PodplaneError) -> None:

@@ -78,15 +78,49 @@ class InvokeOut(BaseModel):
     response: dict[str, Any] = Field(description="The engine's OpenAI-compatible answer.")
 
 
+class CreatePlanOut(BaseModel):
+    """What a create would deploy (services/inference/service.create_endpoint)."""
+
+    endpoint: str
+    engine: str
+    image: str
+    instance_group: str
+    instance_type: str | None
+    gpus_per_node: int | None
+    replicas: int
+    gpus_requested: int
+    gpus_free: int
+    exposure: str
+    manifests: list[dict[str, Any]] = Field(description="The Deployment and Service as applied.")
+
+
+class ScalePlanOut(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    endpoint: str
+    from_: int = Field(alias="from", description="Replicas now.")
+    to: int
+    gpus_free: int | None = None
+
+
+class DeletePlanOut(BaseModel):
+    endpoint: str
+    action: str
+    warning: str
+
+
+EndpointPlan = CreatePlanOut | ScalePlanOut | DeletePlanOut
+
+
 class EndpointMutationOut(OperationOut):
     changed: bool = True
-    plan: dict[str, Any]
+    plan: EndpointPlan | dict[str, str]  # {} when an idempotency key replays the start
 
 
 class EndpointNoChangeOut(BaseModel):
     changed: bool
     dry_run: bool
-    plan: dict[str, Any]
+    plan: EndpointPlan
 
 
 RESPONSES: dict[int | str, dict[str, Any]] = {

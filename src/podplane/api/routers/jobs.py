@@ -15,10 +15,10 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.websockets import WebSocketDisconnect
 
-from podplane.api.auth import ctx_for, websocket_principal
+from podplane.api.auth import audit_ws_refused, ctx_for, websocket_principal
 from podplane.api.routers.instance_groups import ClusterName, Confirm, DryRun, IdempotencyKey
 from podplane.api.routers.operations import OperationOut, out
-from podplane.domain.errors import Forbidden, InvalidInput, NotFound, Unauthenticated
+from podplane.domain.errors import InvalidInput, PodplaneError
 from podplane.domain.jobs.requests import JOB_NAME_MAX, JobRequest, ParamValue
 from podplane.domain.names import DNS_LABEL_PATTERN
 from podplane.services.context import Ctx
@@ -325,15 +325,16 @@ async def job_log_stream(ws: WebSocket, cluster: str, job: str) -> None:
         ctx = admit(ctx, effect_of(svc.open_log_stream))  # the action's one role check
         pod, options = _stream_query(cluster, job, dict(ws.query_params))
         stream = await svc.open_log_stream(ctx, cluster, job, pod, options)
-    except Unauthenticated:
-        return await ws.close(code=4401)
-    except Forbidden:
-        return await ws.close(code=4403)
-    except NotFound:
-        return await ws.close(code=4404)
-    except InvalidInput as err:
-        return await ws.close(code=4422, reason=err.message[:120])
+    except PodplaneError as err:
+        await audit_ws_refused(ws, err)  # a role check (the handshake's own is marked)
+        code = _WS_CLOSE.get(err.status, 4400)
+        reason = err.message[:120] if isinstance(err, InvalidInput) else ""
+        return await ws.close(code=code, reason=reason)
     await pump(ws, stream)
+
+
+# 4000 + the HTTP status the same refusal has over REST (a 429: rate or the stream cap).
+_WS_CLOSE = {401: 4401, 403: 4403, 404: 4404, 422: 4422, 429: 4429}
 
 
 NAME = re.compile(DNS_LABEL_PATTERN)

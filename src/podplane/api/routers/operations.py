@@ -11,7 +11,12 @@ from fastapi import APIRouter, Depends, Header, Path, Query, WebSocket
 from pydantic import BaseModel, Field, model_validator
 from starlette.websockets import WebSocketDisconnect
 
-from podplane.api.auth import audit_ws_limited, ctx_for, websocket_principal
+from podplane.api.auth import (
+    audit_ws_limited,
+    audit_ws_refused,
+    ctx_for,
+    websocket_principal,
+)
 from podplane.api.derived import fields_of
 from podplane.domain.errors import NotFound, PodplaneError
 from podplane.domain.names import PLAIN_TEXT_PATTERN, REF_PATTERN
@@ -161,6 +166,7 @@ async def operation_events(ws: WebSocket, op_id: str) -> None:
             await _stream(ws, changes, ctx)
     except PodplaneError as err:
         await audit_ws_limited(ws, err)  # over the stream cap (once: the rate's is marked)
+        await audit_ws_refused(ws, err)  # a role check (the handshake's own is marked)
         with contextlib.suppress(RuntimeError):  # already closed
             await ws.close(code=_WS_CLOSE.get(err.status, 4400), reason=err.code)
 
