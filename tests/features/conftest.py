@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+import httpx
 import pytest
 from botocore.exceptions import ClientError
 
@@ -35,3 +36,12 @@ def addon_of(cluster: Cluster, name: str) -> dict[str, Any] | None:
     except ClientError as err:
         assert err.response["Error"]["Code"] == "ResourceNotFoundException"
         return None
+
+
+async def same_again_changes_nothing(client: httpx.AsyncClient, cluster: Cluster, url: str,
+                                     body: dict[str, Any]) -> None:
+    """The request that made the feature, sent again: changed=false and no cloud mutation."""
+    count = len(cluster.stack.ledger())
+    same = await client.patch(url, json=body)
+    assert same.status_code == 200 and same.json()["changed"] is False
+    assert len(cluster.stack.ledger()) == count

@@ -14,7 +14,7 @@ from podplane.domain.features.catalog import (
     OBSERVABILITY_ADDON,
 )
 from podplane_sandbox.aws.iam_rules import LAG_SECONDS
-from tests.features.conftest import BASE, addon_of
+from tests.features.conftest import BASE, addon_of, same_again_changes_nothing
 from tests.groups.conftest import CLUSTER, Cluster, finish
 from tests.sandbox_aws.iam_setup import make_role
 
@@ -58,10 +58,7 @@ async def test_enable_noop_disable(cluster: Cluster) -> None:
         view = (await client.get(URL)).json()
         assert (view["observed_enabled"], view["drifted"]) == (True, False)
 
-        count = len(stack.ledger())
-        same = await client.patch(URL, json={"enabled": True})
-        assert same.status_code == 200 and same.json()["changed"] is False
-        assert len(stack.ledger()) == count
+        await same_again_changes_nothing(client, cluster, URL, {"enabled": True})
 
         off = await client.patch(URL, json={"enabled": False})
         assert off.status_code == 202, off.text

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from podplane.domain.features.catalog import TASK_GOVERNANCE_ADDON
-from tests.features.conftest import BASE, addon_of, mutations
+from tests.features.conftest import BASE, addon_of, mutations, same_again_changes_nothing
 from tests.groups.conftest import CLUSTER, Cluster, finish
 
 URL = f"{BASE}/task-governance"
@@ -28,10 +28,7 @@ async def test_enable_noop_disable(cluster: Cluster) -> None:
         assert (view["desired_enabled"], view["observed_enabled"], view["drifted"]) == (
             True, True, False)
 
-        count = len(stack.ledger())
-        same = await client.patch(URL, json={"enabled": True})
-        assert same.status_code == 200 and same.json()["changed"] is False
-        assert len(stack.ledger()) == count
+        await same_again_changes_nothing(client, cluster, URL, {"enabled": True})
 
         off = await client.patch(URL, json={"enabled": False})
         assert off.status_code == 202, off.text

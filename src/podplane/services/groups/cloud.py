@@ -77,6 +77,16 @@ def require_group(described: Shape, ref: ClusterRef, name: str) -> Shape:
     return group
 
 
+def chosen_group(described: Shape, cluster: str, name: str) -> Shape:
+    """The group a request body names to run on: a wrong name is that field's error (422)."""
+    group = find_group(described, name)
+    if group is None:
+        raise InvalidInput(f"Cluster {cluster!r} has no instance group {name!r}.",
+                           field="instance_group",
+                           hint="List groups with instance_group_list.")
+    return group
+
+
 def template_group(described: Shape) -> Shape:
     """The cluster's first group: new groups copy its lifecycle config and execution role."""
     groups = groups_of(described)

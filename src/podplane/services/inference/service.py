@@ -76,11 +76,7 @@ async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
         return await start(ctx, CREATE, target(cluster, request.name), op_params,
                            idempotency_key, {})
     described = await gc.describe(cloud_of(ctx.app).aws.hyperpod, ref)
-    group = gc.find_group(described, request.instance_group)
-    if group is None:
-        raise InvalidInput(f"Cluster {cluster!r} has no instance group "
-                           f"{request.instance_group!r}.", field="instance_group",
-                           hint="List groups with instance_group_list.")
+    group = gc.chosen_group(described, cluster, request.instance_group)
     instance_type = lookup(str(group.get("InstanceType", "")))
     ir.check_fits(body, instance_type)
     manifests = ir.render(body)  # refuses what the engine cannot do (422 naming the field)

@@ -125,11 +125,7 @@ async def _plan(ctx: Ctx, cluster: str, ref: gc.ClusterRef, kube: Any, chosen: R
                 params: Shape, request: JobRequest, gpus: jc.GroupGpus) -> Shape:
     """The checks a submission passes (group, Spot and elastic, name, GPUs) and its plan."""
     described = await gc.describe(cloud_of(ctx.app).aws.hyperpod, ref)
-    group = gc.find_group(described, request.instance_group)
-    if group is None:
-        raise InvalidInput(f"Cluster {cluster!r} has no instance group "
-                           f"{request.instance_group!r}.", field="instance_group",
-                           hint="List groups with instance_group_list.")
+    group = gc.chosen_group(described, cluster, request.instance_group)
     capacity = shape_of(group).capacity_type
     if request.elastic and capacity is CapacityType.SPOT:
         raise InvalidInput("Elastic training is refused on a Spot instance group: Spot "
