@@ -73,6 +73,29 @@ def test_operation_models_are_the_engine_views_fields() -> None:
     assert shown["steps"][0]["error"]["message"].startswith("The step failed on an unexpected")
 
 
+def test_node_models_are_the_node_views_keys() -> None:
+    """NodeOut and its parts derive from the TypedDicts services/nodes/views.py builds (the
+    1,000-node table is serialised from those dicts, so a key added there and not here, or
+    the reverse, would be a field the console never sees or one it reads as missing)."""
+    from typing import get_type_hints
+
+    from podplane.api.routers import nodes as api
+    from podplane.services.nodes import views
+
+    pairs = [(api.NodeOut, views.NodeView), (api.NodeDetailOut, views.NodeDetailView),
+             (api.HealthOut, views.HealthView), (api.GpuOut, views.GpuView),
+             (api.EscalationStep, views.EscalationStepView)]
+    for model, view in pairs:
+        assert list(model.model_fields) == list(get_type_hints(view)), model.__name__
+    summary = {"InstanceId": "i-0123456789abcdef0", "InstanceStatus": {"Status": "Failure"},
+               "InstanceGroupName": "workers", "InstanceType": "ml.g5.8xlarge"}
+    built = views.node_view(summary, None, [], None)
+    assert api.NodeOut.model_validate(built).model_dump() == built
+    assert set(built["health"]) == set(get_type_hints(views.HealthView))
+    assert built["health"]["escalation"][1] == {**built["health"]["escalation"][1],
+                                                "action": "reboot", "suggested": True}
+
+
 def test_a_derived_model_refuses_a_refinement_of_a_field_its_source_lacks() -> None:
     import pytest
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Body, Depends, Header, Path, Query
@@ -10,6 +9,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict
 
 from podplane.api.auth import ctx_for
+from podplane.api.derived import fields_of
 from podplane.api.routers.instance_groups import (
     RESPONSES,
     ClusterName,
@@ -21,6 +21,7 @@ from podplane.api.routers.instance_groups import (
 from podplane.domain.names import DNS_LABEL_MAX, DNS_LABEL_PATTERN, NODE_PATTERN
 from podplane.services.context import Ctx
 from podplane.services.nodes import service as svc
+from podplane.services.nodes import views
 from podplane.services.observe import fleet
 
 router = APIRouter(tags=["nodes"])
@@ -40,49 +41,26 @@ class ActionIn(BaseModel):
 Action = Annotated[ActionIn | None, Body()]
 
 
-class EscalationStep(BaseModel):
-    action: str
-    tool: str
-    why: str
-    suggested: bool
+class EscalationStep(fields_of(views.EscalationStepView)):  # type: ignore[misc]
+    pass
 
 
-class HealthOut(BaseModel):
-    instance_status: str
-    instance_message: str | None
-    kubernetes_ready: bool
-    node_health_status: str | None
-    deep_health_check_status: str | None
-    fault_type: str | None
-    fault_reason: str | None
-    state: str
-    suggested_action: str | None
-    escalation: list[EscalationStep]
-    note: str | None
+class HealthOut(fields_of(views.HealthView,  # type: ignore[misc]
+                          escalation=list[EscalationStep])):
+    pass
 
 
-class GpuOut(BaseModel):
-    capacity: int
-    allocatable: int
-    allocated: int
+class GpuOut(fields_of(views.GpuView)):  # type: ignore[misc]
+    pass
 
 
-class NodeOut(BaseModel):
-    id: str
-    logical_id: str | None
-    instance_group: str | None
-    instance_type: str | None
-    launch_time: datetime | None
-    kubernetes_node: str | None
-    health: HealthOut
-    gpus: GpuOut
+class NodeOut(fields_of(views.NodeView, health=HealthOut, gpus=GpuOut)):  # type: ignore[misc]
+    pass
 
 
-class NodeDetailOut(NodeOut):
-    availability_zone: str | None
-    private_ip: str | None
-    capacity_type: str | None
-    private_dns: str | None
+class NodeDetailOut(fields_of(views.NodeDetailView,  # type: ignore[misc]
+                              health=HealthOut, gpus=GpuOut)):
+    pass
 
 
 GZIP_FROM = 1024  # as the app's GZip middleware (api/app.py)
@@ -124,7 +102,8 @@ async def list_nodes(
 @router.get(BASE + "/{node}", response_model=NodeDetailOut)
 async def get_node(cluster: ClusterName, node: NodeName,
                    ctx: Annotated[Ctx, Depends(ctx_for(svc.get_node))]) -> NodeDetailOut:
-    return NodeDetailOut.model_validate(await svc.get_node(ctx, cluster, node))
+    shown: NodeDetailOut = NodeDetailOut.model_validate(await svc.get_node(ctx, cluster, node))
+    return shown
 
 
 @router.post(BASE + "/{node}/reboot", response_model=None, status_code=202,

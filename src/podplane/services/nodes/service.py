@@ -41,20 +41,21 @@ def target(cluster: str, node: str) -> str:
     return f"cluster/{cluster}/node/{node_id(node)}"
 
 
-async def _views(ctx: Ctx, cluster: str) -> tuple[gc.ClusterRef, list[Shape]]:
+async def _views(ctx: Ctx, cluster: str) -> tuple[gc.ClusterRef, list[views.NodeView]]:
     """Every node joined once per change of the cloud's answers (services/observe/fleet)."""
     ref = await gc.cluster_ref(ctx, cluster)
     return ref, (await fleet.node_table(ctx, ref)).nodes
 
 
 @service(Effect.READ, "node.list")
-async def list_nodes(ctx: Ctx, cluster: str, group: str | None = None) -> list[Shape]:
+async def list_nodes(ctx: Ctx, cluster: str,
+                     group: str | None = None) -> list[views.NodeView]:
     _, nodes = await _views(ctx, cluster)
     return [n for n in nodes if group is None or n["instance_group"] == group]
 
 
 @service(Effect.READ, "node.get")
-async def get_node(ctx: Ctx, cluster: str, node: str) -> Shape:
+async def get_node(ctx: Ctx, cluster: str, node: str) -> views.NodeDetailView:
     ref, nodes = await _views(ctx, cluster)
     found = _find(nodes, ref, node)
     detail = await cloud_of(ctx.app).aws.hyperpod.describe_cluster_node(ref.hyperpod, found["id"])
@@ -65,7 +66,7 @@ async def get_node(ctx: Ctx, cluster: str, node: str) -> Shape:
             "private_dns": detail.get("PrivateDnsHostname")}
 
 
-def _find(nodes: list[Shape], ref: gc.ClusterRef, node: str) -> Shape:
+def _find(nodes: list[views.NodeView], ref: gc.ClusterRef, node: str) -> views.NodeView:
     for n in nodes:
         if n["id"] == node_id(node):
             return n

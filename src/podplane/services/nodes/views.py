@@ -4,7 +4,8 @@ replace."""
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import datetime
+from typing import Any, TypedDict
 
 Shape = dict[str, Any]
 SM = "sagemaker.amazonaws.com/"
@@ -14,12 +15,67 @@ STORAGE_WARNING = ("Replacing a node terminates its instance: data on instance s
                    "(local NVMe, /opt/dlami/nvme) is lost. EBS and shared storage stay.")
 
 
+# The shapes, declared once: the REST models (api/routers/nodes.py) derive from them. They stay
+# dicts, not dataclasses, because the 1,000-node table is serialised straight from them.
+
+class EscalationStepView(TypedDict):
+    action: str
+    tool: str
+    why: str
+    suggested: bool
+
+
+class Assessment(TypedDict):
+    state: str  # healthy | in_progress | unhealthy | unknown
+    suggested_action: str | None
+    escalation: list[EscalationStepView]
+    note: str | None
+
+
+class Signals(TypedDict):
+    instance_status: str
+    instance_message: str | None
+    kubernetes_ready: bool
+    node_health_status: str | None
+    deep_health_check_status: str | None
+    fault_type: str | None
+    fault_reason: str | None
+
+
+class HealthView(Signals, Assessment):
+    pass
+
+
+class GpuView(TypedDict):
+    capacity: int
+    allocatable: int
+    allocated: int
+
+
+class NodeView(TypedDict):
+    id: str
+    logical_id: str | None
+    instance_group: str | None
+    instance_type: str | None
+    launch_time: datetime | None
+    kubernetes_node: str | None
+    health: HealthView
+    gpus: GpuView
+
+
+class NodeDetailView(NodeView):
+    availability_zone: str | None
+    private_ip: str | None
+    capacity_type: str | None
+    private_dns: str | None
+
+
 def label(labels: dict[str, str], *names: str) -> str | None:
     """The first label present; HyperPod spells fault labels singular and plural."""
     return next((labels[SM + n] for n in names if SM + n in labels), None)
 
 
-def gpu_allocation(kube: Shape | None, pods: list[Shape]) -> Shape:
+def gpu_allocation(kube: Shape | None, pods: list[Shape]) -> GpuView:
     status = (kube or {}).get("status") or {}
     used = 0
     for pod in pods:
@@ -39,10 +95,10 @@ def _ready(kube: Shape | None) -> bool:
 
 
 def health(summary: Shape, kube: Shape | None, node_recovery: str | None,
-           kube_reachable: bool = True) -> Shape:
+           kube_reachable: bool = True) -> HealthView:
     labels = ((kube or {}).get("metadata") or {}).get("labels") or {}
     status = str((summary.get("InstanceStatus") or {}).get("Status", ""))
-    out: Shape = {
+    signals: Signals = {
         "instance_status": status,
         "instance_message": (summary.get("InstanceStatus") or {}).get("Message") or None,
         "kubernetes_ready": _ready(kube),
@@ -52,14 +108,12 @@ def health(summary: Shape, kube: Shape | None, node_recovery: str | None,
         "fault_reason": label(labels, "fault-reason", "fault-reasons"),
     }
     if not kube_reachable and status == "Running":
-        out.update(state="unknown", suggested_action=None, escalation=[],
-                   note="Kubernetes could not be reached: only HyperPod's status is known.")
-        return out
-    out.update(assess(out, kube is not None, node_recovery))
-    return out
+        return {**signals, "state": "unknown", "suggested_action": None, "escalation": [],
+                "note": "Kubernetes could not be reached: only HyperPod's status is known."}
+    return {**signals, **assess(signals, kube is not None, node_recovery)}
 
 
-def assess(h: Shape, registered: bool, node_recovery: str | None) -> Shape:
+def assess(h: Signals, registered: bool, node_recovery: str | None) -> Assessment:
     """healthy | in_progress | unhealthy, and what to do next (investigate -> reboot ->
     replace)."""
     status, label_ = h["instance_status"], h["node_health_status"] or ""
@@ -85,15 +139,17 @@ def assess(h: Shape, registered: bool, node_recovery: str | None) -> Shape:
             "note": note}
 
 
-def escalation(action: str) -> list[Shape]:
-    steps: list[Shape] = [
+def escalation(action: str) -> list[EscalationStepView]:
+    steps: list[EscalationStepView] = [
         {"action": "investigate", "tool": "node_describe",
          "why": "Read the fault type and reason, the node's conditions and events "
-                "(kubectl describe node) and the job logs on it; no change is made."},
+                "(kubectl describe node) and the job logs on it; no change is made.",
+         "suggested": False},
         {"action": "reboot", "tool": "node_reboot",
-         "why": "Clears transient faults (hung GPU, driver/Xid errors); keeps instance storage."},
+         "why": "Clears transient faults (hung GPU, driver/Xid errors); keeps instance storage.",
+         "suggested": False},
         {"action": "replace", "tool": "node_replace", "why": "A new instance for hardware "
-         "faults that survive a reboot. " + STORAGE_WARNING},
+         "faults that survive a reboot. " + STORAGE_WARNING, "suggested": False},
     ]
     for step in steps:
         step["suggested"] = step["action"] == action
@@ -101,7 +157,7 @@ def escalation(action: str) -> list[Shape]:
 
 
 def node_view(summary: Shape, kube: Shape | None, pods: list[Shape],
-              node_recovery: str | None, *, kube_reachable: bool = True) -> Shape:
+              node_recovery: str | None, *, kube_reachable: bool = True) -> NodeView:
     return {
         "id": summary["InstanceId"],
         "logical_id": summary.get("NodeLogicalId"),
@@ -129,7 +185,7 @@ def pods_by_node(pods: list[Shape]) -> dict[str, list[Shape]]:
 
 
 def join(summaries: list[Shape], kube: dict[str, Shape] | None,
-         pods: dict[str, list[Shape]], node_recovery: str | None) -> list[Shape]:
+         pods: dict[str, list[Shape]], node_recovery: str | None) -> list[NodeView]:
     """HyperPod node <-> Kubernetes Node (by instance id) <-> its pods' GPU requests, once
     for the whole fleet; `kube` is None when Kubernetes could not be reached."""
     out = []
@@ -141,8 +197,9 @@ def join(summaries: list[Shape], kube: dict[str, Shape] | None,
     return out
 
 
-def select(nodes: list[Shape], *, group: str | None = None, health: str | None = None,
-           after: str | None = None, limit: int | None = None) -> tuple[list[Shape], str | None]:
+def select(nodes: list[NodeView], *, group: str | None = None, health: str | None = None,
+           after: str | None = None,
+           limit: int | None = None) -> tuple[list[NodeView], str | None]:
     """Filter by group and health state, then one page in id order starting after the
     node id `after`; the second value is the cursor of the next page (None on the last)."""
     chosen = [n for n in nodes

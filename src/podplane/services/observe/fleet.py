@@ -46,7 +46,7 @@ class Page:
 @dataclass
 class NodeTable:
     inputs: tuple[Any, ...]  # the cache's objects it was joined from (compared by identity)
-    nodes: list[Shape]
+    nodes: list[views.NodeView]
     pages: OrderedDict[tuple[Any, ...], Page] = field(default_factory=OrderedDict)
 
     def page(self, group: str | None, health: str | None, after: str | None,
