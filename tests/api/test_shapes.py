@@ -96,6 +96,26 @@ def test_node_models_are_the_node_views_keys() -> None:
                                                 "action": "reboot", "suggested": True}
 
 
+def test_cluster_status_and_inspect_models_are_their_services_fields() -> None:
+    from typing import get_type_hints
+
+    from podplane.api.routers import cluster_shapes as api
+    from podplane.services.clusters import inspect
+    from podplane.services.clusters import status as st
+
+    pairs = [(api.ClusterStatusOut, st.ClusterStatus), (api.EksStatusOut, st.EksStatus),
+             (api.HyperPodStatusOut, st.HyperPodStatus), (api.DriftOut, st.Drift),
+             (api.DriftedUnitOut, st.DriftedUnit), (api.DependencyOut, st.DependencyStatus),
+             (api.OperationSummaryOut, st.OperationSummary),
+             (api.ZoneOut, inspect.Zone), (api.InstanceTypeOut, inspect.InstanceType),
+             (api.QuotaOut, inspect.Quota), (api.TrainingPlanOut, inspect.TrainingPlan)]
+    for model, source in pairs:
+        assert list(model.model_fields) == list(get_type_hints(source)), model.__name__
+    # a refinement keeps its description; a dataclass default stays the model's default
+    assert "Per GPU" in str(api.InstanceTypeOut.model_fields["gpu_memory_gib"].description)
+    assert api.ClusterStatusOut.model_fields["drift"].default is None
+
+
 def test_a_derived_model_refuses_a_refinement_of_a_field_its_source_lacks() -> None:
     import pytest
 

@@ -8,8 +8,11 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from podplane.api.derived import fields_of
 from podplane.domain.clusters import ClusterSpec
 from podplane.domain.preflight import Finding
+from podplane.services.clusters import inspect
+from podplane.services.clusters import status as st
 
 
 class Shape(BaseModel):
@@ -62,38 +65,19 @@ class NoSpec(Shape):
     model_config = ConfigDict(extra="forbid")
 
 
-class EksStatusOut(Shape):
-    name: str
-    status: str | None
-    version: str | None
-    arn: str | None
+class EksStatusOut(fields_of(st.EksStatus)):  # type: ignore[misc]
+    pass
 
+class HyperPodGroupStatusOut(fields_of(st.HyperPodGroupStatus)):  # type: ignore[misc]
+    pass
 
-class HyperPodGroupStatusOut(Shape):
-    name: str
-    instance_type: str
-    target: int | None
-    current: int | None
-    status: str | None
-    deep_health_checks: list[str]
+class HyperPodStatusOut(fields_of(st.HyperPodStatus,  # type: ignore[misc]
+                                  instance_groups=list[HyperPodGroupStatusOut])):
+    pass
 
-
-class HyperPodStatusOut(Shape):
-    name: str
-    status: str | None
-    arn: str | None
-    node_recovery: str | None
-    node_provisioning_mode: str | None
-    failure_message: str | None
-    instance_groups: list[HyperPodGroupStatusOut]
-
-
-class DependencyOut(Shape):
-    kind: str
-    installed: bool
-    version: str | None
-    healthy: bool | None = Field(description="None when the Kubernetes API was unreachable.")
-
+class DependencyOut(fields_of(st.DependencyStatus, healthy=(bool | None, Field(  # type: ignore[misc]
+        description="None when the Kubernetes API was unreachable.")))):
+    pass
 
 class UnitErrorOut(Shape):
     code: str
@@ -153,59 +137,48 @@ class DetectedOut(Shape):
     hyperpod: DetectedHyperPodOut | None
 
 
-class OperationStepSummaryOut(Shape):
-    name: str
-    status: str
-    phase: str | None
-    error: UnitErrorOut | None
+class OperationStepSummaryOut(fields_of(st.StepSummary,  # type: ignore[misc]
+                                        error=UnitErrorOut | None)):
+    pass
+
+class OperationSummaryOut(fields_of(st.OperationSummary,  # type: ignore[misc]
+                                    steps=list[OperationStepSummaryOut])):
+    pass
+
+Scalar = str | int | bool | None
 
 
-class OperationSummaryOut(Shape):
-    id: str
-    kind: str
-    status: str
-    steps: list[OperationStepSummaryOut]
+class FieldChangeOut(fields_of(st.FieldChange, desired=Scalar, observed=Scalar)):  # type: ignore[misc]
+    pass
 
+class DriftedUnitOut(fields_of(  # type: ignore[misc]
+        st.DriftedUnit,
+        kind=(str, Field(description="eks-addon | manifest | iam-role | "
+                         "pod-identity-association | storage")),
+        state=(str, Field(description="missing | changed | unhealthy")),
+        dependants=(list[str], Field(description="Every unit that needs this one, directly "
+                                     "or through others, in dependency order.")),
+        fields=(list[FieldChangeOut], ...))):
+    pass
 
-class FieldChangeOut(Shape):
-    field: str
-    desired: str | int | bool | None
-    observed: str | int | bool | None
+class DriftOut(fields_of(st.Drift, since=(str | None, Field(  # type: ignore[misc]
+        description="When an observation first found this drift (ISO).")),
+        units=list[DriftedUnitOut])):
+    pass
 
-
-class DriftedUnitOut(Shape):
-    unit: str
-    kind: str = Field(description="eks-addon | manifest | iam-role | pod-identity-association "
-                      "| storage")
-    state: str = Field(description="missing | changed | unhealthy")
-    summary: str
-    dependants: list[str] = Field(description="Every unit that needs this one, directly or "
-                                  "through others, in dependency order.")
-    fields: list[FieldChangeOut]
-
-
-class DriftOut(Shape):
-    since: str | None = Field(description="When an observation first found this drift (ISO).")
-    units: list[DriftedUnitOut]
-
-
-class ClusterStatusOut(Shape):
-    name: str
-    region: str
-    origin: str
-    state: str = Field(description="creating | active | degraded (an active cluster whose "
-                       "dependency units drifted: see `drift`) | deleting | failed")
-    spec: ClusterSpec | NoSpec | None
-    eks: EksStatusOut
-    hyperpod: HyperPodStatusOut | None
-    addons: dict[str, str] = Field(description="EKS add-on name -> its status.")
-    dependencies: dict[str, DependencyOut] | DependenciesUnknownOut | None
-    facts: ClusterFactsOut
-    detected: DetectedOut | None
-    operation: OperationSummaryOut | None
-    drift: DriftOut | None = Field(None, description="Drifted dependency units of a degraded "
-                                   "cluster; POST /clusters/{c}/reconcile puts them back.")
-
+class ClusterStatusOut(fields_of(  # type: ignore[misc]
+        st.ClusterStatus,
+        state=(str, Field(description="creating | active | degraded (an active cluster whose "
+                          "dependency units drifted: see `drift`) | deleting | failed")),
+        spec=ClusterSpec | NoSpec | None, eks=EksStatusOut, hyperpod=HyperPodStatusOut | None,
+        addons=(dict[str, str], Field(description="EKS add-on name -> its status.")),
+        dependencies=dict[str, DependencyOut] | DependenciesUnknownOut | None,
+        facts=ClusterFactsOut, detected=DetectedOut | None,
+        operation=OperationSummaryOut | None,
+        drift=(DriftOut | None, Field(None, description="Drifted dependency units of a "
+                                      "degraded cluster; POST /clusters/{c}/reconcile puts "
+                                      "them back.")))):
+    pass
 
 # --- reconcile -------------------------------------------------------------------------------
 
@@ -294,42 +267,18 @@ class UnchangedOut(Shape):
 
 # --- inspect ---------------------------------------------------------------------------------
 
-class ZoneOut(Shape):
-    name: str
-    id: str
-    state: str
-    region: str
+class ZoneOut(fields_of(inspect.Zone)):  # type: ignore[misc]
+    pass
 
+class InstanceTypeOut(fields_of(  # type: ignore[misc]
+        inspect.InstanceType,
+        gpu_memory_gib=(int, Field(description="Per GPU.")),
+        price_per_hour=(float, Field(description="Approximate on-demand USD, for "
+                                     "orientation.")))):
+    pass
 
-class InstanceTypeOut(Shape):
-    name: str
-    vcpu: int
-    memory_gib: int
-    gpu_model: str | None
-    gpu_count: int
-    gpu_memory_gib: int = Field(description="Per GPU.")
-    efa_interfaces: int
-    price_per_hour: float = Field(description="Approximate on-demand USD, for orientation.")
-    accelerated: bool
-    offered_in: list[str]
+class QuotaOut(fields_of(inspect.Quota)):  # type: ignore[misc]
+    pass
 
-
-class QuotaOut(Shape):
-    instance_type: str
-    quota_name: str
-    limit: int | None
-    in_use: int
-    source: str | None
-    available: int | None
-
-
-class TrainingPlanOut(Shape):
-    arn: str
-    name: str | None
-    status: str | None
-    instance_type: str | None
-    availability_zone: str | None
-    total_instances: int | None
-    available_instances: int | None
-    start_time: str | None
-    end_time: str | None
+class TrainingPlanOut(fields_of(inspect.TrainingPlan)):  # type: ignore[misc]
+    pass
