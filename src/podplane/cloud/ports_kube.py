@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from typing import Any, Literal, NamedTuple, Protocol
 
 Manifest = dict[str, Any]
+Manifests = list[Manifest]  # (a name that a method called `list` cannot shadow)
 PatchKind = Literal["merge", "strategic", "json", "apply"]
 Propagation = Literal["Background", "Foreground", "Orphan"]
 
@@ -37,6 +38,12 @@ class KubePort(Protocol):
         labels: dict[str, str] | None = None,
         fields: dict[str, str] | None = None,
     ) -> list[Manifest]: ...
+
+    async def list_at(
+        self, api_version: str, kind: str, *, labels: dict[str, str] | None = None
+    ) -> tuple[Manifests, str]:
+        """A whole-cluster list and the resourceVersion it was read at (to watch from)."""
+        ...
 
     def watch(
         self,

@@ -22,7 +22,7 @@ from lightkube.resources.apiextensions_v1 import CustomResourceDefinition
 from lightkube.types import CascadeType, PatchType
 
 from podplane.cloud.kube.config import EksAccess
-from podplane.cloud.ports_kube import Manifest, PatchKind, Propagation, WatchEvent
+from podplane.cloud.ports_kube import Manifest, Manifests, PatchKind, Propagation, WatchEvent
 from podplane.domain.errors import CloudError, Conflict, InvalidInput, NotFound, PodplaneError
 
 PATCH_TYPES = {
@@ -203,6 +203,19 @@ class LightkubeKube:
                     chunk_size=500,
                 )
             ]
+
+        return await self._call(pages)
+
+    async def list_at(
+        self, api_version: str, kind: str, *, labels: dict[str, str] | None = None
+    ) -> tuple[Manifests, str]:
+        res = await self._resource(api_version, kind)
+
+        async def pages() -> tuple[Manifests, str]:
+            listed = self._client.list(res, namespace="*" if _namespaced(res) else None,
+                                       labels=_selector(labels), chunk_size=500)
+            found = [_as_dict(o) async for o in listed]
+            return found, listed.resourceVersion
 
         return await self._call(pages)
 

@@ -10,7 +10,7 @@ from typing import Any
 from podplane.cloud.kube.client import LightkubeKube
 from podplane.cloud.kube.config import EksAccess
 from podplane.cloud.ports_aws import EksPort
-from podplane.cloud.ports_kube import KubePort, Manifest, WatchEvent
+from podplane.cloud.ports_kube import KubePort, Manifest, Manifests, WatchEvent
 from podplane.domain.errors import CloudError, NotFound
 
 
@@ -79,6 +79,10 @@ class ClusterKube:
 
     async def list(self, api_version: str, kind: str, **match: Any) -> list[Manifest]:
         return await (await self._client()).list(api_version, kind, **match)
+
+    async def list_at(self, api_version: str, kind: str, **match: Any
+                      ) -> tuple[Manifests, str]:
+        return await (await self._client()).list_at(api_version, kind, **match)
 
     async def watch(self, api_version: str, kind: str, **match: Any
                     ) -> AsyncIterator[WatchEvent]:

@@ -24,6 +24,7 @@ from typing import Any
 
 Key = tuple[Hashable, ...]
 FAST_ENV, SLOW_ENV = "PODPLANE_OBSERVE_SECONDS", "PODPLANE_OBSERVE_IDLE_SECONDS"
+WATCH_ENV = "PODPLANE_OBSERVE_WATCH"  # "0": list Nodes and Pods each interval, never watch
 
 
 @dataclass
@@ -45,7 +46,9 @@ class ObservationCache:
     stale_for: float = 10.0
     clock: Callable[[], float] = time.monotonic
     reads: int = 0  # cloud calls made (each shared by every concurrent reader)
+    watch_kube: bool = True  # Node and Pod lists kept by a watch (informer.py)
     entries: dict[Key, Entry] = field(default_factory=dict)
+    on_invalidate: list[Callable[[Key], None]] = field(default_factory=list)
     _moved: asyncio.Condition | None = None
 
     @classmethod
@@ -54,7 +57,13 @@ class ObservationCache:
         slow = max(fast, float(os.environ.get(SLOW_ENV, "10")))
         # a console polling every 2-10 s is answered at once; a step polling every 12 s or
         # more always waits for a fresh read (its own pace, not ours)
-        return cls(fast=fast, slow=slow, stale_for=slow)
+        return cls(fast=fast, slow=slow, stale_for=slow,
+                   watch_kube=os.environ.get(WATCH_ENV, "1") != "0")
+
+    @property
+    def watching(self) -> bool:
+        """Watches only where values are retained (not in the test suite's mode)."""
+        return self.fast > 0 and self.watch_kube
 
     def interval(self, entry: Entry, now: float) -> float:
         """Fast while the resource changes, slow once it has been still for a while."""
@@ -118,6 +127,8 @@ class ObservationCache:
                 entry.fetched_at, entry.changed_at = float("-inf"), self.clock()
                 entry.generation += 1
                 entry.inflight = None
+        for listener in self.on_invalidate:
+            listener(prefix)
 
     async def changed(self, keys: list[Key], since: tuple[int, ...], timeout: float) -> bool:
         """Wait until one of `keys` moved past `since` (True) or the timeout (False)."""

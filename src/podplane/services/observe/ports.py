@@ -10,6 +10,7 @@ from typing import Any
 
 from podplane.cloud.ports_kube import KubeConnectorPort, KubePort
 from podplane.services.observe.cache import ObservationCache
+from podplane.services.observe.informer import Informers
 
 # Reads served from the cache, per port; everything else is a call we pass through.
 HYPERPOD_READS = frozenset({"describe_cluster", "list_cluster_nodes"})
@@ -53,19 +54,39 @@ class Observed:
         return change
 
 
+class WatchedKube(Observed):
+    """A cluster's port whose whole-cluster Node and Pod lists come from a watch (informer)
+    when the cache watches; every other read as `Observed`."""
+
+    def __init__(self, port: KubePort, cache: ObservationCache, eks: str,
+                 informers: Informers) -> None:
+        super().__init__(port, cache, ("kube", eks), KUBE_READS)
+        self._eks, self._informers = eks, informers
+
+    async def list(self, api_version: str, kind: str, **match: Any) -> Any:
+        informer = self._informers.get(self._eks, self._port, api_version, kind, match) \
+            if self._cache.watching else None
+        if informer is not None and (found := await informer.read()) is not None:
+            return found
+        return await self.__getattr__("list")(api_version, kind, **match)
+
+
 class ObservedConnector:
     """The per-cluster Kubernetes clients, each observed under ("kube", eks-cluster)."""
 
     def __init__(self, inner: KubeConnectorPort, cache: ObservationCache) -> None:
         self._inner, self._cache = inner, cache
+        self.informers = Informers(cache.clock)
+        cache.on_invalidate.append(self.informers.invalidated)
 
     async def for_cluster(self, eks_cluster_name: str) -> KubePort:
         port = await self._inner.for_cluster(eks_cluster_name)
-        return Observed(port, self._cache, ("kube", eks_cluster_name), KUBE_READS)
+        return WatchedKube(port, self._cache, eks_cluster_name, self.informers)
 
     async def forget(self, eks_cluster_name: str) -> None:
         self._cache.invalidate("kube", eks_cluster_name)
         await self._inner.forget(eks_cluster_name)
 
     async def close(self) -> None:
+        self.informers.close()
         await self._inner.close()
