@@ -17,7 +17,6 @@ from collections.abc import Callable
 from typing import Any
 
 from podplane.cloud.ports_kube import KubePort, Manifest, WatchEvent
-from podplane.domain.errors import CloudError
 
 log = logging.getLogger("podplane.observe")
 RETRY_MAX = 30.0  # seconds between relists while the API server cannot be watched
@@ -90,10 +89,10 @@ class Informer:
                                                        labels=self.labels,
                                                        resource_version=version):
                         self._apply(event)
-                except CloudError as err:
+                except Exception as err:  # noqa: BLE001 - any end of the stream: list again
                     self.live = False
                     log.info("watch of %s ended (%s); listing again in %.0f s",
-                             self.kind, err.code, delay)
+                             self.kind, getattr(err, "code", type(err).__name__), delay)
                     _settle(synced, False)
                 await asyncio.sleep(delay)
                 delay = min(RETRY_MAX, delay * 2)
