@@ -2,7 +2,7 @@
 (issue 21). Prints ratios, never pass/fail.
 
     nice .venv/bin/python bench/fleet_status.py [--groups 10 --per-group 100]
-        [--soak 120] [--wrk-seconds 10] [--only status,watchers,rest,soak]
+        [--soak 120] [--wrk-seconds 10] [--only status,watchers,rest,soak,kubewatch]
 
 1. status and node list of a 1,000-node cluster: podplane (observation cache on, and off in
    the same run) vs the shell-out anchor (AWS CLI + kubectl processes, one after the other,
@@ -10,7 +10,9 @@
 2. 1, 10 and 100 watchers of one operation (each: long-poll the operation, read the cluster's
    status and node list with If-None-Match, as a console tab does) -> cloud reads per 2 s;
 3. REST reads (authenticated GET /api/v1/operations?limit=20) by wrk at 10 and 200 clients;
-4. idle and loaded RSS of `podplane serve`; a bounded soak with 50 watchers (default 120 s).
+4. idle and loaded RSS of `podplane serve`; a bounded soak with 50 watchers (default 120 s);
+5. Kubernetes lists per interval under 10 watchers, re-listed vs kept by a watch (two control
+   planes, PODPLANE_OBSERVE_WATCH=0 and 1).
 The sandbox runs on a thread of this process (its clock frozen); the control plane is a real
 `podplane serve` subprocess, so its RSS and CPU are its own.
 """
@@ -45,9 +47,11 @@ from podplane.services.nodes import views  # noqa: E402
 INTERVAL = 2.0  # the observation cache's fast interval (PODPLANE_OBSERVE_SECONDS default)
 
 
-def serve(home: Path, fleet: sandbox_fleet.Fleet, observe: float) -> tuple[ControlPlane, str]:
+def serve(home: Path, fleet: sandbox_fleet.Fleet, observe: float,
+          watch: bool = True) -> tuple[ControlPlane, str]:
     cp = ControlPlane(home, extra_env={
         "PODPLANE_AWS_ENDPOINT_URL": fleet.stack.aws_url, "PODPLANE_OBSERVE_SECONDS": str(observe),
+        "PODPLANE_OBSERVE_WATCH": "1" if watch else "0",
         "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", **NO_RATE_LIMIT})
     cp.home.mkdir(parents=True, exist_ok=True)
     asyncio.run(sandbox_fleet.register(f"sqlite:///{home / 'podplane.db'}", fleet))
@@ -168,10 +172,33 @@ def start_operation(url: str, token: str, cluster: str) -> str:
     """A node reboot: runs while the frozen sandbox clock keeps the node rebooting."""
     with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"},
                       timeout=60) as api:
-        node = get_ok(api, f"/api/v1/clusters/{cluster}/nodes", limit=1).json()[0]["id"]
+        node = get_ok(api, f"/api/v1/clusters/{cluster}/nodes", limit=1,  # not one rebooting
+                      health="healthy").json()[0]["id"]
         r = api.post(f"/api/v1/clusters/{cluster}/nodes/{node}/reboot")
         assert r.status_code == 202, r.text
         return str(r.json()["operation"]["id"] if "operation" in r.json() else r.json()["id"])
+
+
+def kube_watch(fleet: sandbox_fleet.Fleet, home: Path, seconds: float) -> None:
+    """10 watchers, Kubernetes lists per interval: re-listed each interval vs kept by a watch
+    (services/observe/informer.py), two control planes in the same run."""
+    figures = {}
+    for watch_on in (False, True):
+        cp, token = serve(home / f"cp-watch-{int(watch_on)}", fleet, INTERVAL, watch=watch_on)
+        try:
+            op_id = start_operation(cp.url, token, fleet.name)
+            lists = cloud_reads.COUNTS["kube:list_objects"]
+            per, rounds, _ = watch(cp.url, token, fleet.name, op_id, 10, seconds,
+                                   cp.proc.pid)  # type: ignore[union-attr]
+            figures[watch_on] = (cloud_reads.COUNTS["kube:list_objects"] - lists) \
+                / (seconds / INTERVAL)
+            print(f"10 watchers, Kubernetes {'watch' if watch_on else 're-list'}: "
+                  f"{figures[watch_on]:.2f} Kubernetes lists and {per:.1f} cloud reads per "
+                  f"{INTERVAL:.0f} s, {rounds} rounds", flush=True)
+        finally:
+            cp.stop()
+    print(f"  lists per interval, watch / re-list = "
+          f"{figures[True] / max(figures[False], 1e-9):.3f}", flush=True)
 
 
 # -- 3. REST throughput ---------------------------------------------------------------------
@@ -196,7 +223,7 @@ def main() -> None:
     parser.add_argument("--watch-seconds", type=float, default=20)
     parser.add_argument("--wrk-seconds", type=int, default=10)
     parser.add_argument("--soak", type=float, default=120)
-    parser.add_argument("--only", default="status,watchers,rest,soak")
+    parser.add_argument("--only", default="status,watchers,rest,soak,kubewatch")
     args = parser.parse_args()
     only = set(args.only.split(","))
     home = Path(tempfile.mkdtemp(prefix="bench-fleet-"))
@@ -210,6 +237,8 @@ def main() -> None:
                 status_vs_anchor(off.url, off_token, fleet, home, "cache off", args.runs, anchor)
             finally:
                 off.stop()
+        if "kubewatch" in only:
+            kube_watch(fleet, home, args.watch_seconds)
         cp, token = serve(home / "cp", fleet, INTERVAL)
         pid = cp.proc.pid  # type: ignore[union-attr]
         try:

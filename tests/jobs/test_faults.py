@@ -1,13 +1,18 @@
 """A node fault mid-job (an NVIDIA Xid error HyperPod marks for replacement): the training
 operator restarts the job within its budget on a healthy node, the job view shows the node and
 the cause and the budget decrements; a second fault past the budget fails the job with that
-reason. Asserted on what the Kubernetes API holds and on podplane's view of it."""
+reason; workers gone silent get the job restarted by the operator's hang rule. Asserted on what
+the Kubernetes API holds and on podplane's view of it."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from tests.jobs.conftest import CLUSTER, job, pods, settle, submit
+from tests.groups.conftest import finish
+from tests.jobs.conftest import CLUSTER, JOBS, job, pods, settle, submit
 from tests.stack import Stack
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -28,6 +33,41 @@ def hyperpod_job(stack: Stack, name: str) -> dict[str, object]:
         "sagemaker.amazonaws.com/hyperpodpytorchjobs", "default", name)
     assert found is not None
     return dict(found)
+
+
+async def test_a_hung_job_is_restarted_by_its_hanging_rule_and_the_view_says_why(
+        cluster: tuple[Stack, str], tmp_path: Path) -> None:
+    """podplane's manifest carries the operator's JobHangingDetection rule (a progress line at
+    least every 900 s); workers that go silent (a hung collective, applied with kubectl as any
+    tool could) get the job restarted by the operator, and the view names the rule."""
+    stack, group = cluster
+    async with stack.client("operator") as api:
+        r = await api.post(JOBS, params={"dry_run": "true"}, json={
+            "name": "silent", "recipe": "pytorch-ddp", "instance_group": group,
+            "replicas": 1, "max_restarts": 2})
+        assert r.status_code == 200, r.text
+        manifest = r.json()["plan"]["manifest"]
+        rules = manifest["spec"]["runPolicy"]["logMonitoringConfiguration"]
+        assert {rule["name"] for rule in rules} == {"JobStart", "JobHangingDetection"}
+        template = manifest["spec"]["replicaSpecs"][0]["template"]
+        template.setdefault("metadata", {}).setdefault("annotations", {}).update({
+            "sandbox.podplane.io/hang-after-seconds": "20",
+            "sandbox.podplane.io/duration-seconds": "7200"})
+        (tmp_path / "silent.json").write_text(json.dumps(manifest))
+        stack.kubectl("apply", "-f", str(tmp_path / "silent.json"))
+        settle(stack, 10)
+        first = running_pod(stack, "silent")
+        assert (await job(api, "silent"))["restarts"]["spent"] == 0
+        settle(stack, 960)  # silent since 20 s: past 900 s the rule finds the job HANGING
+        view = await job(api, "silent")
+    assert view["restarts"] == {"budget": 2, "spent": 1, "remaining": 1}, view["restarts"]
+    fault = view["last_fault"]
+    assert fault["reason"] == "JobRestarting" and fault["pods"] == [first["pod"]]
+    assert "log monitoring rule JobHangingDetection" in fault["message"], fault
+    assert "HANGING" in fault["message"]
+    async with stack.client("admin") as admin:  # the module's tests leave no job running
+        r = await admin.delete(f"{JOBS}/silent", params={"confirm": "true"})
+        assert (await finish(admin, r.json()))["status"] == "succeeded"
 
 
 async def test_a_node_fault_restarts_within_budget_then_fails_past_it(
@@ -79,3 +119,4 @@ async def test_a_node_fault_restarts_within_budget_then_fails_past_it(
         assert view["last_fault"]["instance_ids"] == [second["node"].removeprefix("hyperpod-")]
         assert view["pods"][0]["node_verdict"]["health"] == "UnschedulablePendingReboot"
         assert view["pods"][0]["node_verdict"]["schedulable"] is False
+

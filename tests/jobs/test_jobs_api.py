@@ -246,6 +246,9 @@ async def test_a_running_job_whose_logs_stop_is_stalled(cluster: tuple[Stack, st
             "name": "hung", "recipe": "pytorch-ddp", "instance_group": group, "replicas": 1})
         manifest = r.json()["plan"]["manifest"]
     template = manifest["spec"]["replicaSpecs"][0]["template"]
+    # without log-monitoring rules (as another tool may submit it): the operator's own hang
+    # rule would restart the job after 15 silent minutes (tests/sandbox_kube, log monitoring)
+    del manifest["spec"]["runPolicy"]["logMonitoringConfiguration"]
     template.setdefault("metadata", {}).setdefault("annotations", {}).update({
         "sandbox.podplane.io/hang-after-seconds": "20",
         "sandbox.podplane.io/duration-seconds": "3600"})

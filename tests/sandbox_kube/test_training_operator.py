@@ -140,3 +140,83 @@ def test_pods_stay_pending_when_no_node_has_the_gpus(box: Sandbox, client: httpx
     scheduled = next(c for c in pod["status"]["conditions"] if c["type"] == "PodScheduled")
     assert "Insufficient nvidia.com/gpu" in scheduled["message"]
     assert conditions(client, "gpus") == {"Created": "True"}
+
+
+# -- log monitoring (controllers/log_monitoring.py) -------------------------------------------
+
+HANG = "sandbox.podplane.io/hang-after-seconds"
+LONG = {"sandbox.podplane.io/duration-seconds": "600"}
+PROGRESS = r".*step \d+ .*loss.*"
+
+
+def monitored(name: str, rules: list[dict[str, Any]], retries: int = 1,
+              **annotations: str) -> dict[str, Any]:
+    made = job(name, 1, **{**LONG, **annotations})
+    made["spec"]["runPolicy"] = {"jobMaxRetryCount": retries,
+                                 "logMonitoringConfiguration": rules}
+    return made
+
+
+def events_of(client: httpx.Client, name: str) -> list[str]:
+    found = client.get("/api/v1/namespaces/default/events",
+                       params={"fieldSelector": f"involvedObject.name={name}"}).json()["items"]
+    return [f"{e['reason']}: {e['message']}" for e in found]
+
+
+def test_a_job_whose_logs_stop_is_restarted_then_failed_by_its_hanging_rule(
+        box: Sandbox, client: httpx.Client) -> None:
+    install(client)
+    box.advance(10)
+    rules = [{"name": "JobStart", "logPattern": PROGRESS, "expectedStartCutOffInSeconds": 60},
+             {"name": "JobHangingDetection", "logPattern": PROGRESS,
+              "expectedRecurringFrequencyInSeconds": 60}]
+    client.post(JOBS, json=monitored("hung", rules, **{HANG: "20"})).raise_for_status()
+    box.advance(60)  # running, steps printed until 20 s, silent since
+    assert conditions(client, "hung")["Running"] == "True"
+    assert "status" not in client.get(f"{JOBS}/hung").json() or \
+        "restartCount" not in client.get(f"{JOBS}/hung").json()["status"]
+    box.advance(40)  # more than 60 s without a step line
+    status = client.get(f"{JOBS}/hung").json()["status"]
+    assert status["restartCount"] == 1
+    assert status["latestFaultyPodInstanceList"]["faultyPodList"] == ["hung-worker-0"]
+    restarted = [e for e in events_of(client, "hung") if e.startswith("JobRestarting")]
+    assert "log monitoring rule JobHangingDetection on pod hung-worker-0: HANGING" \
+        in restarted[0], restarted
+    box.advance(120)  # the new pod hangs the same way: the budget (1) is spent
+    found = client.get(f"{JOBS}/hung").json()["status"]["conditions"]
+    failed = next(c for c in found if c["type"] == "Failed")
+    assert failed["status"] == "True" and failed["reason"] == "MaxRetryCountExceeded"
+    assert "JobHangingDetection" in failed["message"]
+
+
+def test_a_healthy_job_runs_past_its_rules_and_a_stop_pattern_turns_a_rule_off(
+        box: Sandbox, client: httpx.Client) -> None:
+    install(client)
+    box.advance(10)
+    rules = [{"name": "JobHangingDetection", "logPattern": PROGRESS,
+              "expectedRecurringFrequencyInSeconds": 30},
+             {"name": "NeverSeen", "logPattern": "Experiment configuration",
+              "expectedStartCutOffInSeconds": 30, "stopPattern": "initializing process group"}]
+    client.post(JOBS, json=monitored("fine", rules)).raise_for_status()
+    box.advance(700, step=5)  # 600 s of steps every 5 s, then exit 0
+    status = client.get(f"{JOBS}/fine").json()["status"]
+    assert "restartCount" not in status
+    assert conditions(client, "fine")["Completed"] == "True"
+
+
+@pytest.mark.parametrize(("rule", "why"), [
+    ({"name": "JobStart", "logPattern": "Experiment configuration",
+      "expectedStartCutOffInSeconds": 30}, "HANGING: no log line matched within 30 s"),
+    ({"name": "LossTooHigh", "logPattern": r"loss (\d+\.\d+)", "metricThreshold": 0,
+      "operator": "gt", "metricEvaluationDataPoints": 3}, "SLOW: metric"),
+])
+def test_a_start_cut_off_or_a_metric_threshold_restarts_the_job(
+        box: Sandbox, client: httpx.Client, rule: dict[str, Any], why: str) -> None:
+    install(client)
+    box.advance(10)
+    client.post(JOBS, json=monitored("ruled", [rule], retries=3)).raise_for_status()
+    box.advance(60)
+    status = client.get(f"{JOBS}/ruled").json()["status"]
+    assert status["restartCount"] >= 1
+    restarted = [e for e in events_of(client, "ruled") if e.startswith("JobRestarting")]
+    assert f"log monitoring rule {rule['name']} on pod ruled-worker-0: {why}" in restarted[0]

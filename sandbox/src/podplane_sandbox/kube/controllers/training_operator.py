@@ -23,7 +23,9 @@ Restarts after a fault (training_faults.py, with its sources): a pod that failed
 node HyperPod marked for reboot or replacement, restarts the whole job while
 `runPolicy.jobMaxRetryCount` allows (`status.restartCount` counts them,
 `latestFaultyPodInstanceList` names the node, pod and rank), and fails it once spent.
-`runPolicy.suspend` deletes the job's pods and creates none until it is lifted. Sources are
+A rule of `runPolicy.logMonitoringConfiguration` that finds a running pod HANGING or SLOW is
+such a fault too (log_monitoring.py). `runPolicy.suspend` deletes the job's pods and creates
+none until it is lifted. Sources are
 silent on `cleanPodPolicy`: the sandbox deletes no pod when a job ends.
 """
 
@@ -35,6 +37,7 @@ from typing import Any
 from podplane_sandbox.kube.addon_manifests import TRAINING_OPERATOR_NS, TRAINING_OPERATOR_SA
 from podplane_sandbox.kube.controllers.framework import Controller, Key, owner_ref
 from podplane_sandbox.kube.controllers.kubelet import DURATION, EXIT_CODE
+from podplane_sandbox.kube.controllers.log_monitoring import log_faults
 from podplane_sandbox.kube.controllers.training_faults import (
     faults_of,
     restart_or_fail,
@@ -78,6 +81,7 @@ class TrainingOperator(Controller):
         job = self.primary_obj(key)
         if job is None or job["metadata"].get("deletionTimestamp") or not self._running():
             return None
+        recheck: float | None = None  # log monitoring: when a rule could next break
         status = clone(job.get("status") or {})
         if _true(status, *DONE):
             return None
@@ -99,9 +103,14 @@ class TrainingOperator(Controller):
                     pods[name] = live[name] = self.ctx.create_pod(
                         job, _pod(job, name, template, rank, len(wanted)))
             if all(name in live for name, _ in wanted):
-                self._conditions(status, [live[name] for name, _ in wanted])
+                mine = [live[name] for name, _ in wanted]
+                hung, recheck = log_faults(self.ctx, job, mine)
+                if hung and restart_or_fail(self.ctx, job, status, hung, [n for n, _ in wanted]):
+                    self._stop(live.values())
+                elif not hung:
+                    self._conditions(status, mine)
         self.ctx.update_status(JOBS, job, status)
-        return None
+        return recheck
 
     def _stop(self, pods: Iterable[Obj]) -> None:
         for pod in pods:
