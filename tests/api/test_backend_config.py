@@ -62,3 +62,14 @@ def test_the_sandbox_keeps_its_own_region(no_aws_env: pytest.MonkeyPatch,
     no_aws_env.setenv("AWS_REGION", "eu-west-1")
     settings = Settings(home=tmp_path / "home", database_url=f"sqlite:///{tmp_path / 'db'}")
     assert build_state(settings).settings.region == "us-west-2"
+
+
+def test_the_job_stall_threshold_is_a_bounded_setting(monkeypatch: pytest.MonkeyPatch,
+                                                      tmp_path: Path) -> None:
+    from pydantic import ValidationError
+
+    monkeypatch.setenv("PODPLANE_JOB_STALL_SECONDS", "1800")
+    assert Settings(home=tmp_path).job_stall_seconds == 1800
+    monkeypatch.setenv("PODPLANE_JOB_STALL_SECONDS", "5")  # a slow step is not a hang
+    with pytest.raises(ValidationError, match="job_stall_seconds"):
+        Settings(home=tmp_path)

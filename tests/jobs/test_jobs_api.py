@@ -267,6 +267,13 @@ async def test_a_running_job_whose_logs_stop_is_stalled(cluster: tuple[Stack, st
     assert "step" in line
     assert view["status"] == "Running"
     assert view["stalled"] == {"since_seconds": 600, "last_line_at": stamp, "pod": "hung-pod-0"}
+    settings = stack.app.state.podplane.settings  # PODPLANE_JOB_STALL_SECONDS
+    settings.job_stall_seconds = 3600
+    try:
+        async with stack.client("viewer") as api:
+            assert (await job(api, "hung"))["stalled"] is None  # silent, but not for an hour
+    finally:
+        settings.job_stall_seconds = 600
     async with stack.client("admin") as admin:
         r = await admin.delete(f"{JOBS}/hung", params={"confirm": "true"})
         assert (await finish(admin, r.json()))["status"] == "succeeded"

@@ -64,7 +64,8 @@ async def get_job(ctx: Ctx, cluster: str, job: str) -> Shape:
     events = await jc.events_of(kube, found, pods)
     outputs = rj.prefixes(await jc.bucket_of(ctx, cluster), job)
     view = views.job_view(found, pods, await jc.nodes_by_name(kube), events, outputs)
-    stalled = await stall_of(kube, pods) if view["status"] == "Running" else None
+    stalled = await stall_of(kube, pods, ctx.app.settings.job_stall_seconds) \
+        if view["status"] == "Running" else None
     return {**view, "stalled": stalled}
 
 

@@ -1,5 +1,6 @@
 """Hang detection from the logs: a job whose running pods have all written nothing for
-STALL_SECONDS is stalled (a hung collective keeps its workers alive and silent).
+`PODPLANE_JOB_STALL_SECONDS` (default STALL_SECONDS) is stalled (a hung collective keeps its
+workers alive and silent).
 
 The cluster's clock decides, not ours: `sinceSeconds` is counted by the kubelet that serves
 the log, and the newest line's time is the kubelet's own timestamp (`timestamps=true`, an
