@@ -4,6 +4,7 @@ MCP client), run to Succeeded in the sandbox; what Kubernetes then holds is the 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -12,7 +13,7 @@ from mcp.client.client import Client
 from podplane.domain.jobs.kinds import KINDS
 from podplane.domain.jobs.recipes import RECIPES
 from tests.groups.conftest import finish
-from tests.jobs.conftest import pods, settle, submit
+from tests.jobs.conftest import job, pods, settle, store, submit
 from tests.mcp.conftest import mcp_client, structured
 from tests.stack import Stack
 
@@ -68,6 +69,7 @@ async def test_every_recipe_from_mcp_in_five_calls_runs_to_succeeded(
                     break
             assert view["status"] == "Succeeded", view
             _check_kubernetes(stack, recipe.kind, job, group)
+            _check_outputs(stack, view, job)
 
 
 def _check_kubernetes(stack: Stack, kind: str, job: str, group: str) -> None:
@@ -90,6 +92,20 @@ def _check_kubernetes(stack: Stack, kind: str, job: str, group: str) -> None:
         assert pod["status"]["phase"] == "Succeeded"
 
 
+def _check_outputs(stack: Stack, view: dict[str, Any], job: str) -> None:
+    """Rank 0 saved its result through the bucket mount: S3 itself holds the objects under
+    the job's prefixes, and the job view lists exactly those."""
+    bucket = view["outputs"]["outputs"].removeprefix("s3://").split("/", 1)[0]
+    s3 = stack.aws("s3")
+    held = {o["Key"] for prefix in (f"outputs/{job}/", f"checkpoints/{job}/")
+            for o in s3.list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])}
+    assert {f"outputs/{job}/config.json", f"outputs/{job}/model.safetensors",
+            f"outputs/{job}/train_results.json"} <= held, held
+    assert any(k.startswith(f"checkpoints/{job}/checkpoint-") for k in held), held
+    assert {f["key"] for f in view["files"]} == held
+    assert {f["kind"] for f in view["files"]} == {"outputs", "checkpoints"}
+
+
 async def test_a_kubeflow_job_cancelled_is_suspended(cluster: tuple[Stack, str]) -> None:
     """Kubeflow's own switch: runPolicy.suspend deletes the pods and sets Suspended."""
     stack, group = cluster
@@ -107,3 +123,45 @@ async def test_a_kubeflow_job_cancelled_is_suspended(cluster: tuple[Stack, str])
     assert view["status"] == "Cancelled"
     suspended = next(c for c in view["conditions"] if c["type"] == "Suspended")
     assert suspended["status"] == "True" and suspended["reason"] == "PyTorchJobSuspended"
+
+
+async def test_a_result_the_mount_role_may_not_write_fails_the_job(
+        cluster: tuple[Stack, str]) -> None:
+    """Mountpoint writes with the CSI driver's role: with s3:PutObject taken from that role
+    (by hand, in IAM), rank 0 cannot save its result, the process fails, and so does the
+    job; nothing lands under its prefix."""
+    stack, group = cluster
+    eks, iam, s3 = stack.aws("eks"), stack.aws("iam"), stack.aws("s3")
+    eks_name = eks.list_clusters()["clusters"][0]
+    (assoc,) = [a for a in eks.list_pod_identity_associations(clusterName=eks_name)
+                ["associations"] if a["serviceAccount"] == "s3-csi-driver-sa"]
+    role = eks.describe_pod_identity_association(
+        clusterName=eks_name, associationId=assoc["associationId"]
+    )["association"]["roleArn"].rsplit("/", 1)[1]
+    saved = {n: iam.get_role_policy(RoleName=role, PolicyName=n)["PolicyDocument"]
+             for n in iam.list_role_policies(RoleName=role)["PolicyNames"]}
+    assert not iam.list_attached_role_policies(RoleName=role)["AttachedPolicies"]
+    for name in saved:
+        iam.delete_role_policy(RoleName=role, PolicyName=name)
+    iam.put_role_policy(RoleName=role, PolicyName="read-only", PolicyDocument=json.dumps({
+        "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Resource": "*",
+                                                "Action": ["s3:ListBucket", "s3:GetObject"]}]}))
+    try:
+        async with stack.client("operator") as api:
+            await submit(api, name="no-write", recipe="pytorch-ddp", instance_group=group)
+            for _ in range(60):
+                settle(stack, 10)
+                view = await job(api, "no-write")
+                if view["status"] in ("Succeeded", "Failed"):
+                    break
+    finally:
+        iam.delete_role_policy(RoleName=role, PolicyName="read-only")
+        for name, doc in saved.items():
+            iam.put_role_policy(RoleName=role, PolicyName=name, PolicyDocument=json.dumps(doc))
+    assert view["status"] == "Failed", view["status"]
+    events = [e for e in store(stack).items("events", "default")
+              if e.get("reason") == "OutputWriteFailed"]
+    assert events and "AccessDenied" in events[0]["message"], events
+    bucket = view["outputs"]["outputs"].removeprefix("s3://").split("/", 1)[0]
+    assert "Contents" not in s3.list_objects_v2(Bucket=bucket, Prefix="outputs/no-write/")
+    assert view["files"] == []

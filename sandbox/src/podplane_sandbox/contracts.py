@@ -100,3 +100,7 @@ class BucketSource(Protocol):
     """S3 as the Kubernetes side sees it through a Mountpoint volume."""
 
     def s3_object(self, bucket: str, key: str) -> bytes | None: ...
+
+    def put_s3_object(self, bucket: str, key: str, data: bytes, role_arn: str) -> str | None:
+        """The error text when the write is refused, else None."""
+        ...

@@ -18,6 +18,26 @@ class KubeView:
                  world: World | None = None) -> None:
         self.nodes, self.addons, self.world = nodes, addons, world
 
+    def put_s3_object(self, bucket: str, key: str, data: bytes, role_arn: str) -> str | None:
+        """Write as Mountpoint does with the driver's role: S3's AccessDenied text when the
+        role's identity policies do not allow s3:PutObject on the object (IAM policy
+        evaluation, iam_policy.py), else None once the object is stored."""
+        from moto.s3.models import s3_backends
+
+        from podplane_sandbox.aws.iam_policy import allows, entity_documents
+        from podplane_sandbox.aws.iam_rules import _role
+
+        role = _role(role_arn)
+        docs = entity_documents([role]) if role is not None else []
+        if not allows(docs, "s3:PutObject", f"arn:aws:s3:::{bucket}/{key}", {}):
+            return (f"AccessDenied: {role_arn} is not authorized to perform: s3:PutObject on "
+                    f"resource: arn:aws:s3:::{bucket}/{key}")
+        try:
+            s3_backends[ACCOUNT]["aws"].put_object(bucket, key, data)
+        except Exception:  # no such bucket
+            return f"NoSuchBucket: The specified bucket does not exist: {bucket}"
+        return None
+
     def s3_blocked(self, node: dict[str, Any]) -> str | None:
         """Why `node` cannot reach S3 through its subnet's routes (issue 19), or None."""
         return pull_reach.s3_blocked(self.world, node) if self.world is not None else None

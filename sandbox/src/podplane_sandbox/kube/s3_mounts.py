@@ -108,3 +108,61 @@ class S3Mounts:
                     _OUTPUTS[(pod["metadata"]["uid"], c["name"])] = (
                         data.decode(errors="replace") if data is not None
                         else f"cat: {argv[1]}: No such file or directory")
+
+    def write(self, pod: Obj, seconds: float) -> str | None:
+        """Rank 0's result files into its S3-mounted output directories (see below)."""
+        volumes = self._s3_volumes(pod)
+        if not volumes or not _rank_zero(pod):
+            return None
+        role = self.source.pod_identity_role(self.cluster, CSI_NAMESPACE, CSI_ACCOUNT)
+        for c in pod["spec"].get("containers") or []:
+            dirs = {e.get("value"): e["name"] for e in c.get("env") or []
+                    if e.get("name") in ("OUTPUT_DIR", "CHECKPOINT_DIR")}
+            for mount in c.get("volumeMounts") or []:
+                kind = dirs.get(mount["mountPath"])
+                if kind is None or mount["name"] not in volumes:
+                    continue
+                prefix = (mount.get("subPath") or "").strip("/")
+                for name, data in _files(kind, seconds).items():
+                    key = f"{prefix}/{name}" if prefix else name
+                    error = self.source.put_s3_object(volumes[mount["name"]], key, data, role or "")
+                    if error is not None:
+                        return f"writing {mount['mountPath']}/{name}: {error}"
+        return None
+
+
+# -- what a training run leaves in its mounted output directories ----------------------------
+# A finished training process saves its result where the job told it to (the pod's
+# OUTPUT_DIR / CHECKPOINT_DIR), in the layout Hugging Face's Trainer uses (`save_model`:
+# config.json and model.safetensors; `train_results.json`; `checkpoint-<step>/` per save;
+# huggingface/transformers trainer.py). Only global rank 0 writes, as those trainers do. Through
+# a Mountpoint volume each file is a new object at <subPath>/<file>, written with the CSI
+# driver's role: refused unless that role may s3:PutObject on it, and then the process fails.
+
+def write_outputs(ctx: Any, pod: Obj, seconds: float) -> str | None:
+    """Called by the kubelet when a container exits 0; the write error, else None."""
+    mounts = getattr(ctx, "s3_mounts", None)
+    return mounts.write(pod, seconds) if mounts is not None else None
+
+
+def _files(kind: str, seconds: float) -> dict[str, bytes]:
+    step = int(seconds // 5) * 10  # the step the training log printed last (logs.py)
+    if kind == "CHECKPOINT_DIR":
+        return {f"checkpoint-{step}/trainer_state.json":
+                f'{{"global_step": {step}}}\n'.encode()}
+    return {"config.json": b'{"architectures": ["SandboxModel"]}\n',
+            "model.safetensors": b"\x08\x00\x00\x00\x00\x00\x00\x00{}      ",
+            "train_results.json": f'{{"global_step": {step}, "train_runtime": '
+                                  f'{seconds:.0f}}}\n'.encode()}
+
+
+def _rank_zero(pod: Obj) -> bool:
+    meta = pod["metadata"]
+    rank = (meta.get("annotations") or {}).get("sandbox.podplane.io/node-rank")
+    if rank is not None:
+        return bool(rank == "0")
+    labels = meta.get("labels") or {}
+    kubeflow = labels.get("training.kubeflow.org/replica-type")
+    if kubeflow is not None:
+        return bool(kubeflow.lower() == "master")
+    return bool(labels.get("batch.kubernetes.io/job-completion-index", "0") == "0")

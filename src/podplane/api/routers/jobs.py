@@ -7,7 +7,8 @@ import contextlib
 import json
 import re
 from dataclasses import dataclass
-from typing import Annotated, Any
+from datetime import datetime
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Depends, Path, Query, WebSocket
 from fastapi.encoders import jsonable_encoder
@@ -126,6 +127,13 @@ class OutputsOut(BaseModel):
     outputs: str | None
 
 
+class OutputFileOut(BaseModel):
+    kind: Literal["checkpoints", "outputs"]
+    key: str = Field(description="The object's key in the cluster's bucket.")
+    size: int
+    last_modified: datetime | None
+
+
 class JobListItemOut(JobSummaryOut):
     pods: int = Field(description="Pods the job has now.")
     pods_ready: int = Field(description="Of those, the pods whose containers are all ready.")
@@ -148,6 +156,9 @@ class JobOut(JobSummaryOut):
     pod_selector: dict[str, str]
     conditions: list[ConditionOut]
     outputs: OutputsOut
+    files: list[OutputFileOut] | None = Field(description="What the job saved under its "
+                                              "prefixes, newest first (at most 100); null when "
+                                              "the bucket could not be read.")
 
 
 class LogLineOut(BaseModel):

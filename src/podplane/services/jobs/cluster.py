@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from podplane.cloud.ports_kube import KubePort
-from podplane.domain.errors import NotFound
+from podplane.domain.errors import CloudError, NotFound
+from podplane.domain.jobs import render as rj
 from podplane.domain.jobs.kinds import GROUP_LABEL, HEALTH_LABEL, KINDS, NAMESPACE, Kind
 from podplane.domain.jobs.render import GPU
 from podplane.services.cloud_access import cloud_of
@@ -28,6 +29,27 @@ async def bucket_of(ctx: Ctx, cluster: str) -> str | None:
     async with ctx.app.sessions() as db:
         row = await cluster_rows.get(db, cluster)
     return ((row.facts or {}).get("bucket") if row else None) or None
+
+
+FILES_SHOWN = 100  # per job view; the bucket keeps every file
+
+
+async def files_of(ctx: Ctx, bucket: str | None, job: str) -> list[Shape] | None:
+    """The objects under the job's checkpoint and output prefixes (what its pods saved through
+    the bucket mount), newest first; None when the bucket cannot be read."""
+    if bucket is None:
+        return []
+    found: list[Shape] = []
+    try:
+        for kind, prefix in rj.prefixes(bucket, job).items():
+            key_prefix = (prefix or "").removeprefix(f"s3://{bucket}/")
+            for obj in await cloud_of(ctx.app).aws.s3.list_objects(bucket, key_prefix):
+                found.append({"kind": kind, "key": obj["Key"], "size": int(obj.get("Size", 0)),
+                              "last_modified": obj.get("LastModified")})
+    except CloudError:
+        return None
+    found.sort(key=lambda f: (str(f["last_modified"]), f["key"]), reverse=True)
+    return found[:FILES_SHOWN]
 
 
 async def jobs_of_kind(kube: KubePort, kind: Kind) -> list[Shape]:

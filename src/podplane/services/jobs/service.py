@@ -62,11 +62,12 @@ async def get_job(ctx: Ctx, cluster: str, job: str) -> Shape:
     found = await jc.find_job(kube, cluster, job)
     pods = await jc.pods_of(kube, found)
     events = await jc.events_of(kube, found, pods)
-    outputs = rj.prefixes(await jc.bucket_of(ctx, cluster), job)
-    view = views.job_view(found, pods, await jc.nodes_by_name(kube), events, outputs)
+    bucket = await jc.bucket_of(ctx, cluster)
+    view = views.job_view(found, pods, await jc.nodes_by_name(kube), events,
+                          rj.prefixes(bucket, job))
     stalled = await stall_of(kube, pods, ctx.app.settings.job_stall_seconds) \
         if view["status"] == "Running" else None
-    return {**view, "stalled": stalled}
+    return {**view, "stalled": stalled, "files": await jc.files_of(ctx, bucket, job)}
 
 
 @service(Effect.READ, "job.events")

@@ -19,7 +19,7 @@ import { navigate, useSearch } from "../../router";
 import type { PageProps } from "../../routes";
 import { usePrincipal } from "../../session";
 import { ProgressPanel } from "../clusters/ProgressPanel";
-import { EventsTable, PodsTable } from "./JobTables";
+import { EventsTable, FilesTable, PodsTable } from "./JobTables";
 import { JobLogs } from "./JobLogs";
 import { DeleteJobModal, StopJobModal } from "./JobModals";
 import { JobStatus } from "./JobStatus";
@@ -109,6 +109,7 @@ export default function JobDetail({ params }: PageProps) {
         />
       </Container>
       <PodsTable pods={job.pods} />
+      <FilesTable files={job.files} />
       <JobLogs cluster={cluster} job={name} running={!done} />
       <EventsTable cluster={cluster} job={name} version={job.status + job.restarts.spent + job.pods.length} />
       {modal === "stop" && <StopJobModal cluster={cluster} job={name} onClose={() => setModal(null)} onDone={finished} />}

@@ -1,4 +1,5 @@
-// A job's pods (each with its node and the node's HyperPod health verdict) and its events.
+// A job's pods (each with its node and the node's HyperPod health verdict), the files it saved
+// in the cluster's bucket, and its events.
 import Box from "@cloudscape-design/components/box";
 import Header from "@cloudscape-design/components/header";
 import Table from "@cloudscape-design/components/table";
@@ -34,6 +35,38 @@ export function PodsTable({ pods }: { pods: Pod[] }) {
         { id: "restarts", header: "Restarts", cell: (p) => String(p.restarts) },
       ]}
       empty={<Box textAlign="center" color="inherit">No pods: not scheduled yet, or stopped.</Box>}
+    />
+  );
+}
+
+type SavedFile = NonNullable<Job["files"]>[number];
+
+function size(bytes: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${unit ? value.toFixed(1) : value} ${units[unit]}`;
+}
+
+export function FilesTable({ files }: { files: Job["files"] }) {
+  const items: SavedFile[] = files ?? [];
+  return (
+    <Table
+      variant="container"
+      items={items}
+      trackBy="key"
+      header={<Header variant="h2" counter={`(${items.length})`} description="What the job saved under its checkpoint and output prefixes, newest first.">Saved files</Header>}
+      columnDefinitions={[
+        { id: "key", header: "Key", isRowHeader: true, cell: (f) => f.key },
+        { id: "kind", header: "Kind", cell: (f) => f.kind },
+        { id: "size", header: "Size", cell: (f) => size(f.size) },
+        { id: "modified", header: "Saved", cell: (f) => <Time value={f.last_modified} /> },
+      ]}
+      empty={<Box textAlign="center" color="inherit">{files === null ? "The bucket could not be read." : "Nothing saved yet."}</Box>}
     />
   );
 }

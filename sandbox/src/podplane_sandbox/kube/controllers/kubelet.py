@@ -6,6 +6,7 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
+from podplane_sandbox.kube import s3_mounts
 from podplane_sandbox.kube.controllers import pod_start
 from podplane_sandbox.kube.controllers.framework import Controller, Ctx, Key
 from podplane_sandbox.kube.s3_mounts import mount_problem  # Mountpoint for S3 volumes
@@ -295,8 +296,10 @@ class Kubelet(Controller):
         )
 
     def _exit(self, pod: Obj, started: float, finished: float) -> None:
-
         code = int((pod["metadata"].get("annotations") or {}).get(EXIT_CODE, "0"))
+        if code == 0 and (refused := s3_mounts.write_outputs(self.ctx, pod, finished - started)):
+            code = 1  # the training process could not save its result (s3_mounts.py)
+            self.ctx.event(pod, "OutputWriteFailed", refused, "Warning")
         status = clone(pod.get("status") or {})
         status["phase"] = "Succeeded" if code == 0 else "Failed"
         state = {
