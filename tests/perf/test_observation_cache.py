@@ -129,6 +129,35 @@ async def test_our_own_write_through_the_port_forgets_the_kept_read() -> None:
     assert hp.changed() == ["batch_delete_cluster_nodes"]
 
 
+async def test_a_request_through_the_service_proxy_forgets_nothing() -> None:
+    """An endpoint invocation reaches an application, not a Kubernetes object: a kept list
+    stays kept (and a watched one is not listed again), while a patch forgets it."""
+    from podplane.services.observe.ports import Observed
+
+    class Kube:
+        lists = 0
+
+        async def list(self, *args: object, **kw: object) -> list[object]:
+            self.lists += 1
+            return []
+
+        async def proxy(self, *args: object) -> tuple[int, object]:
+            return 200, {"ok": True}
+
+        async def patch(self, *args: object, **kw: object) -> dict[str, object]:
+            return {}
+
+    cache, kube = ObservationCache(fast=60, clock=Tick()), Kube()
+    port = Observed(kube, cache, ("kube", "eks"), frozenset({"list"}))
+    await port.list("v1", "ConfigMap")
+    assert await port.proxy("POST", "ns", "svc", 80, "/v1/completions") == (200, {"ok": True})
+    await port.list("v1", "ConfigMap")
+    assert kube.lists == 1
+    await port.patch("v1", "ConfigMap", "x", {})
+    await port.list("v1", "ConfigMap")
+    assert kube.lists == 2
+
+
 async def test_waiters_on_a_key_wake_when_a_read_changes_it() -> None:
     tick = Tick()
     cache = ObservationCache(fast=1, clock=tick)

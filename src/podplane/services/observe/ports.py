@@ -16,8 +16,10 @@ from podplane.services.observe.informer import Informers
 HYPERPOD_READS = frozenset({"describe_cluster", "list_cluster_nodes"})
 EKS_READS = frozenset({"describe_cluster", "describe_addon", "list_addons"})
 KUBE_READS = frozenset({"list", "get"})
-# Other reads and streams pass through without forgetting anything.
-READ_PREFIXES = ("describe_", "list_", "get_", "search_", "latest_", "watch", "logs", "close")
+# Other reads and streams pass through without forgetting anything; so does a request through
+# the API server's Service proxy, which reaches an application and changes no object.
+READ_PREFIXES = ("describe_", "list_", "get_", "search_", "latest_", "watch", "logs", "close",
+                 "proxy")
 
 
 def _freeze(value: Any) -> Hashable:
