@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from podplane.domain.errors import CloudError
+from podplane.domain.features.catalog import FSX_LUSTRE
 from podplane.domain.features.render import ClusterFacts
 from podplane.ops.context import StepContext
 from podplane.ops.workflows import Workflow
@@ -19,6 +20,8 @@ from podplane.services.features.live import Live
 from podplane.services.features.state import Desired, plan_for, rendered
 
 FEATURE_SET = "feature.set"
+# Features whose resources name what an earlier step made (rendered afresh before each step).
+LIVE_RENDERED = (FSX_LUSTRE,)
 Shape = dict[str, Any]
 POLL_SECONDS = 10.0
 READY_DEADLINE = 15 * 60.0
@@ -32,7 +35,7 @@ def declare(cloud: Cloud) -> list[Workflow]:
 def _inputs(cloud: Cloud, params: Shape) -> tuple[Live, str, Desired, ClusterFacts]:
     facts = ClusterFacts(**params["facts"])
     want = Desired(bool(params["enabled"]), dict(params["settings"]), True)
-    return Live(cloud, facts.hyperpod, facts.eks), params["feature"], want, facts
+    return Live(cloud, facts.hyperpod, facts.eks, facts.name), params["feature"], want, facts
 
 
 class FeatureSteps:
@@ -44,6 +47,9 @@ class FeatureSteps:
         found = await plan_for(live, name, want, facts)
         await ctx.phase("applying", actions=[f"{s.verb} {s.key}" for s, _ in found.steps])
         for step, res in found.steps:
+            if name in LIVE_RENDERED:   # e.g. the PV names the file system made a step ago
+                live.forget()
+                res = {r.key: r for r in await rendered(live, name, want, facts)}[res.key]
             await carry_out(ctx, live, facts, step.verb, res)
             # Each action is its own point: a step resumed after a crash plans again from
             # what the cloud shows, so what landed is not done twice (the crash sweep's case).
@@ -72,9 +78,12 @@ class FeatureSteps:
             return []
         out = []
         for res in await rendered(live, name, want, facts):
-            if res.kind == "kube" and res.desired["kind"] == "Deployment" and res.present:
-                seen = await live.seen(res)
-                status = (seen.live or {}).get("status") or {}
-                if not status.get("availableReplicas"):
+            if res.kind != "kube" or not res.present:
+                continue
+            kind = res.desired["kind"]
+            if kind in ("Deployment", "PersistentVolumeClaim"):
+                status = ((await live.seen(res)).live or {}).get("status") or {}
+                if not (status.get("availableReplicas") if kind == "Deployment"
+                        else status.get("phase") == "Bound"):
                     out.append(res.key)
         return out
