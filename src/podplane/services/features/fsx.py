@@ -35,10 +35,11 @@ GONE = ("DELETING",)
 
 
 # -- observing ---------------------------------------------------------------------------------
-async def own_file_system(live: Live, cluster: str) -> Shape | None:
-    """The file system podplane made for this cluster (by its tags), unless being deleted."""
+async def own_file_system(live: Live, cluster: str, deleting: bool = False) -> Shape | None:
+    """The file system podplane made for this cluster (by its tags); one being deleted only
+    when `deleting`."""
     for fs in await live.file_systems():
-        if fsx.ours(fs, cluster) and fs.get("Lifecycle") not in GONE:
+        if fsx.ours(fs, cluster) and (deleting or fs.get("Lifecycle") not in GONE):
             return fs
     return None
 
@@ -156,7 +157,7 @@ async def file_system_change(ctx: StepContext, live: Live, facts: ClusterFacts, 
         if mine is not None:
             await port.delete_file_system(mine["FileSystemId"],
                                           client_token=ctx.client_token(res.key + " delete"))
-        await _wait(ctx, live, facts.name, lambda fs: fs is None)
+        await _wait(ctx, live, facts.name, lambda fs: fs is None, deleting=True)
         return
     if mine is None:
         await port.create_file_system(client_token=ctx.client_token(res.key),
@@ -171,10 +172,10 @@ async def file_system_change(ctx: StepContext, live: Live, facts: ClusterFacts, 
 
 
 async def _wait(ctx: StepContext, live: Live, cluster: str,
-                done: Callable[[Shape | None], bool]) -> Shape | None:
+                done: Callable[[Shape | None], bool], deleting: bool = False) -> Shape | None:
     for _ in range(int(DEADLINE_SECONDS / POLL_SECONDS)):
         live.forget()
-        fs = await own_file_system(live, cluster)
+        fs = await own_file_system(live, cluster, deleting)
         if done(fs):
             return fs
         await ctx.sleep(POLL_SECONDS)

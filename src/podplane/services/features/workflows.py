@@ -11,6 +11,7 @@ from typing import Any
 
 from podplane.domain.errors import CloudError
 from podplane.domain.features.catalog import FSX_LUSTRE
+from podplane.domain.features.model import FeaturePlan
 from podplane.domain.features.render import ClusterFacts
 from podplane.ops.context import StepContext
 from podplane.ops.workflows import Workflow
@@ -38,6 +39,19 @@ def _inputs(cloud: Cloud, params: Shape) -> tuple[Live, str, Desired, ClusterFac
     return Live(cloud, facts.hyperpod, facts.eks, facts.name), params["feature"], want, facts
 
 
+async def _carry_out(ctx: StepContext, live: Live, name: str, want: Desired,
+                     facts: ClusterFacts, found: FeaturePlan) -> list[str]:
+    for step, res in found.steps:
+        if name in LIVE_RENDERED:   # e.g. the PV names the file system made a step ago
+            live.forget()
+            res = {r.key: r for r in await rendered(live, name, want, facts)}[res.key]
+        await carry_out(ctx, live, facts, step.verb, res)
+        # Each action is its own point: a step resumed after a crash plans again from what
+        # the cloud shows, so what landed is not done twice (the crash sweep's case).
+        await ctx.phase(f"{step.verb} {step.key}")
+    return [f"{s.verb} {s.key}" for s, _ in found.steps]
+
+
 class FeatureSteps:
     def __init__(self, cloud: Cloud) -> None:
         self.cloud = cloud
@@ -46,16 +60,14 @@ class FeatureSteps:
         live, name, want, facts = _inputs(self.cloud, ctx.params)
         found = await plan_for(live, name, want, facts)
         await ctx.phase("applying", actions=[f"{s.verb} {s.key}" for s, _ in found.steps])
-        for step, res in found.steps:
-            if name in LIVE_RENDERED:   # e.g. the PV names the file system made a step ago
-                live.forget()
-                res = {r.key: r for r in await rendered(live, name, want, facts)}[res.key]
-            await carry_out(ctx, live, facts, step.verb, res)
-            # Each action is its own point: a step resumed after a crash plans again from
-            # what the cloud shows, so what landed is not done twice (the crash sweep's case).
-            await ctx.phase(f"{step.verb} {step.key}")
-        return {"applied": [f"{s.verb} {s.key}" for s, _ in found.steps],
-                "left_alone": found.left_alone}
+        applied = await _carry_out(ctx, live, name, want, facts, found)
+        if name in LIVE_RENDERED:
+            # what names a resource made above (the PV, a re-made file system) is known only
+            # now: one more round carries out what that reveals
+            live.forget()
+            applied += await _carry_out(ctx, live, name, want, facts,
+                                        await plan_for(live, name, want, facts))
+        return {"applied": applied, "left_alone": found.left_alone}
 
     async def verify(self, ctx: StepContext) -> Shape:
         live, name, want, facts = _inputs(self.cloud, ctx.params)
