@@ -18,7 +18,9 @@ import pytest
 import pytest_asyncio
 
 from podplane.cloud.ports_kube import KubePort
-from podplane.domain.features import fsx
+from podplane.domain.errors import InvalidInput
+from podplane.domain.features import catalog, fsx
+from podplane.domain.features.render import ClusterFacts, resources
 from podplane.services.cloud_access import cloud_of
 from podplane.services.clusters.state import save_facts
 from podplane.store import clusters as cluster_rows
@@ -28,7 +30,7 @@ from tests.groups import conftest as groups
 from tests.groups.conftest import CLUSTER, Cluster, finish
 from tests.stack import running_stack
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+IN_ORDER = pytest.mark.asyncio(loop_scope="module")  # one stack, one loop, for the module
 URL = f"{BASE}/fsx-lustre"
 ON = {"enabled": True, "settings": {"capacity_gib": 2400, "throughput_per_tib": 250}}
 PORTS = {(988, 988), (1018, 1023)}
@@ -108,6 +110,7 @@ async def _pod_phase(cluster: Cluster, name: str) -> tuple[str, list[str]]:
     return pod["status"]["phase"], [e.get("reason", "") for e in events]
 
 
+@IN_ORDER
 async def test_a_bad_setting_is_refused_naming_it_and_changes_nothing(cluster: Cluster
                                                                         ) -> None:
     stack = cluster.stack
@@ -126,6 +129,7 @@ async def test_a_bad_setting_is_refused_naming_it_and_changes_nothing(cluster: C
     assert len(stack.ledger()) == count and _systems(cluster) == []
 
 
+@IN_ORDER
 async def test_enable_makes_what_it_says(cluster: Cluster) -> None:
     stack = cluster.stack
     before = len(stack.ledger())
@@ -163,11 +167,13 @@ async def test_enable_makes_what_it_says(cluster: Cluster) -> None:
     assert phase == "Running"
 
 
+@IN_ORDER
 async def test_the_same_request_again_changes_nothing(cluster: Cluster) -> None:
     async with cluster.stack.client("operator") as client:
         await same_again_changes_nothing(client, cluster, URL, ON)
 
 
+@IN_ORDER
 async def test_a_changed_pv_is_drift_and_one_request_repairs_it(cluster: Cluster) -> None:
     kube = await _kube(cluster)
     await kube.patch("v1", "PersistentVolume", fsx.PV_NAME,
@@ -183,6 +189,7 @@ async def test_a_changed_pv_is_drift_and_one_request_repairs_it(cluster: Cluster
     assert pv is not None and pv["spec"]["persistentVolumeReclaimPolicy"] == "Retain"
 
 
+@IN_ORDER
 async def test_a_file_system_deleted_out_of_band_is_made_again(cluster: Cluster) -> None:
     stack = cluster.stack
     (old,) = _ours(cluster)
@@ -206,6 +213,7 @@ async def test_a_file_system_deleted_out_of_band_is_made_again(cluster: Cluster)
     assert phase == "Running"
 
 
+@IN_ORDER
 async def test_disable_removes_exactly_what_it_made(cluster: Cluster) -> None:
     stack = cluster.stack
     ec2 = stack.aws("ec2")
@@ -231,6 +239,7 @@ async def test_disable_removes_exactly_what_it_made(cluster: Cluster) -> None:
     assert await _objects(cluster) == {"PersistentVolume": [], "PersistentVolumeClaim": []}
 
 
+@IN_ORDER
 async def test_an_existing_file_system_is_mounted_and_survives_disable(cluster: Cluster
                                                                         ) -> None:
     stack = cluster.stack
@@ -260,3 +269,34 @@ async def test_an_existing_file_system_is_mounted_and_survives_disable(cluster: 
     assert [e for e in stack.ledger(service="fsx", action="DeleteFileSystem")
             if e["target"] == theirs["FileSystemId"]] == []
     assert await _objects(cluster) == {"PersistentVolume": [], "PersistentVolumeClaim": []}
+
+
+@pytest.mark.parametrize(("settings", "field"), [
+    ({"capacity_gib": 1200}, None), ({"capacity_gib": 2400}, None),
+    ({"capacity_gib": 7200}, None), ({"capacity_gib": 3600}, "capacity_gib"),
+    ({"capacity_gib": 1100}, "capacity_gib"), ({"throughput_per_tib": 1000}, None),
+    ({"throughput_per_tib": 100}, "throughput_per_tib"),
+    ({"file_system_id": "fs-0123456789abcdef0"}, None),
+    ({"file_system_id": "fs-XYZ"}, "file_system_id"), ({"file_system_id": 7}, "file_system_id")])
+def test_settings_follow_the_fsx_model(settings: dict[str, Any], field: str | None) -> None:
+    spec = catalog.feature(fsx.NAME)
+    if field is None:
+        assert catalog.check_settings(spec, settings)[next(iter(settings))] == \
+            next(iter(settings.values()))
+        return
+    with pytest.raises(InvalidInput) as refused:
+        catalog.check_settings(spec, settings)
+    assert refused.value.extra["field"] == field
+
+
+def test_existing_file_system_mode_never_renders_ports_or_a_file_system_to_make() -> None:
+    facts = ClusterFacts("gpu", "gpu", "gpu", "123456789012", "us-west-2", "b", "arn",
+                         "subnet-1", "sg-1")
+    settings = catalog.check_settings(catalog.feature(fsx.NAME),
+                                      {"file_system_id": "fs-0123456789abcdef0"})
+    kinds = [(r.kind, r.key) for r in resources(fsx.NAME, False, settings, facts)]
+    assert [k for k, _ in kinds] == ["eks-addon", "fsx-filesystem", "kube", "kube"]
+    assert kinds[1][1] == "fsx file system fs-0123456789abcdef0"
+    made = resources(fsx.NAME, True, catalog.defaults(catalog.feature(fsx.NAME)), facts)
+    (pv,) = [r for r in made if r.desired.get("kind") == "PersistentVolume"]
+    assert pv.desired["spec"]["csi"]["volumeHandle"] is None   # known once FSx made it

@@ -78,6 +78,8 @@ async def rule_seen(live: Live, res: Resource) -> Seen:
     """The inbound rule with these ports from this source; podplane's when tagged so (a
     matching rule someone else added is reported and left alone, never revoked)."""
     want = res.desired
+    if not want["groupId"]:   # a cluster without VpcConfig: nothing to look at (enable refuses)
+        return Seen(None)
     answer = await live.cloud.aws.ec2.describe_security_group_rules(
         Filters=[{"Name": "group-id", "Values": [want["groupId"]]}])
     matches = []
