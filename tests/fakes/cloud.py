@@ -9,6 +9,7 @@ from podplane.services.cloud_access import Cloud
 from tests.fakes.account import FakeAccount
 from tests.fakes.ec2 import FakeEc2
 from tests.fakes.eks import FakeEks
+from tests.fakes.fsx import FakeFsx
 from tests.fakes.hyperpod import FakeHyperPod
 from tests.fakes.iam import FakeIam
 from tests.fakes.kube import FakeKubeConnector
@@ -28,9 +29,10 @@ class Fakes:
     quotas: FakeQuotas = field(default_factory=FakeQuotas)
     account: FakeAccount = field(default_factory=FakeAccount)
     kube: FakeKubeConnector = field(default_factory=FakeKubeConnector)
+    fsx: FakeFsx = field(default_factory=FakeFsx)
 
     def cloud(self) -> Cloud:
         aws = AwsPorts(region="us-west-2", eks=self.eks, hyperpod=self.hyperpod, ec2=self.ec2,
                        iam=self.iam, s3=self.s3, sts=self.sts, quotas=self.quotas,
-                       account=self.account)
+                       account=self.account, fsx=self.fsx)
         return Cloud(aws, self.kube)

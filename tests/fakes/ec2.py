@@ -257,7 +257,9 @@ class FakeEc2(FakePort):
 
     async def authorize_security_group_ingress(self, **params: Any) -> Shape:
         self._enter("authorize_security_group_ingress", **params)
-        self.get("security-group", params["GroupId"])["IpPermissions"] += params["IpPermissions"]
+        tags = [t for spec in params.get("TagSpecifications", []) for t in spec["Tags"]]
+        self.get("security-group", params["GroupId"])["IpPermissions"] += [
+            {**p, "_tags": tags} for p in params["IpPermissions"]]
         return {"Return": True}
 
     async def authorize_security_group_egress(self, **params: Any) -> Shape:
@@ -265,3 +267,35 @@ class FakeEc2(FakePort):
         self.get("security-group", params["GroupId"])["IpPermissionsEgress"] += \
             params["IpPermissions"]
         return {"Return": True}
+
+    async def describe_security_group_rules(self, **params: Any) -> Shape:
+        """Ingress rules as EC2 lists them, one per source (Filters: group-id only)."""
+        self._enter("describe_security_group_rules", **params)
+        groups = [f["Values"] for f in params.get("Filters", []) if f["Name"] == "group-id"]
+        out = []
+        for group in self.items["security-group"].values():
+            if groups and group["GroupId"] not in groups[0]:
+                continue
+            for i, perm in enumerate(group["IpPermissions"]):
+                out.append({"SecurityGroupRuleId": f"sgr-{group['GroupId']}-{i}",
+                            "GroupId": group["GroupId"], "IsEgress": False,
+                            "IpProtocol": perm["IpProtocol"], "FromPort": perm["FromPort"],
+                            "ToPort": perm["ToPort"], "Tags": perm.get("_tags", []),
+                            **_rule_source(perm)})
+        return {"SecurityGroupRules": out}
+
+    async def revoke_security_group_ingress(self, **params: Any) -> Shape:
+        self._enter("revoke_security_group_ingress", **params)
+        group = self.get("security-group", params["GroupId"])
+        gone = set(params["SecurityGroupRuleIds"])
+        group["IpPermissions"] = [p for i, p in enumerate(group["IpPermissions"])
+                                  if f"sgr-{group['GroupId']}-{i}" not in gone]
+        return {"Return": True}
+
+
+def _rule_source(perm: Shape) -> Shape:
+    pairs = perm.get("UserIdGroupPairs") or []
+    if pairs:
+        return {"ReferencedGroupInfo": {"GroupId": pairs[0]["GroupId"]}}
+    ranges = perm.get("IpRanges") or []
+    return {"CidrIpv4": ranges[0]["CidrIp"]} if ranges else {}

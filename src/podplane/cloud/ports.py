@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from podplane.cloud.ports_aws import AccountPort, EksPort, HyperPodPort, QuotasPort
 from podplane.cloud.ports_ec2 import Ec2Port
+from podplane.cloud.ports_fsx import FsxPort
 from podplane.cloud.ports_iam import IamPort, S3Port, StsPort
 
 
@@ -20,3 +21,4 @@ class AwsPorts:
     sts: StsPort
     quotas: QuotasPort
     account: AccountPort
+    fsx: FsxPort

@@ -17,6 +17,8 @@ MANAGED = {"aws:ResourceTag/podplane:managed": "true"}
 HYPERPOD_SLR = ("arn:aws:iam::*:role/aws-service-role/hyperpod.sagemaker.amazonaws.com/"
                 "AWSServiceRoleForSageMakerHyperPod")
 EKS_SLR = "arn:aws:iam::*:role/aws-service-role/eks.amazonaws.com/AWSServiceRoleForAmazonEKS"
+FSX_SLR = "arn:aws:iam::*:role/aws-service-role/fsx.amazonaws.com/*"
+FSX_OWN = {"podplane:feature": "fsx-lustre"}  # the tag the fsx-lustre feature puts on its own
 EKS_RESOURCES = ["arn:aws:eks:*:*:cluster/*", "arn:aws:eks:*:*:addon/*/*/*",
                  "arn:aws:eks:*:*:access-entry/*/*/*/*/*",
                  "arn:aws:eks:*:*:podidentityassociation/*/*"]
@@ -37,10 +39,11 @@ POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
         "ec2:DescribeAddresses", "ec2:DescribeAvailabilityZones",
         "ec2:DescribeInstanceTypeOfferings", "ec2:DescribeInternetGateways",
         "ec2:DescribeNatGateways", "ec2:DescribeNetworkInterfaces", "ec2:DescribeRouteTables",
-        "ec2:DescribeSecurityGroups",
+        "ec2:DescribeSecurityGroupRules", "ec2:DescribeSecurityGroups",
         "ec2:DescribeSubnets", "ec2:DescribeVpcAttribute", "ec2:DescribeVpcEndpoints",
         "ec2:DescribeVpcs",
-        "eks:DescribeAddonVersions", "eks:ListClusters", "iam:ListOpenIDConnectProviders",
+        "eks:DescribeAddonVersions", "eks:ListClusters", "fsx:DescribeFileSystems",
+        "iam:ListOpenIDConnectProviders",
         "sagemaker:ListClusters", "sagemaker:ListTrainingPlans",
         "sagemaker:SearchTrainingPlanOfferings", "servicequotas:ListAWSDefaultServiceQuotas",
         "servicequotas:ListServiceQuotas", "sts:GetCallerIdentity"], "*"),
@@ -60,6 +63,14 @@ POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
         "ec2:DeleteSecurityGroup", "ec2:DeleteSubnet", "ec2:DeleteVpc",
         "ec2:DeleteVpcEndpoints", "ec2:DetachInternetGateway", "ec2:DisassociateRouteTable",
         "ec2:ReleaseAddress"], "*", {"StringEquals": MANAGED}),
+    # the fsx-lustre feature's Lustre ports on the cluster's node group (it revokes only the
+    # rules it tagged; an imported cluster's group carries no podplane tag to scope by)
+    _stmt("LustrePorts", ["ec2:RevokeSecurityGroupIngress"], "arn:aws:ec2:*:*:security-group/*"),
+    _stmt("FsxCreateOwn", ["fsx:CreateFileSystem", "fsx:TagResource"],
+          "arn:aws:fsx:*:*:file-system/*",
+          {"StringEquals": {f"aws:RequestTag/{k}": v for k, v in FSX_OWN.items()}}),
+    _stmt("FsxDeleteOwn", ["fsx:DeleteFileSystem"], "arn:aws:fsx:*:*:file-system/*",
+          {"StringEquals": {f"aws:ResourceTag/{k}": v for k, v in FSX_OWN.items()}}),
     # Imported clusters have any name: EKS resources are scoped by type, not by name
     _stmt("Eks", [
         "eks:AssociateAccessPolicy", "eks:CreateAccessEntry", "eks:CreateAddon",
@@ -87,9 +98,9 @@ POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
     _stmt("PassOwnRoles", ["iam:PassRole"], "arn:aws:iam::*:role/podplane-*",
           {"StringEquals": {"iam:PassedToService": [
               "eks.amazonaws.com", "pods.eks.amazonaws.com", "sagemaker.amazonaws.com"]}}),
-    _stmt("ServiceLinkedRoles", ["iam:CreateServiceLinkedRole"], [HYPERPOD_SLR, EKS_SLR],
-          {"StringEquals": {"iam:AWSServiceName": [
-              "eks.amazonaws.com", "hyperpod.sagemaker.amazonaws.com"]}}),
+    _stmt("ServiceLinkedRoles", ["iam:CreateServiceLinkedRole"],
+          [HYPERPOD_SLR, EKS_SLR, FSX_SLR], {"StringEquals": {"iam:AWSServiceName": [
+              "eks.amazonaws.com", "fsx.amazonaws.com", "hyperpod.sagemaker.amazonaws.com"]}}),
     _stmt("ReadServiceLinkedRoles", ["iam:GetRole"], [HYPERPOD_SLR, EKS_SLR]),
     # delete removes a provider an older podplane made (it no longer creates one)
     _stmt("EksOidcProvider", ["iam:DeleteOpenIDConnectProvider", "iam:GetOpenIDConnectProvider"],
@@ -107,8 +118,10 @@ POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
 IMPLIED: dict[str, str] = {
     "iam:PassRole": "EKS CreateCluster and CreatePodIdentityAssociation, SageMaker "
                     "CreateCluster pass podplane's roles",
-    "iam:CreateServiceLinkedRole": "the first EKS or HyperPod cluster of an account creates "
-                                   "the service's service-linked role with the caller's rights",
+    "iam:CreateServiceLinkedRole": "the first EKS or HyperPod cluster or FSx file system of "
+                                   "an account creates the service's service-linked role with "
+                                   "the caller's rights",
+    "fsx:TagResource": "CreateFileSystem with Tags (FSx User Guide, tag on creation)",
     "iam:TagRole": "CreateRole with Tags (IAM User Guide, permissions for tagging)",
     "ec2:CreateTags": "Create* calls with TagSpecifications (EC2 tag-on-create)",
     "sagemaker:AddTags": "CreateCluster with Tags (SageMaker tagging permissions)",

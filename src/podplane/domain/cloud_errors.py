@@ -37,18 +37,20 @@ class AwsError:
 
 # ResourceNotFound(Exception): SageMaker/EKS; NotFoundException: EKS; NoSuchEntity: IAM;
 # NoSuchBucket, NoSuchTagSet (a bucket without tags): S3; NoSuchResourceException: Service
-# Quotas; *NatGateway*: EC2 error codes.
+# Quotas; *NatGateway*: EC2 error codes; FileSystemNotFound: FSx.
 NOT_FOUND = {"ResourceNotFound", "ResourceNotFoundException", "NotFoundException",
              "NoSuchEntity", "NoSuchBucket", "NoSuchTagSet",
              "NoSuchResourceException",
-             "NatGatewayNotFound", "InvalidNatGatewayID.NotFound"}
+             "NatGatewayNotFound", "InvalidNatGatewayID.NotFound", "FileSystemNotFound"}
 # ResourceInUse: SageMaker; ResourceInUseException/ConflictException: EKS;
 # EntityAlreadyExists: IAM; BucketAlreadyOwnedByYou: S3.
 CONFLICT = {"ResourceInUse", "ResourceInUseException", "ConflictException",
             "EntityAlreadyExists", "BucketAlreadyOwnedByYou"}
-# ValidationException: the common errors; InvalidParameter*: EKS and EC2; ValidationError: STS.
+# ValidationException: the common errors; InvalidParameter*: EKS and EC2; ValidationError: STS;
+# BadRequest, InvalidNetworkSettings: FSx.
 INVALID = {"ValidationException", "InvalidParameterException", "InvalidRequestException",
-           "InvalidParameterValue", "InvalidParameterCombination", "ValidationError"}
+           "InvalidParameterValue", "InvalidParameterCombination", "ValidationError",
+           "BadRequest", "InvalidNetworkSettings"}
 # ResourceLimitExceeded: SageMaker; LimitExceeded: IAM; ServiceQuotaExceededException: EKS;
 # VcpuLimitExceeded / InstanceLimitExceeded: EC2 error codes.
 QUOTA = {"ResourceLimitExceeded", "ResourceLimitExceededException", "LimitExceeded",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from podplane_sandbox.aws import pull_reach
+from podplane_sandbox.aws import fsx, pull_reach
 from podplane_sandbox.aws.hyperpod import autoscaling
 from podplane_sandbox.aws.world import ACCOUNT, World
 from podplane_sandbox.contracts import AddonSource, NodeSource, SandboxAddon, SandboxNode
@@ -64,6 +64,11 @@ class KubeView:
     def pod_identity_role(self, eks_cluster_name: str | None, namespace: str,
                           service_account: str) -> str | None:
         return self.addons.pod_identity_role(eks_cluster_name, namespace, service_account)
+
+    def fsx_file_system(self, fs_id: str) -> dict[str, Any] | None:
+        """An FSx file system as DescribeFileSystems shows it (what the FSx CSI node plugin
+        mounts), or None."""
+        return fsx.lifecycle_of(self.world, fs_id) if self.world is not None else None
 
     def s3_object(self, bucket: str, key: str) -> bytes | None:
         """An object's bytes from the sandbox's S3 (what Mountpoint would read), or None."""

@@ -149,3 +149,36 @@ def security_group_vpc(group_id: str, account: str = "123456789012",
     except Exception:
         return None
     return str(group.vpc_id) if group is not None else None
+
+
+def ingress_rules(group_id: str, account: str = "123456789012",
+                  region: str = "us-west-2") -> list[dict[str, Any]] | None:
+    """A moto security group's inbound rules as (protocol, ports, source CIDR or group), or
+    None when EC2 has no such group."""
+    try:
+        group = get_backend("ec2")[account][region].get_security_group_from_id(group_id)
+    except Exception:
+        return None
+    if group is None:
+        return None
+    return [{"protocol": r.ip_protocol, "from": r.from_port, "to": r.to_port,
+             "cidr": r.ip_range.get("CidrIp"), "group": r.source_group.get("GroupId")}
+            for r in group.ingress_rules]
+
+
+def subnet_cidr(subnet_id: str, account: str = "123456789012",
+                region: str = "us-west-2") -> str | None:
+    try:
+        return str(get_backend("ec2")[account][region].get_subnet(subnet_id).cidr_block)
+    except Exception:
+        return None
+
+
+def default_security_group(vpc_id: str, account: str = "123456789012",
+                           region: str = "us-west-2") -> str | None:
+    """The VPC's `default` group: what FSx uses when a request names no security group."""
+    try:
+        group = get_backend("ec2")[account][region].get_default_security_group(vpc_id)
+    except Exception:
+        return None
+    return str(group.id) if group is not None else None

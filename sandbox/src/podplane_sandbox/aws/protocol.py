@@ -94,7 +94,7 @@ def json_error(err: AwsError, rest: bool) -> tuple[int, dict[str, str], bytes]:
         headers["Content-Type"] = "application/json"
         body = {"message": err.message, **err.fields}
     else:
-        body = {"__type": err.code, "Message": err.message}
+        body = {"__type": err.code, "Message": err.message, **err.fields}
     return err.status, headers, json.dumps(body).encode()
 
 

@@ -16,6 +16,7 @@ from podplane_sandbox.aws.base import Emulator
 from podplane_sandbox.aws.callers import access_key_of, caller_of, sts_get_caller_identity
 from podplane_sandbox.aws.ec2_rules import Ec2Rules
 from podplane_sandbox.aws.errors import AwsError
+from podplane_sandbox.aws.fsx import TARGET_PREFIX as FSX_TARGET
 from podplane_sandbox.aws.moto_faults import injected_error
 from podplane_sandbox.aws.world import World
 from podplane_sandbox.guard import Guard
@@ -32,8 +33,9 @@ _RESOURCE_ID = re.compile(r"^(arn:|[a-z]+(-[a-z]+)?-[0-9a-f]{8,}$)")
 class AwsRouter:
     def __init__(self, world: World, eks: Emulator, sagemaker: Emulator, quotas: Emulator,
                  moto_app: Any, control: Any, on_mutation: Callable[[bool], None],
-                 guard: Guard | None = None) -> None:
+                 guard: Guard | None = None, fsx: Emulator | None = None) -> None:
         self.w, self.eks, self.sm, self.quotas = world, eks, sagemaker, quotas
+        self.fsx = fsx  # FSx for Lustre file systems (aws/fsx.py); else moto's
         self.control, self.on_mutation = control, on_mutation
         self.moto_app = Ec2Rules(world, moto_app)  # EC2 dependencies and slow deletes
         self.guard = guard
@@ -74,8 +76,9 @@ class AwsRouter:
     def _ours(self, environ: dict[str, Any], path: str, body: bytes) -> Response | None:
         target = environ.get("HTTP_X_AMZ_TARGET", "")
         for prefix, service, emu in (("SageMaker.", "sagemaker", self.sm),
-                                     ("ServiceQuotasV20190624.", "service-quotas", self.quotas)):
-            if target.startswith(prefix):
+                                     ("ServiceQuotasV20190624.", "service-quotas", self.quotas),
+                                     (FSX_TARGET, "fsx", self.fsx)):
+            if emu is not None and target.startswith(prefix):
                 action = target.split(".", 1)[1]
                 with self.w.lock:
                     mine = emu.accepts(action, _json_or_empty(body))

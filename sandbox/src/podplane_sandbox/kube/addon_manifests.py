@@ -141,6 +141,23 @@ def _mountpoint(ver: str, ecr: str, ctx: tuple[str, str]) -> list[Obj]:
     return out
 
 
+def _fsx_csi(ver: str, ecr: str, ctx: tuple[str, str]) -> list[Obj]:
+    """kubernetes-sigs/aws-fsx-csi-driver `charts/aws-fsx-csi-driver/templates`: the
+    `fsx.csi.aws.com` CSIDriver (attachRequired false), the `fsx-csi-controller` Deployment
+    (two replicas, `fsx-csi-controller-sa`) and the `fsx-csi-node` DaemonSet
+    (`fsx-csi-node-sa`) in kube-system."""
+    image = f"{ecr}/eks/aws-fsx-csi-driver:{ver}"
+    driver = {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",
+              "metadata": _meta("fsx.csi.aws.com", None, *ctx),
+              "spec": {"attachRequired": False}}
+    return [driver, _account("fsx-csi-controller-sa", "kube-system", ctx),
+            _account("fsx-csi-node-sa", "kube-system", ctx),
+            _workload("Deployment", "fsx-csi-controller", "kube-system", image,
+                      "fsx-csi-controller-sa", ctx, replicas=2),
+            _workload("DaemonSet", "fsx-csi-node", "kube-system", image, "fsx-csi-node-sa",
+                      ctx)]
+
+
 TRAINING_OPERATOR_NS = "aws-hyperpod"
 TRAINING_OPERATOR_SA = "hp-training-operator-controller-manager"
 
@@ -159,6 +176,7 @@ BUILDERS = {
     "vpc-cni": _vpc_cni, "kube-proxy": _kube_proxy,
     "eks-pod-identity-agent": _pod_identity_agent, "coredns": _coredns,
     "cert-manager": _cert_manager, "aws-mountpoint-s3-csi-driver": _mountpoint,
+    "aws-fsx-csi-driver": _fsx_csi,
     "amazon-sagemaker-hyperpod-training-operator": _training_operator,
 }
 

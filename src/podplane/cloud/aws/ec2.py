@@ -136,3 +136,9 @@ class Ec2Adapter:
 
     async def authorize_security_group_egress(self, **params: Any) -> Shape:
         return await self._call("authorize_security_group_egress", **params)
+
+    async def describe_security_group_rules(self, **params: Any) -> Shape:
+        return await self._call("describe_security_group_rules", **params)
+
+    async def revoke_security_group_ingress(self, **params: Any) -> Shape:
+        return await self._call("revoke_security_group_ingress", **params)

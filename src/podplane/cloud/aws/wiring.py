@@ -6,6 +6,7 @@ from podplane.cloud.aws.account import AccountAdapter
 from podplane.cloud.aws.caller import AwsCaller
 from podplane.cloud.aws.ec2 import Ec2Adapter
 from podplane.cloud.aws.eks import EksAdapter
+from podplane.cloud.aws.fsx import FsxAdapter
 from podplane.cloud.aws.hyperpod import HyperPodAdapter
 from podplane.cloud.aws.iam import IamAdapter, S3Adapter, StsAdapter
 from podplane.cloud.aws.quotas import QuotasAdapter
@@ -20,7 +21,7 @@ def build_aws(region: str, endpoint_url: str | None = None,
     return AwsPorts(region=region, eks=EksAdapter(caller), hyperpod=HyperPodAdapter(caller),
                     ec2=Ec2Adapter(caller), iam=IamAdapter(caller), s3=S3Adapter(caller),
                     sts=StsAdapter(caller), quotas=QuotasAdapter(caller),
-                    account=AccountAdapter(caller))
+                    account=AccountAdapter(caller), fsx=FsxAdapter(caller))
 
 
 def session_region() -> str | None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from podplane.domain.errors import Conflict, InvalidInput, NotFound
+from podplane.domain.features import fsx
 from podplane.domain.names import DNS_LABEL_PATTERN
 
 TRAINING_OPERATOR = "training-operator"
@@ -20,6 +21,7 @@ TIERED_CHECKPOINTING = "tiered-checkpointing"
 MANAGED_AUTOSCALING = "managed-autoscaling"
 TASK_GOVERNANCE = "task-governance"
 OBSERVABILITY = "observability"
+FSX_LUSTRE = fsx.NAME
 # Container Insights through the CloudWatch Observability EKS add-on; its agent runs as
 # amazon-cloudwatch/cloudwatch-agent and needs CloudWatchAgentServerPolicy, which add-on 3.1.0+
 # may take through EKS Pod Identity (CloudWatch docs, "Quick start with the Amazon CloudWatch
@@ -40,7 +42,7 @@ SettingValue = int | str | list[str]
 @dataclass(frozen=True)
 class Setting:
     name: str
-    kind: str                    # "int" | "name" | "names"
+    kind: str                    # "int" | "name" | "names" | "text" (the feature checks it)
     default: SettingValue
     help: str
     minimum: int | None = None
@@ -116,8 +118,26 @@ FEATURES: tuple[FeatureSpec, ...] = (
         notes=("Metrics and logs are billed by CloudWatch per the account's pricing.",
                "An association for the agent's service account that names another role is "
                "reported and left alone.")),
+    FeatureSpec(
+        FSX_LUSTRE, "FSx for Lustre storage",
+        "A shared Lustre file system mounted by jobs through a PersistentVolumeClaim.",
+        f"the {fsx.CSI_ADDON} EKS add-on; a {fsx.DEPLOYMENT} file system in the compute "
+        "subnet with TCP 988 and 1018-1023 open in the node security group (or an existing "
+        f"file system by id); PersistentVolume {fsx.PV_NAME} and claim {fsx.CLAIM}",
+        settings=(
+            Setting("capacity_gib", "int", 1200, "Storage in GiB: 1200, 2400 or a multiple "
+                    "of 2400.", 1200, fsx.MAX_CAPACITY),
+            Setting("throughput_per_tib", "int", 125, "MB/s per TiB: 125, 250, 500 or 1000.",
+                    125, 1000),
+            Setting("file_system_id", "text", "", "An existing file system to mount instead "
+                    "(never deleted by podplane)."),
+        ),
+        notes=("Static provisioning: the driver mounts, calls no AWS API and gets no IAM role.",
+               "Capacity and throughput are fixed once podplane has made the file system.")),
 )
 BY_NAME = {f.name: f for f in FEATURES}
+# Rules across a feature's settings, checked after each setting's own.
+FEATURE_CHECKS = {FSX_LUSTRE: fsx.check}
 
 
 def feature(name: str) -> FeatureSpec:
@@ -142,7 +162,8 @@ def check_settings(spec: FeatureSpec, given: dict[str, Any]) -> dict[str, Any]:
     out = defaults(spec)
     for name, value in given.items():
         out[name] = _check(known[name], value)
-    return out
+    check = FEATURE_CHECKS.get(spec.name)
+    return check(out) if check else out
 
 
 def _check(setting: Setting, value: Any) -> Any:
@@ -151,6 +172,10 @@ def _check(setting: Setting, value: Any) -> Any:
                 (setting.minimum or 0) <= value <= (setting.maximum or value)):
             raise InvalidInput(f"{setting.name} must be an integer from {setting.minimum} to "
                                f"{setting.maximum}.", field=setting.name)
+        return value
+    if setting.kind == "text":
+        if not isinstance(value, str) or len(value) > 256:
+            raise InvalidInput(f"{setting.name} must be a string.", field=setting.name)
         return value
     names = [value] if setting.kind == "name" else value
     if not isinstance(names, list) or not all(

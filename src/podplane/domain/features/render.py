@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from podplane.domain.features import catalog as cat
+from podplane.domain.features import fsx
 from podplane.domain.features.checkpointing import (
     SERVICE_ACCOUNT,
     checkpoint_policy,
@@ -41,6 +42,8 @@ class ClusterFacts:
     region: str
     bucket: str
     hyperpod_arn: str
+    subnet: str = ""           # the HyperPod cluster's compute subnet (VpcConfig.Subnets[0])
+    security_group: str = ""   # its nodes' security group (VpcConfig.SecurityGroupIds[0])
 
     def role_name(self, purpose: str) -> str:
         return derived_name(f"podplane-{self.name}", purpose, 64, self.region)
@@ -87,7 +90,10 @@ def setting(feature: str, field: str, value: Shape) -> Resource:
     return Resource(feature, "hyperpod-setting", f"hyperpod {field}", {field: value})
 
 
-def resources(name: str, on: bool, settings: Shape, facts: ClusterFacts) -> list[Resource]:
+def resources(name: str, on: bool, settings: Shape, facts: ClusterFacts,
+              found: Shape | None = None) -> list[Resource]:
+    """`found`: what the cloud already shows that the resources name (FSx: the file
+    system, whose id, DNS name and mount name the PersistentVolume carries)."""
     spec = cat.feature(name)
     if name == cat.KUBERAY:
         return kube(name, feature_operators.kuberay(name, spec.version or ""), on)
@@ -101,6 +107,8 @@ def resources(name: str, on: bool, settings: Shape, facts: ClusterFacts) -> list
         return [addon(name, cat.TASK_GOVERNANCE_ADDON, on)]
     if name == cat.OBSERVABILITY:
         return observability(on, facts)
+    if name == cat.FSX_LUSTRE:
+        return fsx_lustre(on, settings, facts, found)
     return []   # always-on features are observed, never rendered
 
 
@@ -135,6 +143,16 @@ def observability(on: bool, facts: ClusterFacts) -> list[Resource]:
                  on),
         addon(name, cat.OBSERVABILITY_ADDON, on),
     ]
+
+
+def fsx_lustre(on: bool, settings: Shape, facts: ClusterFacts, found: Shape | None
+               ) -> list[Resource]:
+    """The CSI driver add-on, the file system (and its ports), then the static PV and its
+    claim; disable removes them in reverse (domain/features/fsx.py)."""
+    capacity = int((found or {}).get("StorageCapacity") or settings["capacity_gib"])
+    return [addon(cat.FSX_LUSTRE, fsx.CSI_ADDON, on),
+            *fsx.storage(on, settings, facts.name, facts.subnet, facts.security_group),
+            *kube(cat.FSX_LUSTRE, [fsx.volume(found, capacity), fsx.claim(capacity)], on)]
 
 
 def autoscaling(on: bool, settings: Shape, facts: ClusterFacts) -> list[Resource]:

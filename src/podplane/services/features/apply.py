@@ -16,6 +16,7 @@ from podplane.domain.features.model import Resource
 from podplane.domain.features.render import ClusterFacts, policy_text
 from podplane.domain.reconcile import Verb
 from podplane.ops.context import StepContext
+from podplane.services.features import fsx
 from podplane.services.features.addons import addon_change
 from podplane.services.features.live import Live
 from podplane.services.iam_retry import while_iam_propagates
@@ -37,6 +38,10 @@ async def carry_out(ctx: StepContext, live: Live, facts: ClusterFacts, verb: Ver
         await _association(ctx, live, facts, verb, res)
     elif res.kind == "eks-addon":
         await addon_change(ctx, live, verb, res)
+    elif res.kind == "fsx-filesystem":
+        await fsx.file_system_change(ctx, live, facts, verb, res)
+    elif res.kind == "sg-ingress":
+        await fsx.rule_change(live, verb, res)
     else:
         await _setting(ctx, live, facts, res)
     await ctx.note(f"{verb} {res.key}")
@@ -45,6 +50,8 @@ async def carry_out(ctx: StepContext, live: Live, facts: ClusterFacts, verb: Ver
 async def _kube(ctx: StepContext, live: Live, verb: Verb, res: Resource) -> None:
     kube = await live.kube()
     obj = res.desired
+    if await fsx.volume_change(live, verb, res):
+        return
     if verb == "delete":
         meta = obj["metadata"]
         await kube.delete(obj["apiVersion"], obj["kind"], meta["name"],

@@ -15,6 +15,7 @@ from podplane.domain.errors import CloudError, NotFound
 from podplane.domain.features.checkpointing import POLICY_NAME
 from podplane.domain.features.model import FEATURE_LABEL, FEATURE_TAG, Resource, Seen
 from podplane.services.cloud_access import Cloud
+from podplane.services.features import fsx
 
 Shape = dict[str, Any]
 # A HyperPod setting that was never set reads as switched off.
@@ -26,11 +27,13 @@ class Live:
     """One cluster's view for one observation: DescribeCluster and the association list are
     read once and shared by the resources that need them."""
 
-    def __init__(self, cloud: Cloud, hyperpod: str, eks: str) -> None:
+    def __init__(self, cloud: Cloud, hyperpod: str, eks: str, cluster: str = "") -> None:
         self.cloud, self.hyperpod, self.eks = cloud, hyperpod, eks
+        self.cluster = cluster   # podplane's name: FSx ownership tags carry it
         self._kube: KubePort | None = None
         self._described: Shape | None = None
         self._associations: list[Shape] | None = None
+        self._file_systems: list[Shape] | None = None
 
     async def kube(self) -> KubePort:
         if self._kube is None:
@@ -51,8 +54,13 @@ class Live:
                 self.eks)
         return self._associations
 
+    async def file_systems(self) -> list[Shape]:
+        if self._file_systems is None:
+            self._file_systems = await self.cloud.aws.fsx.describe_file_systems()
+        return self._file_systems
+
     def forget(self) -> None:
-        self._described, self._associations = None, None
+        self._described, self._associations, self._file_systems = None, None, None
 
     async def observe(self, resources: list[Resource]) -> dict[str, Seen]:
         return {r.key: await self.seen(r) for r in resources}
@@ -68,6 +76,9 @@ class Live:
             return await self._role_seen(res)
         if res.kind == "eks-addon":
             return await self._addon_seen(res)
+        if res.kind in ("fsx-filesystem", "sg-ingress"):
+            return await (fsx.rule_seen(self, res) if res.kind == "sg-ingress" else
+                          fsx.file_system_seen(self, res, self.cluster))
         return await self._association_seen(res)
 
     async def _addon_seen(self, res: Resource) -> Seen:

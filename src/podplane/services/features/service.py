@@ -17,6 +17,7 @@ from podplane.domain.features import catalog as cat
 from podplane.domain.features.model import FeaturePlan
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
+from podplane.services.features import fsx
 from podplane.services.features.live import Live
 from podplane.services.features.state import (
     Desired,
@@ -100,7 +101,7 @@ async def _addon_active(live: Live) -> bool:
 async def _setup(ctx: Ctx, cluster: str) -> tuple[gc.ClusterRef, Live, Any]:
     ref = await gc.cluster_ref(ctx, cluster)
     cloud = cloud_of(ctx.app)
-    live = Live(cloud, ref.hyperpod, ref.eks)
+    live = Live(cloud, ref.hyperpod, ref.eks, ref.name)
     facts = await cluster_facts(ctx.app, cloud, ref, await live.described())
     return ref, live, facts
 
@@ -157,6 +158,8 @@ async def _change(ctx: Ctx, cluster: str, name: str, enabled: bool | None,
                                "note": f"{spec.title} is always on."}, dry_run=dry_run)
     if want.enabled:
         await _check_prerequisites(live, name, want)
+        if name == cat.FSX_LUSTRE:
+            await fsx.check(live, want.settings, facts)
     found = await plan_for(live, name, want, facts)
     doomed = terminates_nodes(found)
     if doomed and confirm is not None:

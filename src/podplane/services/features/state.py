@@ -15,6 +15,7 @@ from podplane.domain.manifests.autoscaling import NODECLASS_API
 from podplane.services.cloud_access import Cloud
 from podplane.services.clusters.state import facts_of
 from podplane.services.context import AppState
+from podplane.services.features import fsx
 from podplane.services.features.live import Live
 from podplane.services.groups.cloud import ClusterRef
 from podplane.store import features as rows
@@ -55,14 +56,18 @@ async def cluster_facts(app: AppState, cloud: Cloud, ref: ClusterRef, described:
     region = cloud.aws.region
     bucket = (await facts_of(app, ref.name)).get("bucket") or shared_bucket(ref.name, account,
                                                                           region)
+    vpc = described.get("VpcConfig") or {}
     return ClusterFacts(ref.name, ref.hyperpod, ref.eks, account, region, str(bucket),
-                        str(described["ClusterArn"]))
+                        str(described["ClusterArn"]), (vpc.get("Subnets") or [""])[0],
+                        (vpc.get("SecurityGroupIds") or [""])[0])
 
 
 async def rendered(live: Live, name: str, want: Desired, facts: ClusterFacts
                    ) -> list[Resource]:
     """The feature's resources as desired, plus anything it made that is no longer wanted."""
-    out = resources(name, want.enabled, want.settings, facts)
+    found = await fsx.found(live, want.settings, facts.name) if name == cat.FSX_LUSTRE \
+        else None
+    out = resources(name, want.enabled, want.settings, facts, found)
     kinds = SWEPT.get(name, ())
     if kinds:
         keys = {r.key for r in out}

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from podplane.domain.errors import CloudError
+from podplane.domain.features.catalog import FSX_LUSTRE
+from podplane.domain.features.model import FeaturePlan
 from podplane.domain.features.render import ClusterFacts
 from podplane.ops.context import StepContext
 from podplane.ops.workflows import Workflow
@@ -19,6 +21,8 @@ from podplane.services.features.live import Live
 from podplane.services.features.state import Desired, plan_for, rendered
 
 FEATURE_SET = "feature.set"
+# Features whose resources name what an earlier step made (rendered afresh before each step).
+LIVE_RENDERED = (FSX_LUSTRE,)
 Shape = dict[str, Any]
 POLL_SECONDS = 10.0
 READY_DEADLINE = 15 * 60.0
@@ -32,7 +36,20 @@ def declare(cloud: Cloud) -> list[Workflow]:
 def _inputs(cloud: Cloud, params: Shape) -> tuple[Live, str, Desired, ClusterFacts]:
     facts = ClusterFacts(**params["facts"])
     want = Desired(bool(params["enabled"]), dict(params["settings"]), True)
-    return Live(cloud, facts.hyperpod, facts.eks), params["feature"], want, facts
+    return Live(cloud, facts.hyperpod, facts.eks, facts.name), params["feature"], want, facts
+
+
+async def _carry_out(ctx: StepContext, live: Live, name: str, want: Desired,
+                     facts: ClusterFacts, found: FeaturePlan) -> list[str]:
+    for step, res in found.steps:
+        if name in LIVE_RENDERED:   # e.g. the PV names the file system made a step ago
+            live.forget()
+            res = {r.key: r for r in await rendered(live, name, want, facts)}[res.key]
+        await carry_out(ctx, live, facts, step.verb, res)
+        # Each action is its own point: a step resumed after a crash plans again from what
+        # the cloud shows, so what landed is not done twice (the crash sweep's case).
+        await ctx.phase(f"{step.verb} {step.key}")
+    return [f"{s.verb} {s.key}" for s, _ in found.steps]
 
 
 class FeatureSteps:
@@ -43,13 +60,14 @@ class FeatureSteps:
         live, name, want, facts = _inputs(self.cloud, ctx.params)
         found = await plan_for(live, name, want, facts)
         await ctx.phase("applying", actions=[f"{s.verb} {s.key}" for s, _ in found.steps])
-        for step, res in found.steps:
-            await carry_out(ctx, live, facts, step.verb, res)
-            # Each action is its own point: a step resumed after a crash plans again from
-            # what the cloud shows, so what landed is not done twice (the crash sweep's case).
-            await ctx.phase(f"{step.verb} {step.key}")
-        return {"applied": [f"{s.verb} {s.key}" for s, _ in found.steps],
-                "left_alone": found.left_alone}
+        applied = await _carry_out(ctx, live, name, want, facts, found)
+        if name in LIVE_RENDERED:
+            # what names a resource made above (the PV, a re-made file system) is known only
+            # now: one more round carries out what that reveals
+            live.forget()
+            applied += await _carry_out(ctx, live, name, want, facts,
+                                        await plan_for(live, name, want, facts))
+        return {"applied": applied, "left_alone": found.left_alone}
 
     async def verify(self, ctx: StepContext) -> Shape:
         live, name, want, facts = _inputs(self.cloud, ctx.params)
@@ -72,9 +90,12 @@ class FeatureSteps:
             return []
         out = []
         for res in await rendered(live, name, want, facts):
-            if res.kind == "kube" and res.desired["kind"] == "Deployment" and res.present:
-                seen = await live.seen(res)
-                status = (seen.live or {}).get("status") or {}
-                if not status.get("availableReplicas"):
+            if res.kind != "kube" or not res.present:
+                continue
+            kind = res.desired["kind"]
+            if kind in ("Deployment", "PersistentVolumeClaim"):
+                status = ((await live.seen(res)).live or {}).get("status") or {}
+                if not (status.get("availableReplicas") if kind == "Deployment"
+                        else status.get("phase") == "Bound"):
                     out.append(res.key)
         return out

@@ -71,6 +71,7 @@ EKS_REPOSITORIES = frozenset({
     "eks/coredns", "eks/kube-proxy", "eks/eks-pod-identity-agent", "eks/aws-efa-k8s-device-plugin",
     "eks/aws-s3-csi-driver", "eks/csi-node-driver-registrar", "eks/livenessprobe", "eks/pause",
     "eks/hyperpod-training-operator",  # add-on image; AWS does not publish its repository name
+    "eks/aws-fsx-csi-driver",  # the FSx CSI add-on build (upstream: public.ecr.aws/fsx-csi-driver)
 })
 ECR = re.compile(r"^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com$")
 

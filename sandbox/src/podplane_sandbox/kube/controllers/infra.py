@@ -76,7 +76,10 @@ class VolumeBinder(Controller):
 
     def _match(self, spec: Obj, want: float, cls: str | None) -> Obj | None:
         fits = []
+        named = spec.get("volumeName")  # a claim naming its PV binds to that one only
         for pv in self.ctx.store.items("persistentvolumes"):
+            if named and pv["metadata"]["name"] != named:
+                continue
             pspec = pv.get("spec") or {}
             if pspec.get("claimRef") or (pv.get("status") or {}).get("phase") not in (
                 None,

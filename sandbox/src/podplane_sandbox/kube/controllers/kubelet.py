@@ -6,7 +6,10 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
-from podplane_sandbox.kube import s3_mounts
+from podplane_sandbox.kube import (
+    fsx_mounts,  # FSx for Lustre volumes
+    s3_mounts,
+)
 from podplane_sandbox.kube.controllers import pod_start
 from podplane_sandbox.kube.controllers.framework import Controller, Ctx, Key
 from podplane_sandbox.kube.s3_mounts import mount_problem  # Mountpoint for S3 volumes
@@ -119,7 +122,8 @@ class Kubelet(Controller):
         return wait
 
     def _check(self, key: Key, pod: Obj, node: Obj) -> float | None:
-        mount = pod_start.missing_volume(pod, self.ctx.store) or mount_problem(self.ctx, pod)
+        mount = (pod_start.missing_volume(pod, self.ctx.store) or mount_problem(self.ctx, pod)
+                 or fsx_mounts.mount_problem(self.ctx, pod))
         if mount:
             self._wait_all(key, pod, node, "ContainerCreating", None, ("FailedMount", mount))
             return RETRY_SECONDS

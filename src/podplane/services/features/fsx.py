@@ -1,0 +1,247 @@
+"""FSx for Lustre storage: observing and changing its file system, its security group rules
+and its PersistentVolume (domain/features/fsx.py says what they are).
+
+FSx API: CreateFileSystem answers CREATING; the file system serves clients once AVAILABLE
+(FAILED carries `FailureDetails.Message`); DeleteFileSystem answers DELETING and
+DescribeFileSystems stops listing it when done (FileSystemNotFound for its id). EC2:
+AuthorizeSecurityGroupIngress takes tags for the rules it adds (TagSpecifications,
+`security-group-rule`); DescribeSecurityGroupRules lists them with their ids and tags.
+Kubernetes: a PV's volume source is immutable, so a PV that must point at another file system
+is deleted (with its claim) and made again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from podplane.domain.errors import CloudError, Conflict, InvalidInput
+from podplane.domain.features import fsx
+from podplane.domain.features.model import FEATURE_TAG, Resource, Seen
+from podplane.domain.features.render import ClusterFacts
+from podplane.domain.features.render import kube as kube_objects
+from podplane.domain.jobs.kinds import NAMESPACE as JOBS_NAMESPACE
+from podplane.domain.reconcile import Verb
+from podplane.ops.context import StepContext
+
+if TYPE_CHECKING:   # live.py reads FSx resources through this module
+    from podplane.services.features.live import Live
+
+Shape = dict[str, Any]
+POLL_SECONDS = 30.0
+DEADLINE_SECONDS = 60 * 60.0   # PERSISTENT_2 creation takes minutes, large ones longer
+SERVING = ("AVAILABLE", "UPDATING")
+GONE = ("DELETING",)
+
+
+# -- observing ---------------------------------------------------------------------------------
+async def own_file_system(live: Live, cluster: str, deleting: bool = False) -> Shape | None:
+    """The file system podplane made for this cluster (by its tags); one being deleted only
+    when `deleting`."""
+    for fs in await live.file_systems():
+        if fsx.ours(fs, cluster) and (deleting or fs.get("Lifecycle") not in GONE):
+            return fs
+    return None
+
+
+async def found(live: Live, settings: Shape, cluster: str) -> Shape | None:
+    """The file system the PV should mount: the existing one named, or podplane's own."""
+    existing = settings.get("file_system_id")
+    if existing:
+        fs = await live.cloud.aws.fsx.describe_file_system(existing)
+        return fs if fs and fs.get("Lifecycle") not in GONE else None
+    return await own_file_system(live, cluster)
+
+
+async def file_system_seen(live: Live, res: Resource, cluster: str) -> Seen:
+    want = res.desired
+    if "FileSystemId" in want:   # an existing one: podplane's only if tagged for this cluster
+        fs = await live.cloud.aws.fsx.describe_file_system(want["FileSystemId"])
+        if fs is None or fs.get("Lifecycle") in GONE:
+            return Seen(None)
+        return Seen({"FileSystemId": fs["FileSystemId"], "FileSystemType":
+                     fs.get("FileSystemType")}, owned=fsx.ours(fs, cluster))
+    fs = await own_file_system(live, cluster)
+    if fs is None:
+        return Seen(None)
+    lustre = fs.get("LustreConfiguration") or {}
+    tags = {t["Key"]: t["Value"] for t in fs.get("Tags") or []}
+    return Seen({"FileSystemId": fs["FileSystemId"], "FileSystemType": fs.get("FileSystemType"),
+                 "StorageCapacity": fs.get("StorageCapacity"), "SubnetIds": fs.get("SubnetIds"),
+                 "LustreConfiguration": {
+                     "DeploymentType": lustre.get("DeploymentType"),
+                     "PerUnitStorageThroughput": lustre.get("PerUnitStorageThroughput")},
+                 "Tags": {k: tags.get(k) for k in want["Tags"]}}, owned=True)
+
+
+async def rule_seen(live: Live, res: Resource) -> Seen:
+    """The inbound rule with these ports from this source; podplane's when tagged so (a
+    matching rule someone else added is reported and left alone, never revoked)."""
+    want = res.desired
+    if not want["groupId"]:   # a cluster without VpcConfig: nothing to look at (enable refuses)
+        return Seen(None)
+    answer = await live.cloud.aws.ec2.describe_security_group_rules(
+        Filters=[{"Name": "group-id", "Values": [want["groupId"]]}])
+    matches = []
+    for rule in answer.get("SecurityGroupRules") or []:
+        source = (rule.get("ReferencedGroupInfo") or {}).get("GroupId")
+        if not rule.get("IsEgress") and (rule.get("IpProtocol"), rule.get("FromPort"),
+                                         rule.get("ToPort"), source) == (
+                want["protocol"], want["from"], want["to"], want["source"]):
+            tags = {t["Key"]: t["Value"] for t in rule.get("Tags") or []}
+            matches.append((tags.get(FEATURE_TAG) == res.feature, rule, tags))
+    if not matches:
+        return Seen(None)
+    owned, rule, tags = max(matches, key=lambda m: m[0])
+    mark = tags.get(FEATURE_TAG)
+    return Seen({**{k: want[k] for k in ("groupId", "protocol", "from", "to", "source")},
+                 "tags": {FEATURE_TAG: mark} if mark else {},
+                 "ruleId": rule["SecurityGroupRuleId"]}, owned=owned)
+
+
+# -- checks before a change ----------------------------------------------------------------------
+async def check(live: Live, settings: Shape, facts: ClusterFacts) -> None:
+    """Refused before any change: no network to place it in, an existing file system that
+    is not a usable Lustre one in the cluster's VPC, or a change FSx would not make."""
+    if not facts.subnet or not facts.security_group:
+        raise Conflict("The HyperPod cluster's VpcConfig names no subnet or security group "
+                       "to place the file system in.")
+    mine = await own_file_system(live, facts.name)
+    existing = settings.get("file_system_id")
+    if existing:
+        if mine is not None:
+            raise Conflict(f"podplane's file system {mine['FileSystemId']} still exists.",
+                           hint="Disable fsx-lustre (deletes it), then enable it with "
+                                "file_system_id.")
+        await _check_existing(live, existing, facts)
+        return
+    if mine is not None:
+        lustre = mine.get("LustreConfiguration") or {}
+        now = (mine.get("StorageCapacity"), lustre.get("PerUnitStorageThroughput"))
+        if now != (settings["capacity_gib"], settings["throughput_per_tib"]):
+            raise Conflict(f"The file system {mine['FileSystemId']} has {now[0]} GiB at "
+                           f"{now[1]} MB/s/TiB; podplane does not resize it.",
+                           hint="Keep its settings, or disable (deletes it) and enable again.")
+
+
+async def _check_existing(live: Live, fs_id: str, facts: ClusterFacts) -> None:
+    fs = await live.cloud.aws.fsx.describe_file_system(fs_id)
+    if fs is None or fs.get("FileSystemType") != "LUSTRE":
+        raise InvalidInput(f"No FSx for Lustre file system {fs_id} in this account and "
+                           "region.", field="file_system_id")
+    if fs.get("Lifecycle") not in SERVING:
+        raise InvalidInput(f"The file system {fs_id} is {fs.get('Lifecycle')}, not AVAILABLE.",
+                           field="file_system_id")
+    subnets = (await live.cloud.aws.ec2.describe_subnets(SubnetIds=[facts.subnet]))["Subnets"]
+    vpc = subnets[0]["VpcId"] if subnets else None
+    if fs.get("VpcId") != vpc:
+        raise InvalidInput(f"The file system {fs_id} is in {fs.get('VpcId')}; the cluster's "
+                           f"nodes are in {vpc}.", field="file_system_id",
+                           hint="Mount a file system in the cluster's VPC.")
+
+
+# -- changing ----------------------------------------------------------------------------------
+async def file_system_change(ctx: StepContext, live: Live, facts: ClusterFacts, verb: Verb,
+                             res: Resource) -> None:
+    port = live.cloud.aws.fsx
+    if "FileSystemId" in res.desired:
+        if verb == "create":   # never ours to make: it was deleted after it was named
+            raise CloudError(f"The file system {res.desired['FileSystemId']} no longer "
+                             "exists.", code="file_system_missing", retryable=False,
+                             hint="Name another file_system_id, or leave it empty.")
+        return   # podplane never changes or deletes a file system it did not make
+    if verb == "update":
+        raise CloudError("podplane's file system differs from its settings and is not "
+                         "resized here.", code="file_system_changed", retryable=False,
+                         hint="Disable and enable again, or change it with FSx directly.")
+    mine = await own_file_system(live, facts.name)
+    if verb == "delete":
+        if mine is not None:
+            await port.delete_file_system(mine["FileSystemId"],
+                                          client_token=ctx.client_token(res.key + " delete"))
+        await _wait(ctx, live, facts.name, lambda fs: fs is None, deleting=True)
+        return
+    if mine is None:
+        await port.create_file_system(client_token=ctx.client_token(res.key),
+                                      **fsx.create_request(res, facts.security_group))
+    fs = await _wait(ctx, live, facts.name,
+                     lambda f: f is not None and f.get("Lifecycle") in ("AVAILABLE", "FAILED"))
+    if fs is not None and fs.get("Lifecycle") == "FAILED":
+        why = (fs.get("FailureDetails") or {}).get("Message", "no details")
+        raise CloudError(f"FSx could not create the file system: {why}.",
+                         code="file_system_failed", retryable=False,
+                         hint="Fix what FSx names, disable fsx-lustre, then enable it again.")
+
+
+async def _wait(ctx: StepContext, live: Live, cluster: str,
+                done: Callable[[Shape | None], bool], deleting: bool = False) -> Shape | None:
+    for _ in range(int(DEADLINE_SECONDS / POLL_SECONDS)):
+        live.forget()
+        fs = await own_file_system(live, cluster, deleting)
+        if done(fs):
+            return fs
+        await ctx.sleep(POLL_SECONDS)
+    raise CloudError("The FSx file system did not settle in "
+                     f"{DEADLINE_SECONDS / 60:.0f} minutes.", code="file_system_timeout",
+                     retryable=True)
+
+
+async def rule_change(live: Live, verb: Verb, res: Resource) -> None:
+    ec2 = live.cloud.aws.ec2
+    want = res.desired
+    seen = await rule_seen(live, res)
+    if verb == "delete":
+        if seen.live is not None and seen.owned:
+            await ec2.revoke_security_group_ingress(GroupId=want["groupId"],
+                                                    SecurityGroupRuleIds=[seen.live["ruleId"]])
+        return
+    if seen.live is not None:
+        return   # the same rule exists (someone else's is left as it is)
+    await ec2.authorize_security_group_ingress(
+        GroupId=want["groupId"],
+        IpPermissions=[{"IpProtocol": want["protocol"], "FromPort": want["from"],
+                        "ToPort": want["to"], "UserIdGroupPairs": [{"GroupId": want["source"]}]}],
+        TagSpecifications=[{"ResourceType": "security-group-rule", "Tags": [
+            {"Key": k, "Value": v} for k, v in want["tags"].items()]}])
+
+
+async def volume_change(live: Live, verb: Verb, res: Resource) -> bool:
+    """The PV and claim cases a plain apply cannot do; True when handled here. A PV whose
+    source must change (a re-made file system) is immutable there; a claim made again while
+    the Retain PV still names the old one would stay Pending (the PV is Released): both go,
+    then both are made again (Kubernetes docs, Persistent Volumes: Retain, immutable source)."""
+    kind = res.desired["kind"]
+    if res.feature != fsx.NAME or verb == "delete" or kind not in (
+            "PersistentVolume", "PersistentVolumeClaim"):
+        return False
+    kube = await live.kube()
+    pv = await kube.get("v1", "PersistentVolume", fsx.PV_NAME)
+    if pv is None:
+        return False
+    if kind == "PersistentVolume":
+        stale = _source_of(pv) != _source_of(res.desired)
+    else:
+        stale = verb == "create" and bool((pv.get("spec") or {}).get("claimRef"))
+    if not stale:
+        return False
+    storage = (pv.get("spec") or {}).get("capacity", {}).get("storage", "1200Gi")
+    volume = res.desired if kind == "PersistentVolume" else _desired_volume(pv)
+    claim = kube_objects(fsx.NAME, [fsx.claim(int(str(storage).removesuffix("Gi")))], True)
+    await kube.delete("v1", "PersistentVolumeClaim", fsx.CLAIM, namespace=JOBS_NAMESPACE)
+    await kube.delete("v1", "PersistentVolume", fsx.PV_NAME)
+    await kube.apply(volume, force=True)
+    await kube.apply(claim[0].desired, force=True)
+    return True
+
+
+def _source_of(pv: Shape) -> tuple[Any, ...]:
+    csi = (pv.get("spec") or {}).get("csi") or {}
+    attrs = csi.get("volumeAttributes") or {}
+    return csi.get("volumeHandle"), attrs.get("dnsname"), attrs.get("mountname")
+
+
+def _desired_volume(pv: Shape) -> Shape:
+    """The live PV without what the API server and binder added (made again unbound)."""
+    meta = {k: v for k, v in pv["metadata"].items() if k in ("name", "labels")}
+    spec = {k: v for k, v in pv["spec"].items() if k != "claimRef"}
+    return {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": meta, "spec": spec}
