@@ -168,6 +168,23 @@ async def test_enable_makes_what_it_says(cluster: Cluster) -> None:
 
 
 @IN_ORDER
+async def test_a_job_submitted_while_it_is_on_mounts_it_at_fsx(cluster: Cluster) -> None:
+    """The plan of a training job on the cluster mounts the feature's claim at /fsx."""
+    async with cluster.stack.client("operator") as client:
+        r = await client.post(f"/api/v1/clusters/{CLUSTER}/jobs", params={"dry_run": "true"},
+                              json={"name": "on-lustre", "recipe": "pytorch-ddp",
+                                    "instance_group": groups.FIRST_GROUP, "replicas": 1})
+    assert r.status_code == 200, r.text
+    plan = r.json()["plan"]
+    spec = plan["manifest"]["spec"]["replicaSpecs"][0]["template"]["spec"]
+    claims = {v["name"]: v["persistentVolumeClaim"]["claimName"]
+              for v in spec["volumes"] if "persistentVolumeClaim" in v}
+    assert claims["fsx"] == fsx.CLAIM
+    assert {"name": "fsx", "mountPath": "/fsx"} in spec["containers"][0]["volumeMounts"]
+    assert any("/fsx" in note for note in plan["notes"]), plan["notes"]
+
+
+@IN_ORDER
 async def test_the_same_request_again_changes_nothing(cluster: Cluster) -> None:
     async with cluster.stack.client("operator") as client:
         await same_again_changes_nothing(client, cluster, URL, ON)

@@ -33,6 +33,7 @@ from podplane.domain.manifests.storage import CLAIM
 Manifest = dict[str, Any]
 GPU, EFA = "nvidia.com/gpu", "vpc.amazonaws.com/efa"
 PARAMS_ANNOTATION = "podplane.io/params"
+FSX_VOLUME, FSX_PATH = "fsx", "/fsx"
 MOUNTS = {"/data": "data", "/models": "models", "/checkpoints": "checkpoints/{job}",
           "/outputs": "outputs/{job}"}
 SHARED_VOLUME = "shared"
@@ -48,6 +49,7 @@ class Placement:
     gpus_per_replica: int
     efa_per_replica: int
     bucket: str | None
+    fsx_claim: str | None = None  # the fsx-lustre feature's claim, mounted at /fsx when set
 
 
 def prefixes(bucket: str | None, job: str) -> dict[str, str | None]:
@@ -125,6 +127,10 @@ def _pod_template(recipe: Recipe, job: str, params: dict[str, Any],
         volumes.append({"name": SHARED_VOLUME, "persistentVolumeClaim": {"claimName": CLAIM}})
         mounts += [{"name": SHARED_VOLUME, "mountPath": path, "subPath": sub.format(job=job)}
                    for path, sub in MOUNTS.items()]
+    if where.fsx_claim:  # one Lustre file system shared by every job (docs/features.md)
+        volumes.append({"name": FSX_VOLUME, "persistentVolumeClaim": {
+            "claimName": where.fsx_claim}})
+        mounts.append({"name": FSX_VOLUME, "mountPath": FSX_PATH})
     container = {"name": CONTAINER, "image": recipe.image,
                  "command": command(recipe, job, params, where), "env": env,
                  "resources": {"requests": requests, "limits": limits},
@@ -148,6 +154,6 @@ def manifest_from(request: dict[str, Any], facts: dict[str, Any]) -> Manifest:
     gpus = request.get("gpus_per_replica")
     where = Placement(request["instance_group"], replicas,
                       facts["gpus_per_node"] if gpus is None else gpus,
-                      facts["efa_per_node"], facts.get("bucket"))
+                      facts["efa_per_node"], facts.get("bucket"), facts.get("fsx_claim"))
     return render(chosen, request["name"], chosen.resolve(request.get("params") or {}), where,
                   request.get("max_restarts", 2), bool(request.get("elastic")))

@@ -8,6 +8,7 @@ from typing import Any
 
 from podplane.domain.effects import Effect
 from podplane.domain.errors import ConfirmationRequired, InvalidInput, NotFound
+from podplane.domain.features.fsx import CLAIM as FSX_CLAIM
 from podplane.domain.instance_groups import CapacityType, shape_of
 from podplane.domain.jobs import render as rj
 from podplane.domain.jobs import views
@@ -103,8 +104,9 @@ async def submit_job(ctx: Ctx, cluster: str, request: JobRequest, *,
     ref, kube = await jc.kube_of(ctx, cluster)
     gpus = await jc.group_gpus(kube, request.instance_group)
     bucket = await jc.bucket_of(ctx, cluster) if await _has_claim(kube) else None
+    fsx = FSX_CLAIM if await _has_claim(kube, FSX_CLAIM) else None
     facts = {"bucket": bucket, "gpus_per_node": gpus.gpus_per_node,
-             "efa_per_node": gpus.efa_per_node}
+             "efa_per_node": gpus.efa_per_node, "fsx_claim": fsx}
     body = {k: v for k, v in asdict(request).items() if k != "dry_run"}
     op_params = {"cluster_ref": ref.params(), "job": request.name, "kind": chosen.kind,
                  "request": body, "facts": facts}
@@ -117,6 +119,8 @@ async def submit_job(ctx: Ctx, cluster: str, request: JobRequest, *,
     if not bucket:
         plan["notes"].append("The cluster has no shared S3 claim: /data, /models, "
                              "/checkpoints and /outputs are not mounted.")
+    if fsx:
+        plan["notes"].append(f"FSx for Lustre (claim {fsx}) is mounted at {rj.FSX_PATH}.")
     if request.dry_run:
         return Outcome(True, plan, dry_run=True)
     return await start(ctx, SUBMIT, target(cluster, request.name), op_params, idempotency_key,
@@ -170,8 +174,8 @@ async def _refuse_existing(kube: Any, cluster: str, name: str) -> None:
                     hint="Choose another name, or delete the old job.")
 
 
-async def _has_claim(kube: Any) -> bool:
-    return await kube.get("v1", "PersistentVolumeClaim", CLAIM, NAMESPACE) is not None
+async def _has_claim(kube: Any, claim: str = CLAIM) -> bool:
+    return await kube.get("v1", "PersistentVolumeClaim", claim, NAMESPACE) is not None
 
 
 @service(Effect.MUTATE, "job.cancel",
