@@ -51,9 +51,11 @@ async def _with_cloud(ctx: Ctx, facts: OperationFacts, name: str) -> OperationFa
     events: list[dict[str, Any]] = []
     notes: tuple[str, ...] = ()
     addons: list[dict[str, Any]] = []
+    # a create names its HyperPod cluster after the cluster (services/clusters/hyperpod.py)
+    # and records the name only once that step succeeds
+    hyperpod = row.hyperpod_cluster_name or (name if row.origin == "created" else None)
     try:
-        described = await cloud.aws.hyperpod.describe_cluster(
-            row.hyperpod_cluster_name) if row.hyperpod_cluster_name else None
+        described = await cloud.aws.hyperpod.describe_cluster(hyperpod) if hyperpod else None
         if described:
             events, notes = await cluster_events(cloud.aws.hyperpod, described)
         if _addon_step_failed(facts.steps):
