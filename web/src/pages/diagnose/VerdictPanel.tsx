@@ -27,12 +27,13 @@ interface Props extends Pick<NextStepProps, "onAct" | "started"> {
 export function VerdictPanel({ verdict, onAct, started }: Props) {
   return (
     <SpaceBetween size="l">
+      <Box variant="h3" data-testid="verdict-conclusion">{verdict.conclusion}</Box>
       <KeyValuePairs
         columns={3}
         items={[
-          { label: "Conclusion", value: <span data-testid="verdict-conclusion">{verdict.conclusion}</span> },
           { label: "Status", value: <span data-testid="verdict-status"><VerdictStatus value={verdict.status} /></span> },
           { label: "Since", value: verdict.since ? <Time value={verdict.since} /> : "-" },
+          { label: "Target", value: verdict.target },
         ]}
       />
       {verdict.notes.map((note) => (
@@ -90,10 +91,18 @@ function Ladder({ ladder, next }: { ladder: SuggestedCall[]; next: Verdict["next
       wrapLines
       ariaLabels={{ tableLabel: "Escalation ladder" }}
       columnDefinitions={[
-        { id: "rung", header: "Rung", cell: (c) => ["Investigate", "Reboot", "Replace"][ladder.indexOf(c)] ?? c.tool },
+        {
+          id: "rung",
+          header: "Rung",
+          cell: (c) => (
+            <>
+              {["Investigate", "Reboot", "Replace"][ladder.indexOf(c)] ?? c.tool}
+              {same(c, next) && <Box variant="small" display="block" color="text-status-info">suggested</Box>}
+            </>
+          ),
+        },
         { id: "call", header: "Call", cell: (c) => <Box variant="code">{callText(c)}</Box> },
         { id: "cost", header: "Cost", cell: (c) => c.cost },
-        { id: "next", header: "", cell: (c) => (same(c, next) ? <StatusIndicator type="info">suggested</StatusIndicator> : "") },
       ]}
     />
   );

@@ -50,16 +50,16 @@ function OperationView({ op, live, lost }: { op: Operation; live: LiveState; los
         info={<LiveBadge op={op} live={live} />}
         actions={
           <SpaceBetween direction="horizontal" size="xs">
-          {op.status !== "succeeded" && <DiagnoseButton subject={{ kind: "operation", id: op.id }} />}
-          {!isTerminal(op) && (
-            <Button
-              disabled={Boolean(cancelDenied) || op.cancel_requested}
-              disabledReason={cancelDenied ?? "Cancellation already requested."}
-              onClick={() => setCancelling(true)}
-            >
-              Cancel operation
-            </Button>
-          )}
+            {op.status !== "succeeded" && <DiagnoseButton subject={{ kind: "operation", id: op.id }} />}
+            {!isTerminal(op) && (
+              <Button
+                disabled={Boolean(cancelDenied) || op.cancel_requested}
+                disabledReason={cancelDenied ?? "Cancellation already requested."}
+                onClick={() => setCancelling(true)}
+              >
+                Cancel operation
+              </Button>
+            )}
           </SpaceBetween>
         }
       >
