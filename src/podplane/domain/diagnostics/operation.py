@@ -109,8 +109,7 @@ def _failed(f: OperationFacts, target: str, step: Shape, retry: SuggestedCall) -
         fix = f"allow {denied.group(1)} (the policy of {PERMISSIONS_DOC})"
     hint = str(error.get("hint") or "")
     what = cause or f"the step failed with {code}"
-    fix_text = "; ".join(x.rstrip(".") for x in (fix and fix[0].upper() + fix[1:], hint)
-                         if x)
+    fix_text = "; ".join(x for x in (fix and fix[0].upper() + fix[1:], hint) if x)
     proof = (_step_evidence(step), *addon_evidence(f.addons),
              *event_evidence(alarming(f.cluster_events)))
     finding = Finding(code, Status.FAIL, f"Step {step['name']!r} failed: {what}.",
