@@ -132,6 +132,7 @@ def test_a_viewer_sees_the_finding_and_its_evidence_but_cannot_reboot(
     evidence = finding.get_by_role("table", name="Evidence for health_label")
     expect(evidence).to_contain_text("hyperpod:ListClusterNodes")
     expect(evidence).to_contain_text("kubernetes:Node labels")
+    expect(evidence).to_contain_text("hyperpod:ListClusterEvents")  # the health check's event
     expect(evidence).to_contain_text(
         "sagemaker.amazonaws.com/node-health-status=UnschedulablePendingReboot")
     ladder = dialog.get_by_role("table", name="Escalation ladder")
