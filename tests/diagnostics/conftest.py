@@ -1,6 +1,7 @@
 """One stack per module with a cluster set up in the sandbox (as tests/groups does) and
 registered as imported, with NodeRecovery None: HyperPod then never repairs a node by
-itself, so what fixes a sick node in these tests is the action the diagnosis suggested."""
+itself, so what fixes a sick node in these tests is the action the diagnosis suggested. Its
+NodeProvisioningMode is Continuous, as podplane's creates make it, so it has cluster events."""
 
 from __future__ import annotations
 
@@ -23,6 +24,10 @@ async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack
     async with running_stack(tmp_path_factory.mktemp("diagnose")) as made:
         vpc, compute, private, sg = groups._network(made)
         groups._create(made, compute, private, sg, node_recovery="None")
+        # continuous provisioning, as podplane creates clusters: HyperPod records events
+        made.aws("sagemaker").update_cluster(ClusterName=CLUSTER,
+                                             NodeProvisioningMode="Continuous")
+        made.advance(60)
         async with made.app.state.podplane.sessions.begin() as db:
             await cluster_rows.upsert(
                 db, CLUSTER, region="us-west-2", eks_cluster_name=CLUSTER,

@@ -102,7 +102,11 @@ async def test_a_node_flagged_for_reboot_names_the_fault_and_the_reboot_clears_i
         assert "sagemaker.amazonaws.com/node-health-status=UnschedulablePendingReboot" in proof
         assert "NvidiaErrorReboot-XidHardwareFailure" in proof
         assert {"hyperpod:ListClusterNodes", "kubernetes:Node labels", "kubernetes:Node taints",
-                "kubernetes:Node conditions"} <= sources(verdict)
+                "kubernetes:Node conditions", "hyperpod:ListClusterEvents"} <= sources(verdict)
+        event = next(e["detail"] for e in health["evidence"]  # the newest first
+                     if e["source"] == "hyperpod:ListClusterEvents")
+        assert event.startswith("Warn ") and f"Instance {iid}" in event
+        assert "failed a health check (NvidiaErrorReboot:XidHardwareFailure)" in event
         assert verdict["since"]  # the fault condition's lastTransitionTime
         assert [c["tool"] for c in verdict["ladder"]] == ["node_describe", "node_reboot",
                                                           "node_replace"]

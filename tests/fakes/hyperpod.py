@@ -17,6 +17,7 @@ class FakeHyperPod(FakePort):
         self.clusters: dict[str, Shape] = {}
         self.nodes: dict[str, list[Shape]] = {}
         self.events: dict[tuple[str, str], Shape] = {}
+        self.cluster_events: dict[str, list[Shape]] = {}  # ListClusterEvents, any order
         self.tags: dict[str, list[Shape]] = {}
         self.plans: list[Shape] = []
         self.created_status = "Creating"  # what a new cluster reports first
@@ -102,6 +103,12 @@ class FakeHyperPod(FakePort):
 
     async def latest_group_event(self, name: str, group: str) -> Shape | None:
         return self.events.get((name, group))
+
+    async def list_cluster_events(self, name: str, node_id: str | None = None,
+                                  limit: int = 20) -> list[Shape]:
+        found = [dict(e) for e in self.cluster_events.get(name, [])
+                 if node_id is None or e.get("InstanceId") == node_id]
+        return sorted(found, key=lambda e: e["EventTime"], reverse=True)[:limit]
 
     async def list_tags(self, arn: str) -> list[Shape]:
         return list(self.tags.get(arn, []))

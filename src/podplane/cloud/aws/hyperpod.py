@@ -98,6 +98,24 @@ class HyperPodAdapter:
         events = page.get("Events") or []
         return dict(events[0]) if events else None
 
+    async def list_cluster_events(self, name: str, node_id: str | None = None,
+                                  limit: int = 20) -> list[Shape]:
+        """The newest `limit` ListClusterEvents entries, of one instance when `node_id` is
+        given. botocore: "only supported when the NodeProvisioningMode is set to Continuous";
+        other clusters answer ValidationException, so callers ask continuous clusters only."""
+        out: list[Shape] = []
+        token: str | None = None
+        while len(out) < limit:
+            page = await self._call(
+                "list_cluster_events", ClusterName=name, SortBy="EventTime",
+                SortOrder="Descending", MaxResults=min(100, limit - len(out)),
+                **({"NodeId": node_id} if node_id else {}),
+                **({"NextToken": token} if token else {}))
+            out.extend(dict(e) for e in page.get("Events") or [])
+            token = page.get("NextToken")
+            if not token:
+                break
+        return out[:limit]
 
     async def list_tags(self, arn: str) -> list[Shape]:
         listed = await self._call("list_tags", ResourceArn=arn)

@@ -8,7 +8,8 @@ Failed) from the AWS "Node labels" page; the fault-type / fault-reason labels, s
 or plural (unresolved there, so both are read); the health taint and the node condition whose
 type is the fault type (the health monitoring agent's "four-part response"); the instance
 statuses of ClusterInstanceStatusDetails; BatchRebootClusterNodes / BatchReplaceClusterNodes
-as the manual recovery, NodeRecovery Automatic | None per cluster.
+as the manual recovery, NodeRecovery Automatic | None per cluster; HyperPod's cluster events
+about the instance (domain/diagnostics/cloud_evidence.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from podplane.domain.diagnostics.cloud_evidence import (
+    event_evidence,
+    unresolved,
+    with_evidence,
+)
 from podplane.domain.diagnostics.verdict import (
     Evidence,
     Finding,
@@ -49,6 +55,8 @@ class NodeFacts:
     events: tuple[Shape, ...] = ()
     node_recovery: str | None = None
     kube_reachable: bool = True
+    cluster_events: tuple[Shape, ...] = ()  # ListClusterEvents about the instance, newest first
+    notes: tuple[str, ...] = ()  # what could not be read
 
 
 def ladder(cluster: str, node: str) -> tuple[SuggestedCall, SuggestedCall, SuggestedCall]:
@@ -88,11 +96,27 @@ def diagnose(f: NodeFacts) -> Verdict:
                        (seen,)),), investigate, rungs)
     findings, action, since = _kube_findings(f, seen)
     findings += _event_findings(f.events, bool(findings))
+    findings = _with_cluster_events(f, findings)
     if not findings:
-        return healthy(target)
+        return healthy(target, *f.notes)
     chosen = {"reboot": reboot, "replace": replace}.get(action or "", investigate)
     return Verdict(target, _conclusion(findings, action), tuple(findings),
-                   chosen, rungs, since, _auto_note(f, action))
+                   chosen, rungs, since, _auto_note(f, action) + f.notes)
+
+
+def _with_cluster_events(f: NodeFacts, findings: list[Finding]) -> list[Finding]:
+    """HyperPod's events about the instance: more evidence for a cause found elsewhere, or a
+    finding of their own when the newest is a warning or error nothing has answered since."""
+    proof = event_evidence(f.cluster_events)
+    if any(x.status is not Status.OK for x in findings):
+        return with_evidence(findings, proof)
+    if unresolved(f.cluster_events):
+        return findings + [Finding("hyperpod_events", Status.WARN, "HyperPod's newest event "
+                                   "about the instance is a warning: "
+                                   f"{f.cluster_events[0].get('Description')}", "Read it "
+                                   "(aws sagemaker describe-cluster-event), then diagnose "
+                                   "again before acting.", proof)]
+    return findings
 
 
 def _instance(summary: Shape) -> Evidence:
@@ -115,7 +139,8 @@ def _not_running(f: NodeFacts, target: str, status: str, seen: Evidence,
            "(node_delete) and scale its group back up.")
     return Verdict(target, f"HyperPod reports the instance {status or 'unknown'}.",
                    (Finding("instance_status", Status.FAIL, f"HyperPod shows {status}.", fix,
-                            (seen,)),), rungs[0], rungs)
+                            (seen, *event_evidence(f.cluster_events))),), rungs[0], rungs,
+                   notes=f.notes)
 
 
 def _label(labels: dict[str, str], names: tuple[str, ...]) -> str | None:

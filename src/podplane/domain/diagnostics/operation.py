@@ -5,7 +5,8 @@ exact retry (pure).
 Causes come from our classification of AWS errors (domain/cloud_errors.py, which cites the
 AWS error-code pages). The IAM action is read from AWS's access-denied message, "User: <arn>
 is not authorized to perform: <service>:<Action> ..." (IAM User Guide, "Troubleshoot access
-denied error messages").
+denied error messages"). A cluster's operation also shows HyperPod's warning and error
+events and, when an add-on step failed, the add-ons' health issues (cloud_evidence.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from podplane.domain.diagnostics.cloud_evidence import (
+    addon_evidence,
+    alarming,
+    event_evidence,
+)
 from podplane.domain.diagnostics.verdict import (
     Evidence,
     Finding,
@@ -44,6 +50,12 @@ CAUSES: dict[str, tuple[str, str]] = {
     "kube_unreachable": ("the cluster's Kubernetes API did not answer",
                          "check the endpoint and podplane's access entry "
                          "(podplane doctor --cluster)"),
+    "addon_failed": ("an EKS add-on failed", "repair what its health issues name (the "
+                     "eks:DescribeAddon evidence); retrying recreates a failed add-on"),
+    "addon_timeout": ("an EKS add-on did not become ACTIVE in time",
+                      "repair what its health issues name (InsufficientNumberOfReplicas: "
+                      "its pods have no Ready node)"),
+    "nodes_not_ready": ("no node became Ready", "check the HyperPod instances (node_list)"),
 }
 
 
@@ -59,6 +71,11 @@ class OperationFacts:
     steps: tuple[Shape, ...]
     destroys: bool = False
     cancel_requested: bool = False
+    # Read from the cloud when the operation is about a cluster: HyperPod's events (newest
+    # first) and the EKS add-ons of a failed add-on step (DescribeAddon shapes).
+    cluster_events: tuple[Shape, ...] = ()
+    addons: tuple[Shape, ...] = ()
+    notes: tuple[str, ...] = ()  # what could not be read
 
 
 def diagnose(f: OperationFacts) -> Verdict:
@@ -93,11 +110,13 @@ def _failed(f: OperationFacts, target: str, step: Shape, retry: SuggestedCall) -
     hint = str(error.get("hint") or "")
     what = cause or f"the step failed with {code}"
     fix_text = "; ".join(x for x in (fix and fix[0].upper() + fix[1:], hint) if x)
+    proof = (_step_evidence(step), *addon_evidence(f.addons),
+             *event_evidence(alarming(f.cluster_events)))
     finding = Finding(code, Status.FAIL, f"Step {step['name']!r} failed: {what}.",
                       f"{fix_text or 'Fix the cause in the message'}; then retry the step.",
-                      (_step_evidence(step),))
+                      proof)
     return Verdict(target, f"Step {step['name']!r} of {f.kind} failed: {what}.", (finding,),
-                   retry)
+                   retry, notes=f.notes)
 
 
 def _in_flight(f: OperationFacts, target: str) -> Verdict:
@@ -110,20 +129,21 @@ def _in_flight(f: OperationFacts, target: str) -> Verdict:
                                 "Wait; a server restart resumes it."),), wait)
     errors = [e for e in step.get("history") or [] if e.get("error")]
     since = step.get("started_at")
+    seen = event_evidence(alarming(f.cluster_events))  # e.g. no capacity for a group
     if not errors:
         note = f"Step {step['name']!r} is running (phase {step.get('phase')}) since {since}."
-        return Verdict(target, note, (Finding("running", Status.WARN, note, "Wait."),),
-                       wait, since=_text(since))
+        return Verdict(target, note, (Finding("running", Status.WARN, note, "Wait.", seen),),
+                       wait, since=_text(since), notes=f.notes)
     last = errors[-1]["error"]
     cause = CAUSES.get(str(last.get("code")), (str(last.get("code")), ""))[0]
     proof = tuple(Evidence(STEP, f"{step['name']} attempt {e.get('attempt')}: "
                            f"{e['error'].get('code')}: {e['error'].get('message')}")
-                  for e in errors[-3:])
+                  for e in errors[-3:]) + seen
     return Verdict(target, f"Step {step['name']!r} is retrying: {cause}.",
                    (Finding(str(last.get("code")), Status.WARN, f"Step {step['name']!r} "
                             f"met {last.get('code')} and backs off.",
                             str(last.get("hint") or "Wait."), proof),), wait,
-                   since=_text(since))
+                   since=_text(since), notes=f.notes)
 
 
 def _retry(f: OperationFacts, step: str) -> SuggestedCall:

@@ -1,5 +1,6 @@
-"""Diagnose one node: HyperPod's instance status, the Node's health labels, taints and
-conditions, and the Kubernetes events about it, judged by domain/diagnostics/node.py.
+"""Diagnose one node: HyperPod's instance status and its cluster events about the instance,
+the Node's health labels, taints and conditions, and the Kubernetes events about it, judged
+by domain/diagnostics/node.py.
 
 Read-only (a viewer may run it); it suggests the next rung of investigate -> reboot ->
 replace as a tool call and never makes it.
@@ -8,7 +9,9 @@ replace as a tool call and never makes it.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
+from podplane.cloud.ports_aws import HyperPodPort
 from podplane.domain.diagnostics.node import NodeFacts, diagnose
 from podplane.domain.diagnostics.verdict import Verdict
 from podplane.domain.effects import Effect
@@ -22,6 +25,23 @@ from podplane.services.registry import service
 # The kubelet and node controllers record a Node's events in the default namespace
 # (`kubectl describe node` lists them from there).
 EVENT_NAMESPACE = "default"
+EVENTS_READ = 10
+
+
+async def cluster_events(hyperpod: HyperPodPort, described: dict[str, Any],
+                         node_id: str | None = None) -> tuple[list[dict[str, Any]],
+                                                              tuple[str, ...]]:
+    """HyperPod's newest events (of one instance when `node_id` is given), and a note when
+    they could not be read. Only continuous-provisioning clusters have events (botocore:
+    ListClusterEvents "is only supported when the NodeProvisioningMode is set to
+    Continuous"), so others are not asked."""
+    if described.get("NodeProvisioningMode") != "Continuous":
+        return [], ()
+    try:
+        return await hyperpod.list_cluster_events(described["ClusterName"], node_id,
+                                                  EVENTS_READ), ()
+    except CloudError as err:
+        return [], (f"HyperPod's cluster events could not be read: {err.message}",)
 
 
 @service(Effect.READ, "diagnose.node")
@@ -35,7 +55,9 @@ async def diagnose_node(ctx: Ctx, cluster: str, node: str) -> Verdict:
         raise NotFound(f"Cluster {ref.name!r} has no node {node!r}.",
                        hint="List nodes with node_list (GET .../nodes).")
     described = await gc.describe(cloud.aws.hyperpod, ref)
-    facts = NodeFacts(ref.name, iid, summary, node_recovery=described.get("NodeRecovery"))
+    events, notes = await cluster_events(cloud.aws.hyperpod, described, iid)
+    facts = NodeFacts(ref.name, iid, summary, node_recovery=described.get("NodeRecovery"),
+                      cluster_events=tuple(events), notes=notes)
     name = f"hyperpod-{iid}"
     try:
         kube = await cloud.kube_for(ref.eks)

@@ -16,6 +16,7 @@ import { deniedReason, type Action } from "../../permissions";
 import { usePrincipal } from "../../session";
 import { nodesKey, type Node } from "./model";
 import { NodeActionModal, type NodeAction } from "./NodeModals";
+import { DiagnoseButton } from "../diagnose/DiagnoseButton";
 
 // A 1,000-node fleet renders one page at a time; the list itself is revalidated by the browser
 // with its ETag (If-None-Match -> 304), so an unchanged fleet costs the server no body.
@@ -96,6 +97,7 @@ export function NodesTable({ cluster, onStarted }: { cluster: string; onStarted:
             description="Investigate first; then reboot; replace only when a reboot does not help."
             actions={
               <SpaceBetween direction="horizontal" size="xs">
+                <DiagnoseButton subject={node ? { kind: "node", cluster, node: node.id } : null} disabledReason="Select a node." onStarted={onStarted} />
                 {button("delete", "Delete")}
                 {button("replace", "Replace")}
                 {button("reboot", "Reboot")}

@@ -19,6 +19,7 @@ import { navigate, useSearch } from "../../router";
 import type { PageProps } from "../../routes";
 import { usePrincipal } from "../../session";
 import { ProgressPanel } from "../clusters/ProgressPanel";
+import { DiagnoseButton } from "../diagnose/DiagnoseButton";
 import { EventsTable, FilesTable, PodsTable } from "./JobTables";
 import { JobLogs } from "./JobLogs";
 import { DeleteJobModal, StopJobModal } from "./JobModals";
@@ -73,6 +74,7 @@ export default function JobDetail({ params }: PageProps) {
         info={<span data-testid="job-status"><JobStatus value={job.stalled ? "Stalled" : job.status} /></span>}
         actions={
           <SpaceBetween direction="horizontal" size="xs">
+            <DiagnoseButton subject={{ kind: "job", cluster, job: name }} />
             <Button disabled={Boolean(stopDenied) || done} disabledReason={stopDenied ?? (done ? `The job is ${job.status}.` : undefined)} onClick={() => setModal("stop")}>
               Stop
             </Button>

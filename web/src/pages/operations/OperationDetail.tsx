@@ -22,6 +22,7 @@ import { fetchOperation, operationKey, useLiveOperation, useNow, type LiveState 
 import { elapsedMs, isTerminal, type Operation } from "./model";
 import { deniedReason } from "../../permissions";
 import { usePrincipal } from "../../session";
+import { DiagnoseButton } from "../diagnose/DiagnoseButton";
 
 export default function OperationDetail({ params }: PageProps) {
   const id = params.id;
@@ -48,15 +49,18 @@ function OperationView({ op, live, lost }: { op: Operation; live: LiveState; los
         description={`${op.kind} on ${op.target}`}
         info={<LiveBadge op={op} live={live} />}
         actions={
-          !isTerminal(op) && (
-            <Button
-              disabled={Boolean(cancelDenied) || op.cancel_requested}
-              disabledReason={cancelDenied ?? "Cancellation already requested."}
-              onClick={() => setCancelling(true)}
-            >
-              Cancel operation
-            </Button>
-          )
+          <SpaceBetween direction="horizontal" size="xs">
+            {op.status !== "succeeded" && <DiagnoseButton subject={{ kind: "operation", id: op.id }} />}
+            {!isTerminal(op) && (
+              <Button
+                disabled={Boolean(cancelDenied) || op.cancel_requested}
+                disabledReason={cancelDenied ?? "Cancellation already requested."}
+                onClick={() => setCancelling(true)}
+              >
+                Cancel operation
+              </Button>
+            )}
+          </SpaceBetween>
         }
       >
         Operation {op.id}

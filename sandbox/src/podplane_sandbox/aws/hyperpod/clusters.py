@@ -284,6 +284,8 @@ class ClustersMixin(EventsMixin):
 
     def _fail(self, cluster: dict[str, Any]) -> None:
         cluster["ClusterStatus"] = "Failed"
+        message = cluster.get("_fail_msg") or "Cluster creation failed."
+        self.event(cluster, "Error", f"Cluster creation failed: {message}", failure=message)
         for group in cluster["InstanceGroups"]:
             group["Status"] = "Failed"
         self.table("nodes")[cluster["ClusterName"]] = {}
@@ -299,6 +301,9 @@ class ClustersMixin(EventsMixin):
         for group in cluster["InstanceGroups"]:
             if group["Status"] != "Degraded":
                 group["Status"] = "InService"
+        if cluster["ClusterStatus"] != "InService":
+            self.event(cluster, "Info", f"Cluster status changed from "
+                       f"{cluster['ClusterStatus']} to InService.")
         cluster["ClusterStatus"] = "InService"
 
     def _counts(self, cluster: dict[str, Any]) -> None:

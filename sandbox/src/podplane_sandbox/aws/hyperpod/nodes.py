@@ -47,6 +47,11 @@ class NodesMixin(Emulator):
             raise sm_conflict(f"Cluster {cluster['ClusterName']} is in "
                               f"{cluster['ClusterStatus']} status; retry when it is InService.")
 
+    def event(self, cluster: dict[str, Any], level: str, description: str,
+              group: str | None = None, instance: str | None = None,
+              at: float | None = None, failure: str | None = None) -> None:
+        """Recorded for ListClusterEvents by EventsMixin (hyperpod/events.py)."""
+
     @property
     def cap(self) -> Capacity:
         return Capacity(self.w.service_state("capacity"))
@@ -140,11 +145,17 @@ class NodesMixin(Emulator):
 
     def _recover(self, cluster: dict[str, Any], n: dict[str, Any], action: str,
                  now: float) -> None:
+        # a repair made by hand stands in for HyperPod's own pending one (not both)
+        n.pop("_auto_at", None)
+        n.pop("_auto_action", None)
         if action == "reboot":
             n.update(Status="Pending", Message="Rebooting", _until=now + REBOOT_SECONDS)
         else:
             n.update(Status="ShuttingDown", Message="Replacing", _replace=True,
                      _until=now + SHUTDOWN_SECONDS)
+        self.event(cluster, "Info", f"Instance {n['InstanceId']} is being "
+                   f"{'rebooted' if action == 'reboot' else 'replaced'}.",
+                   group=n["InstanceGroupName"], instance=n["InstanceId"], at=now)
 
     def mark_unhealthy(self, cluster_name: str, instance_id: str | None, action: str,
                        reason: str) -> dict[str, Any]:
@@ -159,6 +170,9 @@ class NodesMixin(Emulator):
         label = "UnschedulablePendingReboot" if action == "reboot" \
             else "UnschedulablePendingReplacement"
         node.update(_health=label, _reason=reason)
+        self.event(cluster, "Warn", f"Instance {node['InstanceId']} failed a health check "
+                   f"({reason}) and is marked {label}.", group=node["InstanceGroupName"],
+                   instance=node["InstanceId"], failure=reason)
         if cluster.get("NodeRecovery", "Automatic") == "Automatic":
             node.update(_auto_at=self.w.now() + AUTO_RECOVERY_SECONDS, _auto_action=action)
         return cast("dict[str, Any]", node)
