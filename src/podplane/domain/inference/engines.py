@@ -4,8 +4,8 @@ Sources: vLLM's OpenAI-compatible server (docs.vllm.ai, "OpenAI-Compatible Serve
 Arguments": `--model`, `--served-model-name`, `--tensor-parallel-size`, `--max-model-len`,
 `--dtype`, `--port`, `--pipeline-parallel-size`, default port 8000, `GET /health`; S3
 weights through `--load-format runai_streamer`, "Loading models with Run:ai Model Streamer");
-SGLang's server (docs.sglang.ai, "Server Arguments": `python3 -m sglang.launch_server --model-path --tp
---context-length --dtype --host --port`, default port 30000, `GET /health`; the upstream
+SGLang's server (docs.sglang.ai, "Server Arguments": `python3 -m sglang.launch_server
+--model-path --tp --context-length --dtype --host --port`, default port 30000, `GET /health`; the upstream
 docker/compose.yaml runs exactly that entrypoint; `/metrics` only with `--enable-metrics`,
 docs.sglang.ai "Production Metrics"). vLLM serves `/metrics` always.
 """
