@@ -6,8 +6,8 @@ Arguments": `--model`, `--served-model-name`, `--tensor-parallel-size`, `--max-m
 weights through `--load-format runai_streamer`, "Loading models with Run:ai Model Streamer");
 SGLang's server (docs.sglang.ai, "Server Arguments": `python3 -m sglang.launch_server
 --model-path --tp --context-length --dtype --host --port`, default port 30000, `GET /health`;
-the upstream docker/compose.yaml runs exactly that entrypoint; `/metrics` only with `--enable-metrics`,
-docs.sglang.ai "Production Metrics"). vLLM serves `/metrics` always.
+the upstream docker/compose.yaml runs exactly that entrypoint; `/metrics` only with
+`--enable-metrics`, docs.sglang.ai "Production Metrics"). vLLM serves `/metrics` always.
 """
 
 from __future__ import annotations
