@@ -21,6 +21,7 @@ from tests.inference.conftest import (
     ready,
     settle,
 )
+from tests.sandbox_kube.test_eks_auth import POLICY, kube
 from tests.stack import Stack
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -148,6 +149,39 @@ async def test_an_image_that_cannot_pull_rolls_back_and_the_endpoint_keeps_servi
     # the very pod that served before the update still serves; the template is the old one
     assert images(served) == [(serving_uid, image, True)]
     assert deployment(served)["spec"]["template"] == template
+
+
+async def test_the_service_proxy_needs_the_services_proxy_right(served: Stack) -> None:
+    """kube-apiserver authorizes `services/proxy` like any subresource: an access entry with
+    the view policy cannot POST through it (403, RBAC's wording); the edit policy can."""
+    iam, eks = served.aws("iam"), served.aws("eks")
+    (eks_name,) = eks.list_clusters()["clusters"]
+    described = eks.describe_cluster(name=eks_name)["cluster"]
+    path = "/api/v1/namespaces/default/services/served:8000/proxy/v1/completions"
+    answers = {}
+    for user, policy in (("proxy-viewer", "AmazonEKSViewPolicy"),
+                         ("proxy-editor", "AmazonEKSEditPolicy")):
+        arn = iam.create_user(UserName=user)["User"]["Arn"]
+        key = iam.create_access_key(UserName=user)["AccessKey"]
+        eks.create_access_entry(clusterName=eks_name, principalArn=arn)
+        eks.associate_access_policy(clusterName=eks_name, principalArn=arn,
+                                    policyArn=POLICY + policy,
+                                    accessScope={"type": "namespace", "namespaces": ["default"]})
+        with kube(described, key["AccessKeyId"], key["SecretAccessKey"]) as client:
+            answers[user] = client.post(path, json={"model": "served", "prompt": "hi"})
+            if user == "proxy-viewer":
+                assert client.get("/api/v1/namespaces/default/services/served").status_code \
+                    == 200  # it may read the Service, not call through it
+                assert client.get(path.replace("v1/completions", "metrics")).status_code \
+                    == 403  # GET is `get` on services/proxy: not in the view policy either
+        answers[user + "-arn"] = arn
+    refused = answers["proxy-viewer"]
+    assert refused.status_code == 403, refused.text
+    assert refused.json()["message"] == (
+        f'services "served:8000" is forbidden: User "{answers["proxy-viewer-arn"]}" cannot '
+        'create resource "services/proxy" in API group "" in the namespace "default"')
+    assert answers["proxy-editor"].status_code == 200, answers["proxy-editor"].text
+    assert answers["proxy-editor"].json()["object"] == "text_completion"
 
 
 async def test_cleanup(served: Stack) -> None:
