@@ -73,7 +73,7 @@ def test_a_failed_smoke_request_rolls_back_and_says_what_the_engine_answered() -
         assert "the smoke request answered 500" in failed.value.message
         assert "CUDA OOM" in failed.value.message
         assert "The previous version serves again" in failed.value.message
-        assert ctx.phases == ["rolling_back"]
+        assert ctx.phases == ["following", "asking", "rolling_back"]
 
     asyncio.run(scenario())
     assert server.proxied == [("POST", "llm:8000/v1/completions", {

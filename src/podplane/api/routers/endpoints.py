@@ -118,8 +118,8 @@ class ScalePlanOut(BaseModel):
 class UpdateChangeOut(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
-    from_: Any = Field(alias="from")
-    to: Any
+    from_: str | int | None = Field(alias="from")
+    to: str | int | None
 
 
 class UpdatePlanOut(BaseModel):

@@ -101,6 +101,7 @@ class RolloutSteps:
     async def rollout(self, ctx: StepContext) -> Shape:
         kube, name = await self._kube(ctx), ctx.params["endpoint"]
         container = engine_container(deployment(ctx.params["request"])["spec"]["template"])
+        await ctx.phase("following")  # a crash point: a resumed wait starts over, harmlessly
         why = await follow(ctx, kube, name, container, int(ctx.params["replicas"]))
         return {"rollout": {"ok": why is None, **({"reason": why} if why else {})}}
 
@@ -112,8 +113,10 @@ class RolloutSteps:
         kube, request = await self._kube(ctx), ctx.params["request"]
         port = int(service(request)["spec"]["ports"][0]["port"])
         payload = {"model": request["name"], "prompt": SMOKE_PROMPT, "max_tokens": 8}
+        await ctx.phase("asking")
         status, answer = await kube.proxy("POST", NAMESPACE, request["name"], port,
                                           "v1/completions", payload)
+        ctx.crash_point("after_call")  # asked again after a crash: one more small request
         text = _answer_text(answer)
         if status == 200 and text:
             return {"smoke": {"ok": True, "status": status, "text": text}}

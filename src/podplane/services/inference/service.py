@@ -37,10 +37,9 @@ class InvokeRequest:
 
     __pydantic_config__ = ConfigDict(extra="forbid")
     prompt: Annotated[str, Field(min_length=1, max_length=MAX_PROMPT,
-                                 description="The prompt (or the user message with chat).")]
+                                 description="Prompt, or the user message with chat.")]
     max_tokens: Annotated[int, Field(ge=1, le=256, description="Tokens to generate.")] = 16
-    chat: Annotated[bool, Field(description="Use /v1/chat/completions instead of "
-                                "/v1/completions.")] = False
+    chat: Annotated[bool, Field(description="Chat completion.")] = False
 
 
 def target(cluster: str, name: str) -> str:
