@@ -3,6 +3,7 @@ invoke."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -10,7 +11,7 @@ from fastapi import APIRouter, Depends, Path, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from podplane.api.auth import ctx_for
+from podplane.api.auth import ACTION_STATE, app_state, ctx_for, current_principal
 from podplane.api.routers.instance_groups import ClusterName, Confirm, DryRun, IdempotencyKey
 from podplane.api.routers.jobs import answer
 from podplane.api.routers.operations import OperationOut
@@ -26,7 +27,7 @@ from podplane.domain.names import DNS_LABEL_PATTERN
 from podplane.services.context import Ctx
 from podplane.services.inference import service as svc
 from podplane.services.inference.service import InvokeRequest
-from podplane.services.registry import effect_of
+from podplane.services.registry import admit, effect_of
 
 router = APIRouter(tags=["endpoints"])
 EndpointName = Annotated[str, Path(min_length=1, max_length=ENDPOINT_NAME_MAX,
@@ -184,28 +185,32 @@ async def get_endpoint(cluster: ClusterName, name: EndpointName,
     return await svc.get_endpoint(ctx, cluster, name)
 
 
-_SCALE, _UPDATE = ctx_for(svc.scale_endpoint), ctx_for(svc.update_endpoint)
+def _admit_by_body() -> Callable[[Request], Awaitable[Ctx]]:
+    """PATCH admits the action its body asks for, before the body is validated (as ctx_for
+    does for one action): update when it names a template field or is an object without
+    `replicas`; scale otherwise (`replicas` alone, or no body: what this PATCH always was).
+    Both need the operator role."""
+    scale, update = effect_of(svc.scale_endpoint), effect_of(svc.update_endpoint)
 
+    async def dependency(request: Request) -> Ctx:
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        updates = isinstance(body, dict) and (bool(set(body) & set(UPDATABLE))
+                                              or "replicas" not in body)
+        spec = update if updates else scale
+        setattr(request.state, ACTION_STATE, spec.action)  # for the audit of a refusal
+        return admit(Ctx(principal=await current_principal(request),
+                         app=app_state(request)), spec)
 
-async def _patch_ctx(request: Request) -> Ctx:
-    """PATCH admits the action its body asks for (both need the operator role), before the
-    body is validated: update when it names a template field or is an object without
-    `replicas`; scale otherwise (`replicas` alone, or no body: what this PATCH always was)."""
-    try:
-        body = await request.json()
-    except ValueError:
-        body = None
-    updates = isinstance(body, dict) and (bool(set(body) & set(UPDATABLE))
-                                          or "replicas" not in body)
-    return await (_UPDATE if updates else _SCALE)(request)
-
-
-_patch_ctx.__podplane_service__ = effect_of(svc.update_endpoint)  # type: ignore[attr-defined]
+    dependency.__podplane_service__ = update  # type: ignore[attr-defined]  # route tables
+    return dependency
 
 
 @router.patch(BASE + "/{name}", response_model=None, status_code=202, responses=RESPONSES)
 async def patch_endpoint(cluster: ClusterName, name: EndpointName, body: EndpointPatchIn,
-                         ctx: Annotated[Ctx, Depends(_patch_ctx)], dry_run: DryRun = False,
+                         ctx: Annotated[Ctx, Depends(_admit_by_body())], dry_run: DryRun = False,
                          idempotency_key: IdempotencyKey = None) -> JSONResponse:
     """`replicas` alone: scale; the operation ends when exactly that many pods are Ready.
     Template fields: a rolling update (old pods serve until new ones are Ready) ending with
