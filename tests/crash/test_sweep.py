@@ -48,6 +48,7 @@ JOBS = f"/api/v1/clusters/{CLUSTER}/jobs"
 HOLD = "podplane.io/sweep-hold=true:NoSchedule"
 JOB, HP_JOBS = "swept", "sagemaker.amazonaws.com/hyperpodpytorchjobs"
 ENDPOINTS, ENDPOINT = f"/api/v1/clusters/{CLUSTER}/endpoints", "swept-ep"
+NEW_IMAGE = "docker.io/vllm/vllm-openai:latest"
 
 
 def registered_kinds() -> list[str]:
@@ -328,7 +329,9 @@ def check_endpoint(kind: str) -> Check:
         if kind == "endpoint.create":
             w.picked[ENDPOINT] = dep["metadata"]["uid"]
         assert dep["metadata"]["uid"] == w.picked[ENDPOINT]
-        wanted = 1 if kind == "endpoint.create" else 2
+        wanted = 2 if kind == "endpoint.scale" else 1
+        if kind == "endpoint.update":  # every pod runs the new image (the old one is gone)
+            assert {p["spec"]["containers"][0]["image"] for p in _endpoint_pods(w)} == {NEW_IMAGE}
         ready = [p for p in _endpoint_pods(w) if any(
             c["type"] == "Ready" and c["status"] == "True"
             for c in p["status"].get("conditions") or [])]
@@ -406,6 +409,9 @@ DRIVERS: dict[str, tuple[Callable[[httpx.Client, str], httpx.Response], Check]] 
     "endpoint.create": (_post(ENDPOINTS, {"name": ENDPOINT, "instance_group": FIRST_GROUP,
                                           "model": "Qwen/Qwen2.5-0.5B-Instruct"}),
                         check_endpoint("endpoint.create")),
+    "endpoint.update": (lambda api, key: api.patch(
+        f"{ENDPOINTS}/{ENDPOINT}", json={"image": NEW_IMAGE}, headers={"Idempotency-Key": key}),
+        check_endpoint("endpoint.update")),
     "endpoint.scale": (lambda api, key: api.patch(
         f"{ENDPOINTS}/{ENDPOINT}", json={"replicas": 2}, headers={"Idempotency-Key": key}),
         check_endpoint("endpoint.scale")),

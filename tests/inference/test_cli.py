@@ -60,6 +60,8 @@ def test_each_command_is_one_rest_call(sent: list[tuple[str, str, Any]]) -> None
                                       "--max-tokens", "3")
     run("endpoint", "scale", "alpha", "qwen", "3", "--dry-run")
     run("endpoint", "delete", "alpha", "qwen", "--yes", "--dry-run")
+    run("endpoint", "update", "alpha", "qwen", "--image", "docker.io/vllm/vllm-openai:latest",
+        "--pp", "2", "--dry-run")
     base = "/api/v1/clusters/alpha/endpoints"
     assert sent[0] == ("POST", base, {
         "name": "qwen", "instance_group": "workers", "model": "Qwen/Qwen2.5-0.5B-Instruct",
@@ -70,4 +72,6 @@ def test_each_command_is_one_rest_call(sent: list[tuple[str, str, Any]]) -> None
                        {"prompt": "hi", "max_tokens": 3, "chat": False})
     assert sent[4] == ("PATCH", f"{base}/qwen", {"replicas": 3, "dry_run": True})
     assert sent[5][:2] == ("DELETE", f"{base}/qwen?confirm=true&dry_run=true")
-    assert len(sent) == 6
+    assert sent[6] == ("PATCH", f"{base}/qwen", {  # only the fields named are sent
+        "image": "docker.io/vllm/vllm-openai:latest", "pipeline_parallel": 2, "dry_run": True})
+    assert len(sent) == 7

@@ -21,10 +21,12 @@ async def test_annotations_say_read_only_and_destructive() -> None:
     hints = {name: (BY_NAME[name].annotations()["readOnlyHint"],
                     BY_NAME[name].annotations()["destructiveHint"])
              for name in ("endpoint_list", "endpoint_get", "endpoint_invoke",
-                          "endpoint_create", "endpoint_scale", "endpoint_delete")}
+                          "endpoint_create", "endpoint_scale", "endpoint_delete",
+                          "endpoint_update")}
     assert hints == {"endpoint_list": (True, False), "endpoint_get": (True, False),
                      "endpoint_invoke": (True, False), "endpoint_create": (False, False),
-                     "endpoint_scale": (False, False), "endpoint_delete": (False, True)}
+                     "endpoint_scale": (False, False), "endpoint_delete": (False, True),
+                     "endpoint_update": (False, False)}
     assert "confirm" in BY_NAME["endpoint_delete"].input_schema()["required"]
 
 

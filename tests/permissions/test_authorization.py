@@ -119,7 +119,7 @@ TOOL_ROLES: dict[str, Role] = {
     "job_recipes": V, "job_list": V, "job_submit": O, "job_get": V, "job_logs": V,
     "job_events": V, "job_cancel": O, "job_delete": A,
     "endpoint_create": O, "endpoint_list": V, "endpoint_get": V, "endpoint_scale": O,
-    "endpoint_delete": A, "endpoint_invoke": O,
+    "endpoint_delete": A, "endpoint_invoke": O, "endpoint_update": O,
     "feature_list": V, "feature_get": V, "feature_plan": V, "feature_set": O,
 }
 
@@ -134,7 +134,7 @@ KIND_TABLE: dict[str, tuple[Role, bool]] = {
     "cluster.reconcile": (O, False), "feature.set": (A, True),
     "job.submit": (O, False), "job.cancel": (O, False), "job.delete": (A, True),
     "endpoint.create": (O, False), "endpoint.scale": (O, False),
-    "endpoint.delete": (A, True),
+    "endpoint.delete": (A, True), "endpoint.update": (O, False),
 }
 
 

@@ -25,7 +25,12 @@ export type Action =
   | "node.delete"
   | "job.submit"
   | "job.cancel"
-  | "job.delete";
+  | "job.delete"
+  | "endpoint.create"
+  | "endpoint.scale"
+  | "endpoint.update"
+  | "endpoint.delete"
+  | "endpoint.invoke";
 
 export const NEEDS: Record<Action, Role> = {
   "token.list": "admin",
@@ -49,6 +54,12 @@ export const NEEDS: Record<Action, Role> = {
   "job.submit": "operator",
   "job.cancel": "operator",
   "job.delete": "admin",
+  "endpoint.create": "operator",
+  "endpoint.scale": "operator",
+  "endpoint.update": "operator",
+  "endpoint.delete": "admin",
+  // A read, but it spends GPU time.
+  "endpoint.invoke": "operator",
 };
 
 export function allows(role: string, action: Action): boolean {

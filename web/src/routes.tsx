@@ -5,6 +5,7 @@ import type { AppLayoutProps } from "@cloudscape-design/components/app-layout";
 import type { BreadcrumbGroupProps } from "@cloudscape-design/components/breadcrumb-group";
 import type { SideNavigationProps } from "@cloudscape-design/components/side-navigation";
 import { lazy, type ComponentType, type LazyExoticComponent } from "react";
+import { ENDPOINT_ROUTES } from "./pages/endpoints/routes";
 import { JOB_ROUTES } from "./pages/jobs/routes";
 import type { Action } from "./permissions";
 import { matchPath } from "./router";
@@ -53,6 +54,7 @@ export const ROUTES: RouteDef[] = [
     ],
   },
   ...JOB_ROUTES,
+  ...ENDPOINT_ROUTES,
   {
     pattern: "/operations",
     ...page(() => import("./pages/operations/OperationsList")),

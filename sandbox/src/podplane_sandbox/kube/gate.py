@@ -4,7 +4,8 @@
 access entry on this cluster (EKS answers 401 in both cases; kubectl then prints "the server
 has asked for the client to provide credentials"). 403 when the entry's access policies and
 Kubernetes groups do not allow the verb on the resource, worded as kube-apiserver's RBAC
-authorizer words it. Health and version are open, discovery is open to any authenticated
+authorizer words it; a Service proxy request is authorized as `services/proxy` (no
+discovery-style pass). Health and version are open, discovery is open to any authenticated
 principal (Kubernetes binds system:discovery to system:authenticated). The sandbox's own
 controllers write to the store directly and never pass here.
 """
@@ -93,6 +94,10 @@ class Gate:
         """The resource request, or None for discovery and other non-resource paths."""
         path = scope["path"].rstrip("/")
         parts = [p for p in path.split("/") if p]
+        proxied = _service_proxy(parts)
+        if proxied:
+            return authz.Request(_verb(scope["method"], True, {}), "", "services/proxy",
+                                 proxied, True)
         if not (parts[:2] == ["api", "v1"] and len(parts) > 2) and \
                 not (parts[:1] == ["apis"] and len(parts) > 3):
             return None
@@ -104,6 +109,19 @@ class Gate:
         resource = f"{t.rt.plural}/{t.sub}" if t.sub else t.rt.plural
         return authz.Request(_verb(scope["method"], bool(t.name), query), t.rt.group, resource,
                              t.namespace, t.rt.namespaced)
+
+
+def _service_proxy(parts: list[str]) -> str:
+    """The namespace of a `services/{name}/proxy[/...]` request, else "". kube-apiserver
+    authorizes it as the `proxy` subresource of `services`, named, whatever path follows, with
+    the verb of its HTTP method (GET get, POST create, PUT update, PATCH patch, DELETE delete):
+    kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/request/requestinfo.go
+    (NewRequestInfo) and the Kubernetes docs "Authorization" ("Determine the Request Verb") and
+    "Using RBAC Authorization" ("Referring to resources": subresources as `pods/log`)."""
+    if len(parts) >= 7 and parts[:3] == ["api", "v1", "namespaces"] and \
+            parts[4] == "services" and parts[6] == "proxy":
+        return parts[3]
+    return ""
 
 
 def _verb(method: str, named: bool, query: dict[str, list[str]]) -> str:
@@ -124,7 +142,11 @@ def _name_of(path: str, req: authz.Request) -> str:
 
 
 def forbidden(user: str, req: authz.Request, name: str) -> KubeError:
-    what = f'{req.resource} "{name}"' if name else req.resource
+    # The leading resource is the group-resource without its subresource (apiserver
+    # endpoints/handlers/responsewriters forbiddenMessage + errors.NewForbidden); the verb's
+    # resource names it: `pods "x" is forbidden: ... cannot get resource "pods/log"`.
+    base = req.resource.partition("/")[0]
+    what = f'{base} "{name}"' if name else base
     where = (f'in the namespace "{req.namespace}"' if req.namespace
              else "at the cluster scope")
     message = (f'{what} is forbidden: User "{user}" cannot {req.verb} resource '

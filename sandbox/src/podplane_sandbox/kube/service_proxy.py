@@ -9,7 +9,8 @@ pkg/registry/core/service/storage, ResourceLocation). Here the ready endpoints a
 selector matches whose Ready condition is True and that are not being deleted (what the
 EndpointSlice controller publishes), taken in turn rather than at random so tests can count.
 Pods running vLLM or SGLang answer through `fake_engine`; any other pod refuses the connection,
-as a port with nothing listening would.
+as a port with nothing listening would. Who may call through it is the gate's question (gate.py:
+the `services/proxy` subresource, verb by HTTP method), asked before a request reaches here.
 """
 
 from __future__ import annotations

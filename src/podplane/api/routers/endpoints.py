@@ -1,23 +1,33 @@
-"""Inference endpoints: create (202), list, get, scale, delete (confirm), invoke."""
+"""Inference endpoints: create (202), list, get, scale or update (PATCH), delete (confirm),
+invoke."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path
+from fastapi import APIRouter, Depends, Path, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from podplane.api.auth import ctx_for
+from podplane.api.auth import ACTION_STATE, app_state, ctx_for, current_principal
 from podplane.api.routers.instance_groups import ClusterName, Confirm, DryRun, IdempotencyKey
 from podplane.api.routers.jobs import answer
 from podplane.api.routers.operations import OperationOut
-from podplane.domain.inference.requests import ENDPOINT_NAME_MAX, MAX_REPLICAS, EndpointRequest
+from podplane.domain.errors import InvalidInput
+from podplane.domain.inference.requests import (
+    ENDPOINT_NAME_MAX,
+    MAX_REPLICAS,
+    UPDATABLE,
+    EndpointRequest,
+    EndpointUpdate,
+)
 from podplane.domain.names import DNS_LABEL_PATTERN
 from podplane.services.context import Ctx
 from podplane.services.inference import service as svc
 from podplane.services.inference.service import InvokeRequest
+from podplane.services.registry import admit, effect_of
 
 router = APIRouter(tags=["endpoints"])
 EndpointName = Annotated[str, Path(min_length=1, max_length=ENDPOINT_NAME_MAX,
@@ -35,10 +45,12 @@ class InvokeIn(InvokeRequest):
     """A small test request (completions, or chat with chat=true)."""
 
 
-class EndpointScaleIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    replicas: int = Field(ge=0, le=MAX_REPLICAS, description="Pods wanted (0 stops serving).")
-    dry_run: bool = False
+@dataclass(frozen=True, kw_only=True)
+class EndpointPatchIn(EndpointUpdate):
+    """`replicas` alone scales; the other fields update the pod template (not both at once)."""
+
+    replicas: Annotated[int | None, Field(ge=0, le=MAX_REPLICAS, description=(
+        "Pods wanted (0 stops serving)."))] = None
 
 
 class EndpointSummaryOut(BaseModel):
@@ -47,6 +59,7 @@ class EndpointSummaryOut(BaseModel):
     image: str | None
     model: str | None
     tensor_parallel: int | None
+    pipeline_parallel: int
     max_model_len: int | None
     dtype: str | None
     replicas: int
@@ -103,13 +116,31 @@ class ScalePlanOut(BaseModel):
     gpus_free: int | None = None
 
 
+class UpdateChangeOut(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    from_: str | int | None = Field(alias="from")
+    to: str | int | None
+
+
+class UpdatePlanOut(BaseModel):
+    """What an update changes (services/inference/service.update_endpoint)."""
+
+    endpoint: str
+    changes: dict[str, UpdateChangeOut] = Field(description="Field -> {from, to}.")
+    replicas: int | None = None
+    gpus_free: int | None = None
+    steps: list[str] | None = None
+    manifest: dict[str, Any] | None = Field(None, description="The Deployment as applied.")
+
+
 class DeletePlanOut(BaseModel):
     endpoint: str
     action: str
     warning: str
 
 
-EndpointPlan = CreatePlanOut | ScalePlanOut | DeletePlanOut
+EndpointPlan = CreatePlanOut | ScalePlanOut | UpdatePlanOut | DeletePlanOut
 
 
 class EndpointMutationOut(OperationOut):
@@ -154,15 +185,51 @@ async def get_endpoint(cluster: ClusterName, name: EndpointName,
     return await svc.get_endpoint(ctx, cluster, name)
 
 
+def _admit_by_body() -> Callable[[Request], Awaitable[Ctx]]:
+    """PATCH admits the action its body asks for, before the body is validated (as ctx_for
+    does for one action): update when it names a template field or is an object without
+    `replicas`; scale otherwise (`replicas` alone, or no body: what this PATCH always was).
+    Both need the operator role."""
+    scale, update = effect_of(svc.scale_endpoint), effect_of(svc.update_endpoint)
+
+    async def dependency(request: Request) -> Ctx:
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        updates = isinstance(body, dict) and (bool(set(body) & set(UPDATABLE))
+                                              or "replicas" not in body)
+        spec = update if updates else scale
+        setattr(request.state, ACTION_STATE, spec.action)  # for the audit of a refusal
+        return admit(Ctx(principal=await current_principal(request),
+                         app=app_state(request)), spec)
+
+    dependency.__podplane_service__ = update  # type: ignore[attr-defined]  # route tables
+    return dependency
+
+
 @router.patch(BASE + "/{name}", response_model=None, status_code=202, responses=RESPONSES)
-async def scale_endpoint(cluster: ClusterName, name: EndpointName, body: EndpointScaleIn,
-                         ctx: Annotated[Ctx, Depends(ctx_for(svc.scale_endpoint))],
-                         dry_run: DryRun = False, idempotency_key: IdempotencyKey = None
-                         ) -> JSONResponse:
-    """Scale to `replicas`; the operation ends when exactly that many pods are Ready."""
-    return answer(await svc.scale_endpoint(ctx, cluster, name, body.replicas,
-                                           dry_run=dry_run or body.dry_run,
-                                           idempotency_key=idempotency_key))
+async def patch_endpoint(cluster: ClusterName, name: EndpointName, body: EndpointPatchIn,
+                         ctx: Annotated[Ctx, Depends(_admit_by_body())], dry_run: DryRun = False,
+                         idempotency_key: IdempotencyKey = None) -> JSONResponse:
+    """`replicas` alone: scale; the operation ends when exactly that many pods are Ready.
+    Template fields: a rolling update (old pods serve until new ones are Ready) ending with
+    one real request; a failure rolls back and the operation says why. Same values: 200,
+    changed=false."""
+    fields = {k: v for k, v in body.__dict__.items() if k != "replicas"}
+    update = EndpointUpdate(**{**fields, "dry_run": dry_run or body.dry_run})
+    if body.replicas is not None:
+        if update.changes():
+            raise InvalidInput("Scale (replicas) and update the template in separate "
+                               "requests.", field="replicas")
+        return answer(await svc.scale_endpoint(ctx, cluster, name, body.replicas,
+                                               dry_run=update.dry_run,
+                                               idempotency_key=idempotency_key))
+    if not update.changes():
+        raise InvalidInput("Name replicas, or one of " + ", ".join(UPDATABLE) + ".",
+                           field="replicas")
+    return answer(await svc.update_endpoint(ctx, cluster, name, update,
+                                            idempotency_key=idempotency_key))
 
 
 @router.delete(BASE + "/{name}", response_model=None, status_code=202, responses=RESPONSES)

@@ -2,11 +2,11 @@
 
 Both objects carry the endpoint's name (unique per endpoint, refused when taken) and podplane's
 ownership labels, so list/get/delete find exactly what podplane made and never touch an object
-it did not write. Pods request `nvidia.com/gpu` = tensor parallelism (the NVIDIA device
-plugin's extended resource) and require a healthy node of the chosen instance group, as jobs do
-(`domain.jobs.render`). Exposure: a ClusterIP Service (in-cluster; podplane reaches it through
-the API server's service proxy) or a LoadBalancer Service (Kubernetes docs, "Service", type
-LoadBalancer).
+it did not write. Pods request `nvidia.com/gpu` = tensor x pipeline parallelism (the NVIDIA
+device plugin's extended resource) and require a healthy node of the chosen instance group, as
+jobs do (`domain.jobs.render`). Exposure: a ClusterIP Service (in-cluster; podplane reaches it
+through the API server's service proxy) or a LoadBalancer Service (Kubernetes docs, "Service",
+type LoadBalancer).
 """
 
 from __future__ import annotations
@@ -36,19 +36,26 @@ def owned(name: str) -> dict[str, str]:
     return {ENDPOINT_LABEL: name}
 
 
+def gpus_per_pod(request: dict[str, Any]) -> int:
+    """Tensor x pipeline parallelism: every stage's shard on one node, one GPU each."""
+    return int(request.get("tensor_parallel", 1)) * int(request.get("pipeline_parallel") or 1)
+
+
 def check_fits(request: dict[str, Any], instance_type: InstanceType | None) -> None:
-    """Tensor parallelism needs that many GPUs on one node of the group's instance type."""
-    tp = int(request.get("tensor_parallel", 1))
+    """A replica's GPUs (tensor x pipeline) must be on one node of the group's instance type."""
+    tp, gpus = int(request.get("tensor_parallel", 1)), gpus_per_pod(request)
     if instance_type is None:
         return  # an unknown type: the scheduler's answer (Pending) will say it
     if instance_type.gpu_count == 0:
         raise InvalidInput(f"Instance group {request['instance_group']!r} has no GPUs "
                            f"({instance_type.name}).", field="instance_group",
                            hint="Choose a GPU instance group.")
-    if tp > instance_type.gpu_count:
-        raise InvalidInput(f"tensor_parallel={tp}, but {instance_type.name} has "
+    if gpus > instance_type.gpu_count:
+        what = f"tensor_parallel={tp}" if gpus == tp else \
+            f"tensor_parallel x pipeline_parallel = {gpus}"
+        raise InvalidInput(f"{what}, but {instance_type.name} has "
                            f"{instance_type.gpu_count} GPU(s) per node.",
-                           field="tensor_parallel",
+                           field="tensor_parallel" if gpus == tp else "pipeline_parallel",
                            hint=f"Use at most {instance_type.gpu_count}, or a larger "
                            "instance type.")
 
@@ -66,14 +73,14 @@ def _labels(request: dict[str, Any]) -> dict[str, str]:
 
 def deployment(request: dict[str, Any]) -> Manifest:
     engine = ENGINES[request["engine"]]
-    name, tp = request["name"], int(request.get("tensor_parallel", 1))
+    name, gpus = request["name"], gpus_per_pod(request)
     probe = {"httpGet": {"path": engine.health_path, "port": PORT_NAME},
              "periodSeconds": 10, "failureThreshold": 3}
     container = {
         "name": CONTAINER, "image": request.get("image") or engine.image,
         "command": list(engine.command), "args": arguments(engine, request),
         "ports": [{"name": PORT_NAME, "containerPort": engine.port, "protocol": "TCP"}],
-        "resources": {"requests": {GPU: str(tp)}, "limits": {GPU: str(tp)}},  # quantities
+        "resources": {"requests": {GPU: str(gpus)}, "limits": {GPU: str(gpus)}},  # quantities
         # Ready (in the Service's endpoints) only once the weights are loaded and it answers.
         "readinessProbe": probe,
         "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}]}
@@ -87,6 +94,11 @@ def deployment(request: dict[str, Any]) -> Manifest:
                                          GROUP_ANNOTATION: request["instance_group"]}},
             "spec": {"replicas": int(request.get("replicas", 1)),
                      "selector": {"matchLabels": owned(name)},
+                     # Serving capacity never drops during an update: one new pod at a time,
+                     # an old one stops only once a new one is Ready (Kubernetes docs,
+                     # "Deployments", Rolling Update Deployment: maxSurge, maxUnavailable).
+                     "strategy": {"type": "RollingUpdate",
+                                  "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
                      "template": {
                          "metadata": {"labels": _labels(request)},
                          "spec": {"containers": [container], "affinity": affinity,
@@ -103,3 +115,17 @@ def service(request: dict[str, Any]) -> Manifest:
             "spec": {"type": kind, "selector": owned(request["name"]),
                      "ports": [{"name": PORT_NAME, "port": engine.port,
                                 "targetPort": PORT_NAME, "protocol": "TCP"}]}}
+
+
+def as_it_was(dep: Manifest) -> Manifest:
+    """The live Deployment as a manifest to apply again (an update's rollback): its pod
+    template, selector and strategy as they are, podplane's labels and annotations. Applying
+    it brings back the previous ReplicaSet, as `kubectl rollout undo` does."""
+    meta, spec = dep["metadata"], dep.get("spec") or {}
+    notes = {k: v for k, v in (meta.get("annotations") or {}).items()
+             if k.startswith("podplane.io/")}
+    kept = {k: spec[k] for k in ("selector", "strategy", "template") if k in spec}
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": meta["name"], "namespace": NAMESPACE,
+                         "labels": meta.get("labels") or {}, "annotations": notes},
+            "spec": kept}

@@ -6,7 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from podplane.domain.inference.engines import ENGINES
-from podplane.domain.inference.render import ENGINE_LABEL, MODEL_ANNOTATION
+from podplane.domain.inference.render import (
+    CONTAINER,
+    ENGINE_LABEL,
+    GROUP_ANNOTATION,
+    MODEL_ANNOTATION,
+)
 
 Shape = dict[str, Any]
 
@@ -33,10 +38,12 @@ def summary(dep: Shape, svc: Shape | None) -> Shape:
     engine = (meta.get("labels") or {}).get(ENGINE_LABEL, "")
     wanted, ready = int(spec.get("replicas", 0)), int(status.get("readyReplicas") or 0)
     tp = _arg(args, "--tensor-parallel-size", "--tp")
+    pp = _arg(args, "--pipeline-parallel-size")
     length = _arg(args, "--max-model-len", "--context-length")
     return {"name": meta["name"], "engine": engine, "image": container.get("image"),
             "model": (meta.get("annotations") or {}).get(MODEL_ANNOTATION),
             "tensor_parallel": int(tp) if tp else None,
+            "pipeline_parallel": int(pp) if pp else 1,
             "max_model_len": int(length) if length else None,
             "dtype": _arg(args, "--dtype"),
             "replicas": wanted, "ready_replicas": ready,
@@ -46,6 +53,23 @@ def summary(dep: Shape, svc: Shape | None) -> Shape:
             == "LoadBalancer" else "service",
             "port": ENGINES[engine].port if engine in ENGINES else None,
             "created_at": meta.get("creationTimestamp")}
+
+
+def engine_container(template: Shape) -> Shape:
+    """The engine's container in a pod (template) spec."""
+    containers = (template.get("spec") or {}).get("containers") or [{}]
+    return next((c for c in containers if c.get("name") == CONTAINER), containers[0])
+
+
+def request_of(dep: Shape, svc: Shape | None) -> Shape:
+    """The endpoint request the Deployment was rendered from, read back (what an update
+    changes and renders again)."""
+    s = summary(dep, svc)
+    return {"name": s["name"], "engine": s["engine"], "image": s["image"], "model": s["model"],
+            "instance_group": (dep["metadata"].get("annotations") or {}).get(GROUP_ANNOTATION),
+            "tensor_parallel": s["tensor_parallel"] or 1,
+            "pipeline_parallel": s["pipeline_parallel"], "max_model_len": s["max_model_len"],
+            "dtype": s["dtype"] or "auto", "replicas": s["replicas"], "exposure": s["exposure"]}
 
 
 def endpoint_view(dep: Shape, svc: Shape | None, pods: list[Shape]) -> Shape:

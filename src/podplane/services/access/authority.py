@@ -50,6 +50,7 @@ KINDS: dict[str, Authority] = {
     "endpoint.create": OPERATOR,
     "endpoint.scale": OPERATOR,  # serving capacity only; the instance group stays
     "endpoint.delete": DESTROY,
+    "endpoint.update": OPERATOR,  # the pod template only; a failure rolls back
 }
 
 

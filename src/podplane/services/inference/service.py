@@ -16,14 +16,14 @@ from podplane.domain.inference import render as ir
 from podplane.domain.inference import views
 from podplane.domain.inference.engines import ENGINES
 from podplane.domain.inference.errors import EndpointExists, EndpointUnavailable
-from podplane.domain.inference.requests import MAX_REPLICAS, EndpointRequest
+from podplane.domain.inference.requests import MAX_REPLICAS, EndpointRequest, EndpointUpdate
 from podplane.domain.jobs.errors import InsufficientGpus
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
 from podplane.services.groups import cloud as gc
 from podplane.services.groups.outcome import Outcome, key_used, start
 from podplane.services.inference import cluster as ic
-from podplane.services.inference.workflows import CREATE, DELETE, SCALE
+from podplane.services.inference.workflows import CREATE, DELETE, SCALE, UPDATE
 from podplane.services.jobs.cluster import group_gpus, kube_of
 from podplane.services.registry import service
 
@@ -37,10 +37,9 @@ class InvokeRequest:
 
     __pydantic_config__ = ConfigDict(extra="forbid")
     prompt: Annotated[str, Field(min_length=1, max_length=MAX_PROMPT,
-                                 description="The prompt (or the user message with chat).")]
+                                 description="Prompt, or the user message with chat.")]
     max_tokens: Annotated[int, Field(ge=1, le=256, description="Tokens to generate.")] = 16
-    chat: Annotated[bool, Field(description="Use /v1/chat/completions instead of "
-                                "/v1/completions.")] = False
+    chat: Annotated[bool, Field(description="Chat completion.")] = False
 
 
 def target(cluster: str, name: str) -> str:
@@ -75,26 +74,32 @@ async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
     if await key_used(ctx, idempotency_key):  # a replay returns its operation
         return await start(ctx, CREATE, target(cluster, request.name), op_params,
                            idempotency_key, {})
-    described = await gc.describe(cloud_of(ctx.app).aws.hyperpod, ref)
-    group = gc.chosen_group(described, cluster, request.instance_group)
-    instance_type = lookup(str(group.get("InstanceType", "")))
-    ir.check_fits(body, instance_type)
+    instance_type = await _instance_type(ctx, ref, cluster, body)
     manifests = ir.render(body)  # refuses what the engine cannot do (422 naming the field)
     await _refuse_taken(kube, cluster, request.name)
-    free = await _refuse_no_room(kube, request.instance_group, request.tensor_parallel,
+    free = await _refuse_no_room(kube, request.instance_group, ir.gpus_per_pod(body),
                                  request.replicas)
     plan = {"endpoint": request.name, "engine": request.engine, "image": body["image"],
             "instance_group": request.instance_group,
             "instance_type": instance_type.name if instance_type else None,
             "gpus_per_node": instance_type.gpu_count if instance_type else None,
             "replicas": request.replicas, "gpus_requested":
-            request.replicas * request.tensor_parallel, "gpus_free": free,
+            request.replicas * ir.gpus_per_pod(body), "gpus_free": free,
             "exposure": request.exposure,
             "manifests": manifests}
     if request.dry_run:
         return Outcome(True, plan, dry_run=True)
     return await start(ctx, CREATE, target(cluster, request.name), op_params, idempotency_key,
                        plan)
+
+
+async def _instance_type(ctx: Ctx, ref: Any, cluster: str, body: Shape) -> Any:
+    """The group's instance type; refuses a request whose GPUs per pod do not fit one node."""
+    described = await gc.describe(cloud_of(ctx.app).aws.hyperpod, ref)
+    group = gc.chosen_group(described, cluster, body["instance_group"])
+    instance_type = lookup(str(group.get("InstanceType", "")))
+    ir.check_fits(body, instance_type)
+    return instance_type
 
 
 async def _refuse_no_room(kube: Any, group: str, tp: int, more: int) -> int:
@@ -135,11 +140,46 @@ async def scale_endpoint(ctx: Ctx, cluster: str, name: str, replicas: int, *,
         return Outcome(False, plan)
     group = (dep["metadata"].get("annotations") or {}).get(ir.GROUP_ANNOTATION)
     if replicas > current and group:
-        tp = views.summary(dep, None)["tensor_parallel"] or 1
-        plan["gpus_free"] = await _refuse_no_room(kube, group, tp, replicas - current)
+        gpus = ir.gpus_per_pod(views.request_of(dep, None))
+        plan["gpus_free"] = await _refuse_no_room(kube, group, gpus, replicas - current)
     if dry_run:
         return Outcome(True, plan, dry_run=True)
     return await start(ctx, SCALE, target(cluster, name), params, idempotency_key, plan)
+
+
+@service(Effect.MUTATE, "endpoint.update",
+         target=lambda cluster, name, *_a, **_k: target(cluster, name))
+async def update_endpoint(ctx: Ctx, cluster: str, name: str, update: EndpointUpdate, *,
+                          idempotency_key: str | None = None) -> Outcome:
+    """Change the pod template (image, model, parallelism, context length, dtype): a rolling
+    update, then one real request; either failing rolls back. Same values: no change."""
+    ref, kube = await kube_of(ctx, cluster)
+    params: Shape = {"cluster_ref": ref.params(), "endpoint": name}
+    if await key_used(ctx, idempotency_key):
+        return await start(ctx, UPDATE, target(cluster, name), params, idempotency_key, {})
+    dep, svc = await ic.find(kube, cluster, name)
+    current = views.request_of(dep, svc)
+    changes = {k: v for k, v in update.changes().items() if v != current.get(k)}
+    plan: Shape = {"endpoint": name,
+                   "changes": {k: {"from": current.get(k), "to": v} for k, v in changes.items()}}
+    if not changes:
+        return Outcome(False, plan, dry_run=update.dry_run)
+    wanted = {**current, **changes}
+    await _instance_type(ctx, ref, cluster, wanted)
+    manifest = ir.render(wanted)[0]  # refuses what the engine cannot do (422 naming the field)
+    if current["replicas"]:  # the rollout starts one new pod before it stops an old one
+        plan["gpus_free"] = await _refuse_no_room(kube, wanted["instance_group"],
+                                                  ir.gpus_per_pod(wanted), 1)
+    plan.update({"replicas": current["replicas"], "steps": [
+        "roll out one new pod at a time; old pods serve until new ones are Ready",
+        "send one completion through the Service (smoke test)",
+        "on failure re-apply the previous Deployment and fail saying why"],
+        "manifest": manifest})
+    if update.dry_run:
+        return Outcome(True, plan, dry_run=True)
+    params.update({"replicas": current["replicas"], "request": wanted,
+                   "previous": ir.as_it_was(dep)})
+    return await start(ctx, UPDATE, target(cluster, name), params, idempotency_key, plan)
 
 
 @service(Effect.DESTROY, "endpoint.delete",

@@ -6,6 +6,8 @@ rename):
   probe answered, so the Service routes to it) or says why not (image pull, no GPU left).
 - endpoint.scale: `scale` sets the Deployment's replicas, `settled` waits until exactly that
   many pods are Ready and none is left terminating.
+- endpoint.update: `apply` the new Deployment (a rolling update), then `rollout`, `smoke` and
+  `rollback` (services/inference/rollout.py).
 - endpoint.delete: `delete` the Service and the Deployment (pods go with it: owner references),
   `gone` waits until no pod of the endpoint is left.
 """
@@ -24,8 +26,10 @@ from podplane.ops.workflows import Workflow
 from podplane.services.cloud_access import Cloud
 from podplane.services.groups import cloud as gc
 from podplane.services.inference import cluster as ic
+from podplane.services.inference.rollout import RolloutSteps
 
 CREATE, SCALE, DELETE = "endpoint.create", "endpoint.scale", "endpoint.delete"
+UPDATE = "endpoint.update"
 POLL_SECONDS = 10.0
 READY_SECONDS = 1800.0  # pulling an engine image and loading weights takes minutes
 GONE_SECONDS = 600.0
@@ -34,8 +38,11 @@ Shape = dict[str, Any]
 
 def declare(cloud: Cloud) -> list[Workflow]:
     s = EndpointSteps(cloud)
+    r = RolloutSteps(s.kube)
     return [
         Workflow.of(CREATE, ("apply", s.apply), ("ready", s.ready)),
+        Workflow.of(UPDATE, ("apply", s.apply), ("rollout", r.rollout), ("smoke", r.smoke),
+                    ("rollback", r.rollback)),
         Workflow.of(SCALE, ("scale", s.scale), ("settled", s.ready)),
         Workflow.of(DELETE, ("delete", s.delete), ("gone", s.gone)),
     ]
@@ -60,18 +67,18 @@ class EndpointSteps:
     def __init__(self, cloud: Cloud) -> None:
         self.cloud = cloud
 
-    async def _kube(self, ctx: StepContext) -> KubePort:
+    async def kube(self, ctx: StepContext) -> KubePort:
         return await self.cloud.kube_for(gc.ClusterRef.of(ctx.params).eks)
 
     async def apply(self, ctx: StepContext) -> Shape:
-        kube = await self._kube(ctx)
+        kube = await self.kube(ctx)
         await ctx.phase("applying")  # a crash point before and after the calls (crash sweep)
         applied = [await kube.apply(m, force=True) for m in render(ctx.params["request"])]
         ctx.crash_point("after_call")
         return {"applied": [f"{a['kind']}/{a['metadata']['name']}" for a in applied]}
 
     async def scale(self, ctx: StepContext) -> Shape:
-        kube, name = await self._kube(ctx), ctx.params["endpoint"]
+        kube, name = await self.kube(ctx), ctx.params["endpoint"]
         await ctx.phase("scaling")
         await kube.patch("apps/v1", "Deployment", name,
                          {"spec": {"replicas": ctx.params["replicas"]}}, namespace=NAMESPACE)
@@ -79,7 +86,7 @@ class EndpointSteps:
         return {"replicas": ctx.params["replicas"]}
 
     async def ready(self, ctx: StepContext) -> Shape:
-        kube, name = await self._kube(ctx), ctx.params["endpoint"]
+        kube, name = await self.kube(ctx), ctx.params["endpoint"]
         wanted, waited = int(ctx.params["replicas"]), 0.0
         while True:
             pods = await ic.pods_of(kube, name)
@@ -99,7 +106,7 @@ class EndpointSteps:
             waited += POLL_SECONDS
 
     async def delete(self, ctx: StepContext) -> Shape:
-        kube, name = await self._kube(ctx), ctx.params["endpoint"]
+        kube, name = await self.kube(ctx), ctx.params["endpoint"]
         await ctx.phase("deleting")
         for api_version, kind in (("v1", "Service"), ("apps/v1", "Deployment")):
             with contextlib.suppress(NotFound):  # already gone (a resumed step)
@@ -109,7 +116,7 @@ class EndpointSteps:
         return {"deleted": name}
 
     async def gone(self, ctx: StepContext) -> Shape:
-        kube, name = await self._kube(ctx), ctx.params["endpoint"]
+        kube, name = await self.kube(ctx), ctx.params["endpoint"]
         waited = 0.0
         while await kube.get("apps/v1", "Deployment", name, NAMESPACE) is not None or \
                 await ic.pods_of(kube, name):

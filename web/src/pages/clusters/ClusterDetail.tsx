@@ -19,6 +19,7 @@ import { DeleteClusterModal } from "./DeleteClusterModal";
 import { DependenciesTable } from "./DependenciesTable";
 import { FeaturesPanel } from "./FeaturesPanel";
 import { GroupsTable } from "./GroupsTable";
+import { EndpointsLink } from "../endpoints/EndpointsLink";
 import { JobsLink } from "../jobs/JobsLink";
 import { clusterKey, specOf } from "./model";
 import { NodesTable } from "./NodesTable";
@@ -84,6 +85,7 @@ export default function ClusterDetail({ params }: PageProps) {
             { label: "VPC", value: c.facts?.network?.vpc_id ?? "-" },
             { label: "Bucket", value: c.facts?.bucket ?? "-" },
             { label: "Training", value: ready ? <JobsLink cluster={c.name} /> : "-" },
+            { label: "Inference", value: ready ? <EndpointsLink cluster={c.name} /> : "-" },
           ]}
         />
       </Container>

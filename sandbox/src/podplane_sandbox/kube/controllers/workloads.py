@@ -6,6 +6,7 @@ import hashlib
 import json
 from typing import Any
 
+from podplane_sandbox.kube.controllers import rollout
 from podplane_sandbox.kube.controllers.framework import Controller, Key, owner_ref
 from podplane_sandbox.kube.util import clone
 
@@ -115,10 +116,16 @@ class DeploymentController(Controller):
             ),
             None,
         )
-        if new is None and not spec.get("paused"):
-            new = self._new_rs(dep, template, h, want)
-        for rs in sets:
-            target = want if rs is new else 0
+        olds = sorted((rs for rs in sets if rs is not new),
+                      key=lambda rs: (rs["metadata"].get("creationTimestamp", ""),
+                                      rs["metadata"]["name"]))
+        if spec.get("paused"):  # a paused Deployment starts no new ReplicaSet
+            self._status(dep, want, new, sets)
+            return None
+        new_size, old_sizes = self._sizes(spec, want, new, olds)
+        if new is None:
+            new = self._new_rs(dep, template, h, new_size)
+        for rs, target in [(new, new_size), *zip(olds, old_sizes, strict=True)]:
             if rs["spec"].get("replicas") != target:
                 verb = "up" if target > rs["spec"].get("replicas", 0) else "down"
                 self.ctx.event(
@@ -133,6 +140,20 @@ class DeploymentController(Controller):
                 self.ctx.update("apps/replicasets", patched)
         self._status(dep, want, new, sets)
         return None
+
+    def _sizes(self, spec: Obj, want: int, new: Obj | None, olds: list[Obj]
+               ) -> tuple[int, list[int]]:
+        """(new set's replicas, each old set's) for this sync (controllers/rollout.py)."""
+        if (spec.get("strategy") or {}).get("type") == "Recreate":
+            old_pods = any(alive_pods(self.ctx.owned(rs, "pods")) for rs in olds)
+            return (0 if old_pods else want), [0] * len(olds)
+        current = rollout.replicas(new) if new else 0
+        total = current + sum(rollout.replicas(rs) for rs in olds)
+        new_size = rollout.new_set_size(spec, want, current, total)
+        if new_size > current:  # a sync that scales the new set up leaves the old ones
+            return new_size, [rollout.replicas(rs) for rs in olds]
+        new_available = rollout.available(new) if new else 0
+        return new_size, rollout.old_set_sizes(spec, want, new_size, new_available, olds)
 
     def _new_rs(self, dep: Obj, template: Obj, h: str, want: int) -> Obj:
         self.ctx.event(

@@ -1,0 +1,142 @@
+// One endpoint: status and replicas, engine, image, model and parallelism, each pod with its
+// node, the invoke box, and Scale, Update and Delete (with confirmation). Opened with ?op=<id>
+// (after a deploy or a change) it follows that operation live.
+import Box from "@cloudscape-design/components/box";
+import Button from "@cloudscape-design/components/button";
+import Container from "@cloudscape-design/components/container";
+import Header from "@cloudscape-design/components/header";
+import KeyValuePairs from "@cloudscape-design/components/key-value-pairs";
+import SpaceBetween from "@cloudscape-design/components/space-between";
+import StatusIndicator from "@cloudscape-design/components/status-indicator";
+import Table from "@cloudscape-design/components/table";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { api, unwrap } from "../../api/client";
+import { problemOf } from "../../api/problem";
+import { ProblemAlert } from "../../components/ProblemAlert";
+import { Status } from "../../components/Status";
+import { Time } from "../../components/Time";
+import { deniedReason } from "../../permissions";
+import { navigate, setSearch, useSearch } from "../../router";
+import type { PageProps } from "../../routes";
+import { usePrincipal } from "../../session";
+import { ProgressPanel } from "../clusters/ProgressPanel";
+import { DeleteEndpointModal, ScaleEndpointModal, UpdateEndpointModal } from "./EndpointModals";
+import { EndpointStatus } from "./EndpointStatus";
+import { InvokeBox } from "./InvokeBox";
+import { endpointKey, endpointsKey, endpointsPath, type Endpoint } from "./model";
+
+type Modal = "scale" | "update" | "delete" | null;
+
+export default function EndpointDetail({ params }: PageProps) {
+  const { cluster, endpoint: name } = params;
+  const op = useSearch().get("op");
+  const client = useQueryClient();
+  const role = usePrincipal().role;
+  const [modal, setModal] = useState<Modal>(null);
+  const query = useQuery({
+    queryKey: endpointKey(cluster, name),
+    queryFn: async () => unwrap(api.GET("/api/v1/clusters/{cluster}/endpoints/{name}", { params: { path: { cluster, name } } })),
+    refetchInterval: (q) => (q.state.data?.status === "Ready" && !op ? 15000 : 3000),
+    retry: (n, err) => problemOf(err).status !== 404 && n < 2,
+  });
+  const e = query.data;
+  const missing = query.isError && problemOf(query.error).status === 404;
+  const progress = op && (
+    <Container header={<Header variant="h2">Operation</Header>}>
+      <div data-testid="progress">
+        <ProgressPanel opId={op} cluster={cluster} />
+      </div>
+    </Container>
+  );
+  if (!e) {
+    return (
+      <SpaceBetween size="l">
+        <Header variant="h1">{name}</Header>
+        {progress}
+        {missing && op && <StatusIndicator type="pending">Waiting for the endpoint to be created</StatusIndicator>}
+        {query.isError && !(missing && op) && <ProblemAlert error={query.error} header={`Could not read endpoint ${name}`} />}
+        {query.isLoading && <StatusIndicator type="loading">Loading endpoint {name}</StatusIndicator>}
+      </SpaceBetween>
+    );
+  }
+  const changed = (opId: string | null) => {
+    setModal(null);
+    void client.invalidateQueries({ queryKey: endpointKey(cluster, name) });
+    void client.invalidateQueries({ queryKey: endpointsKey(cluster) });
+    if (opId) setSearch({ op: opId });
+  };
+  const denied = (action: "endpoint.scale" | "endpoint.update" | "endpoint.delete") => deniedReason(role, action);
+  return (
+    <SpaceBetween size="l">
+      <Header
+        variant="h1"
+        description={`${e.engine} on ${cluster}`}
+        info={<span data-testid="endpoint-status"><EndpointStatus value={e.status} /></span>}
+        actions={
+          <SpaceBetween direction="horizontal" size="xs">
+            {(["scale", "update", "delete"] as const).map((m) => (
+              <Button key={m} disabled={Boolean(denied(`endpoint.${m}`))} disabledReason={denied(`endpoint.${m}`)} onClick={() => setModal(m)}>
+                {m[0].toUpperCase() + m.slice(1)}
+              </Button>
+            ))}
+          </SpaceBetween>
+        }
+      >
+        {e.name}
+      </Header>
+      {progress}
+      <Summary e={e} />
+      <InvokeBox cluster={cluster} name={name} denied={deniedReason(role, "endpoint.invoke")} />
+      <Table
+        variant="container"
+        items={e.pods}
+        trackBy="name"
+        header={<Header variant="h2" counter={`(${e.pods.length})`}>Pods</Header>}
+        columnDefinitions={[
+          { id: "name", header: "Pod", isRowHeader: true, cell: (p) => p.name },
+          { id: "phase", header: "Phase", cell: (p) => <Status value={p.phase.toLowerCase()} /> },
+          { id: "ready", header: "Ready", cell: (p) => (p.ready ? "yes" : "no") },
+          { id: "node", header: "Node", cell: (p) => p.node ?? "-" },
+        ]}
+        empty={<Box textAlign="center" color="inherit">No pods: scaled to zero, or not created yet.</Box>}
+      />
+      {modal === "scale" && <ScaleEndpointModal cluster={cluster} endpoint={e} onClose={() => setModal(null)} onDone={changed} />}
+      {modal === "update" && <UpdateEndpointModal cluster={cluster} endpoint={e} onClose={() => setModal(null)} onDone={changed} />}
+      {modal === "delete" && (
+        <DeleteEndpointModal
+          cluster={cluster}
+          endpoint={e}
+          onClose={() => setModal(null)}
+          onDone={() => {
+            setModal(null);
+            void client.invalidateQueries({ queryKey: endpointsKey(cluster) });
+            navigate(endpointsPath(cluster));
+          }}
+        />
+      )}
+    </SpaceBetween>
+  );
+}
+
+function Summary({ e }: { e: Endpoint }) {
+  return (
+    <Container header={<Header variant="h2">Summary</Header>}>
+      <KeyValuePairs
+        columns={4}
+        items={[
+          { label: "Status", value: <EndpointStatus value={e.status} /> },
+          { label: "Ready replicas", value: <span data-testid="endpoint-ready">{`${e.ready_replicas} / ${e.replicas}`}</span> },
+          { label: "Model", value: e.model ?? "-" },
+          { label: "Image", value: e.image ?? "-" },
+          { label: "Tensor x pipeline", value: `${e.tensor_parallel ?? 1} x ${e.pipeline_parallel}` },
+          { label: "Max model length", value: e.max_model_len ? String(e.max_model_len) : "the model's" },
+          { label: "Dtype", value: e.dtype ?? "-" },
+          { label: "Exposure", value: `${e.exposure}${e.load_balancer ? ` (${e.load_balancer})` : ""}` },
+          { label: "Service", value: e.service ? `${e.service}:${e.port ?? "-"}` : "-" },
+          { label: "Created", value: <Time value={e.created_at} /> },
+        ]}
+      />
+    </Container>
+  );
+}
