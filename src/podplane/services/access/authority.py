@@ -50,6 +50,7 @@ KINDS: dict[str, Authority] = {
     "endpoint.create": OPERATOR,
     "endpoint.scale": OPERATOR,  # serving capacity only; the instance group stays
     "endpoint.delete": DESTROY,
+    "diagnose.nccl": OPERATOR,  # runs a short workload on the chosen nodes, then deletes it
 }
 
 
