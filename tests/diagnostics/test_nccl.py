@@ -15,7 +15,6 @@ import pytest
 
 from podplane.domain.diagnostics import nccl as rules
 from podplane.domain.diagnostics.nccl_workload import Placement, render
-from tests.groups.conftest import finish
 from tests.jobs.conftest import CLUSTER, cluster, settle, submit  # noqa: F401
 from tests.jobs.test_manifests import pytorchjob_schema
 from tests.stack import Stack
@@ -40,6 +39,17 @@ def workloads(stack: Stack) -> tuple[list[str], list[str]]:
                                          "podplane.io/diagnosis=nccl", "-o", "json"))
         seen.append(sorted(i["metadata"]["name"] for i in found["items"]))
     return seen[0], seen[1]
+
+
+async def finish(api: httpx.AsyncClient, op: dict[str, Any], rounds: int = 60
+                 ) -> dict[str, Any]:
+    """Long-poll the operation to its end (the engine steps virtual time as it sleeps)."""
+    for _ in range(rounds):
+        op = (await api.get(f"/api/v1/operations/{op['id']}/wait",
+                            params={"timeout": 20, "revision": op["revision"]})).json()
+        if op["status"] in ("succeeded", "failed", "cancelled"):
+            return op
+    raise AssertionError(f"operation {op['id']} did not finish: {op['steps']}")
 
 
 async def run(api: httpx.AsyncClient, nodes: list[str]) -> dict[str, Any]:
@@ -68,3 +78,85 @@ async def test_a_healthy_pair_reaches_the_types_figure_and_leaves_nothing(
     assert f"{busbw:.2f} GB/s of an expected {G5.busbw:.2f} GB/s" in verdict["notes"][0]
     assert result["pairs"] == [] and result["nodes"] == [a, b]
     assert workloads(stack) == ([], [])
+
+
+async def test_refusals_change_nothing_and_a_viewer_is_refused_and_audited(
+        cluster: tuple[Stack, str]) -> None:  # noqa: F811
+    stack, group = cluster
+    a, b = node_ids(stack)[:2]
+    ledger = len(stack.ledger())
+    async with stack.client("operator") as api, stack.client("viewer") as viewer, \
+            stack.client("admin") as admin:
+        before = (await api.get("/api/v1/operations", params={"kind": "diagnose.nccl"})).json()
+        cases = [({"nodes": [a]}, 422, "invalid_input"),
+                 ({"nodes": [a, f"hyperpod-{a}"]}, 422, "invalid_input"),
+                 ({"nodes": [a, "i-0123456789abcdef0"]}, 422, "invalid_input"),
+                 ({"nodes": [a, b], "extra": 1}, 422, "invalid_input")]
+        for body, status, code in cases:
+            r = await api.post(NCCL, json=body)
+            assert (r.status_code, r.json().get("code")) == (status, code), (body, r.text)
+        r = await viewer.post(NCCL, json={"nodes": [a, b]})
+        assert r.status_code == 403, r.text
+
+        await submit(api, name="holds-gpus", recipe="pytorch-ddp", instance_group=group,
+                     replicas=1)
+        settle(stack, 5)
+        r = await api.post(NCCL, json={"nodes": [a, b]})
+        assert (r.status_code, r.json()["code"]) == (409, "nodes_busy"), r.text
+        r = await admin.delete(f"/api/v1/clusters/{CLUSTER}/jobs/holds-gpus",
+                               params={"confirm": "true"})
+        assert (await finish(admin, r.json()))["status"] == "succeeded"
+
+        after = (await api.get("/api/v1/operations", params={"kind": "diagnose.nccl"})).json()
+        audit = (await admin.get("/api/v1/audit", params={"action": "diagnose.nccl"})).json()
+    assert after["items"] == before["items"]
+    assert len(stack.ledger()) == ledger and workloads(stack) == ([], [])
+    refused = [(e["principal"], e["result"]) for e in audit]
+    assert ("stack-viewer", "error:forbidden") in refused, refused
+    assert ("stack-operator", "error:nodes_busy") in refused, refused
+
+
+async def test_a_slow_efa_link_is_named_after_the_pair_round(
+        cluster: tuple[Stack, str]) -> None:  # noqa: F811
+    stack, group = cluster
+    async with stack.client("operator") as api:
+        r = await api.patch(f"/api/v1/clusters/{CLUSTER}/instance-groups/{group}",
+                            json={"count": 3})
+        assert r.status_code == 202, r.text
+        assert (await finish(api, r.json(), rounds=600))["status"] == "succeeded"
+        settle(stack, 60)
+        nodes = node_ids(stack)
+        assert len(nodes) == 3, nodes
+        slow = nodes[1]
+        stack.fault(kind="efa_degraded", cluster=CLUSTER, instance_id=slow, factor=0.4)
+        result = await run(api, nodes)
+    verdict = result["verdict"]
+    print(f"\nslow link on {slow}: busbw {result['measured']['busbw']} GB/s; pairs "
+          f"{[(p['nodes'], p['busbw']) for p in result['pairs']]}")
+    assert verdict["status"] == "fail", verdict
+    assert f"slow link is on node {slow}" in verdict["conclusion"], verdict["conclusion"]
+    (finding,) = verdict["findings"]
+    assert finding["check"] == "bus_bandwidth"
+    assert result["measured"]["busbw"] < G5.threshold
+    pairs = {tuple(p["nodes"]): p["busbw"] for p in result["pairs"]}
+    assert len(pairs) == 3
+    assert all((bw < G5.threshold) == (slow in pair) for pair, bw in pairs.items()), pairs
+    assert any(f"pair {slow}" in e["detail"] or f"+ {slow}" in e["detail"]
+               for e in finding["evidence"])
+    assert verdict["next"] == {"tool": "diagnose_node", "arguments": {
+        "cluster": CLUSTER, "node": slow}, "cost": verdict["next"]["cost"], "mutates": False}
+    assert workloads(stack) == ([], [])
+
+
+def test_the_workload_passes_the_upstream_crd_and_asks_for_whole_nodes() -> None:
+    schema = pytorchjob_schema()
+    job = render("nccl-x-all", "op-x", Placement(("hyperpod-i-1", "hyperpod-i-2",
+                                                  "hyperpod-i-3"), 8, 32))
+    jsonschema.validate(job, schema)
+    specs = job["spec"]["pytorchReplicaSpecs"]
+    assert specs["Master"]["replicas"] + specs["Worker"]["replicas"] == 3
+    limits = specs["Worker"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+    assert limits == {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 32}
+    broken = {**job, "spec": {**job["spec"], "runPolicy": {"backoffLimit": "never"}}}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema)
