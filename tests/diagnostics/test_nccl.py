@@ -10,13 +10,10 @@ import json
 from typing import Any
 
 import httpx
-import jsonschema
 import pytest
 
 from podplane.domain.diagnostics import nccl as rules
-from podplane.domain.diagnostics.nccl_workload import Placement, render
 from tests.jobs.conftest import CLUSTER, cluster, settle, submit  # noqa: F401
-from tests.jobs.test_manifests import pytorchjob_schema
 from tests.stack import Stack
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -147,16 +144,3 @@ async def test_a_slow_efa_link_is_named_after_the_pair_round(
         "cluster": CLUSTER, "node": slow}, "cost": verdict["next"]["cost"], "mutates": False}
     assert workloads(stack) == ([], [])
 
-
-def test_the_workload_passes_the_upstream_crd_and_asks_for_whole_nodes() -> None:
-    schema = pytorchjob_schema()
-    job = render("nccl-x-all", "op-x", Placement(("hyperpod-i-1", "hyperpod-i-2",
-                                                  "hyperpod-i-3"), 8, 32))
-    jsonschema.validate(job, schema)
-    specs = job["spec"]["pytorchReplicaSpecs"]
-    assert specs["Master"]["replicas"] + specs["Worker"]["replicas"] == 3
-    limits = specs["Worker"]["template"]["spec"]["containers"][0]["resources"]["limits"]
-    assert limits == {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 32}
-    broken = {**job, "spec": {**job["spec"], "runPolicy": {"backoffLimit": "never"}}}
-    with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(broken, schema)
