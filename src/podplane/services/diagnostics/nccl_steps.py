@@ -67,9 +67,11 @@ class NcclSteps:
     async def cleanup(self, ctx: StepContext) -> Shape:
         kube = await self._kube(ctx)
         mine = {wl.OPERATION_LABEL: ctx.op_id}
+        await ctx.phase("deleting")
         for job in await kube.list(wl.API_VERSION, wl.KIND, namespace=wl.NAMESPACE,
                                    labels=mine):
             await _delete(kube, job["metadata"]["name"])
+        ctx.crash_point("after_call")
         waited = 0.0
         while await kube.list(wl.API_VERSION, wl.KIND, namespace=wl.NAMESPACE, labels=mine) \
                 or await kube.list("v1", "Pod", namespace=wl.NAMESPACE, labels=mine):
