@@ -125,9 +125,11 @@ def _refuse_unschedulable(iid: str, node: Shape | None, summary: Shape) -> None:
 
 
 async def _refuse_busy(kube: Any, names: set[str]) -> None:
-    """Each test pod takes every GPU of its node: a GPU in use would leave it Pending."""
+    """Each test pod takes every GPU of its node: a GPU in use would leave it Pending. A pod
+    already terminating frees its GPUs within its grace period: the test waits for it."""
     busy = sorted({p["spec"]["nodeName"] for p in await kube.list("v1", "Pod")
                    if (p.get("spec") or {}).get("nodeName") in names
+                   and not p["metadata"].get("deletionTimestamp")
                    and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
                    and any(_wants_gpu(c) for c in p["spec"].get("containers") or [])})
     if busy:
