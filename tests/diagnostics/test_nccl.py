@@ -7,12 +7,14 @@ behind (read back with kubectl); the manifest passes the upstream PyTorchJob CRD
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from podplane.domain.diagnostics import nccl as rules
+from podplane.domain.diagnostics.nccl_workload import Placement, render
 from tests.jobs.conftest import CLUSTER, cluster, settle, submit  # noqa: F401
 from tests.stack import Stack
 
@@ -144,3 +146,27 @@ async def test_a_slow_efa_link_is_named_after_the_pair_round(
         "cluster": CLUSTER, "node": slow}, "cost": verdict["next"]["cost"], "mutates": False}
     assert workloads(stack) == ([], [])
 
+
+
+async def test_asking_more_efa_than_a_node_has_stays_pending(
+        cluster: tuple[Stack, str], tmp_path: Path) -> None:  # noqa: F811
+    """What the sandbox refuses as Kubernetes would: the scheduler binds no pod that asks for
+    more `vpc.amazonaws.com/efa` than the node's device plugin offers (g5.8xlarge: 1)."""
+    stack, _ = cluster
+    a, b = node_ids(stack)[:2]
+    job = render("nccl-greedy-all", "op-greedy", Placement((f"hyperpod-{a}", f"hyperpod-{b}"),
+                                                             1, 2))
+    path = tmp_path / "greedy.json"
+    path.write_text(json.dumps(job))
+    stack.kubectl("apply", "-f", str(path))
+    settle(stack, 30)
+    pods = json.loads(stack.kubectl("get", "pods", "-n", "default", "-l",
+                                    "podplane.io/operation=op-greedy", "-o", "json"))["items"]
+    assert len(pods) == 2
+    for pod in pods:
+        assert pod["status"]["phase"] == "Pending" and not pod["spec"].get("nodeName")
+        (cond,) = [c for c in pod["status"]["conditions"] if c["type"] == "PodScheduled"]
+        assert "Insufficient vpc.amazonaws.com/efa" in cond["message"], cond
+    stack.kubectl("delete", "-f", str(path), "--wait=false")
+    settle(stack, 30)
+    assert workloads(stack) == ([], [])
