@@ -6,6 +6,7 @@ behind (read back with kubectl); the manifest passes the upstream PyTorchJob CRD
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,25 @@ async def test_a_healthy_pair_reaches_the_types_figure_and_leaves_nothing(
     assert G5.threshold <= busbw < G5.busbw
     assert f"{busbw:.2f} GB/s of an expected {G5.busbw:.2f} GB/s" in verdict["notes"][0]
     assert result["pairs"] == [] and result["nodes"] == [a, b]
+    assert workloads(stack) == ([], [])
+
+
+async def test_a_cancelled_test_deletes_its_workload(
+        cluster: tuple[Stack, str]) -> None:  # noqa: F811
+    stack, _ = cluster
+    a, b = node_ids(stack)[:2]
+    async with stack.client("operator") as api:
+        op = (await api.post(NCCL, json={"nodes": [a, b]})).json()
+        for _ in range(200):  # until the job is applied and the step waits on it
+            op = (await api.get(f"/api/v1/operations/{op['id']}")).json()
+            if op["steps"][0]["phase"] == "running":
+                break
+            await asyncio.sleep(0.02)  # let the engine run (virtual time moves by its sleeps)
+        assert op["steps"][0]["phase"] == "running", op["steps"][0]
+        assert (await api.post(f"/api/v1/operations/{op['id']}/cancel")).status_code == 202
+        done = await finish(api, op)
+    assert done["status"] == "cancelled", done["status"]
+    settle(stack, 10)
     assert workloads(stack) == ([], [])
 
 
