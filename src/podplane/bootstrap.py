@@ -28,6 +28,7 @@ from podplane.services.clusters import importing as cluster_import
 from podplane.services.clusters import reconcile as cluster_reconcile
 from podplane.services.clusters.reconcile_watch import drift_watch
 from podplane.services.context import AppState
+from podplane.services.diagnostics import nccl_steps
 from podplane.services.features import workflows as feature_workflows
 from podplane.services.groups import workflows as group_workflows
 from podplane.services.inference import workflows as endpoint_workflows
@@ -79,7 +80,8 @@ def product_workflows(app: AppState, cloud: Cloud) -> list[Workflow]:
             *cluster_delete.declare(app), *cluster_reconcile.declare(app),
             *group_workflows.declare(cloud),
             *node_workflows.declare(cloud), *job_workflows.declare(cloud),
-            *feature_workflows.declare(cloud), *endpoint_workflows.declare(cloud)]
+            *feature_workflows.declare(cloud), *endpoint_workflows.declare(cloud),
+            *nccl_steps.declare(cloud)]
 
 
 def load_testkit() -> TestKit | None:

@@ -24,6 +24,7 @@ FREE_FORM = {
     # shown in the plan for review; its schema is the operator's CRD, not ours.
     "SubmitPlanOut.manifest": "the Kubernetes object, shown as applied",
     "FeatureMutationOut.result": "same as OperationOut.result",
+    "NcclStartOut.result": "same as OperationOut.result (the verdict: GET .../nccl/{op_id})",
     # Audit rows keep what the service chose to record with the action.
     "AuditOut.detail": "per-action audit facts",
     # The instance group exactly as SageMaker's UpdateCluster receives it (botocore

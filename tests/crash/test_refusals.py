@@ -38,6 +38,8 @@ ENDPOINTS = f"/api/v1/clusters/{CLUSTER}/endpoints"
 EP_BODY = {"name": "e1", "instance_group": FIRST_GROUP, "model": "Qwen/Qwen2.5-0.5B-Instruct"}
 EP, EP_INVOKE = "/api/v1/clusters/{cluster}/endpoints/{name}", \
     "/api/v1/clusters/{cluster}/endpoints/{name}/invoke"
+NCCL = "/api/v1/clusters/{cluster}/diagnostics/nccl"
+NCCL_BODY = {"nodes": ["i-0123456789abcdef0", "i-0123456789abcdef1"]}
 JOB_BODY = {"name": "j1", "recipe": "pytorch-ddp", "instance_group": FIRST_GROUP, "replicas": 1}
 GOOD_CLUSTER = {"name": "fresh", "region": "us-west-2", "availability_zone": "us-west-2a",
                 "instance_type": "ml.g5.8xlarge", "count": 1, "capacity_type": "on-demand"}
@@ -175,6 +177,15 @@ REFUSALS = [
       path=f"{JOBS}/j1", query={"confirm": True}),
     R("DELETE", "/api/v1/clusters/{cluster}/jobs/{job}", "403 role", 403,
       path=f"{JOBS}/j1", query={"confirm": True}, role="operator"),
+    R("POST", NCCL, "404 cluster", 404, path="/api/v1/clusters/nope/diagnostics/nccl",
+      body=NCCL_BODY, role="operator"),
+    R("POST", NCCL, "422 one node", 422, path=NCCL.format(cluster=CLUSTER),
+      body={"nodes": NCCL_BODY["nodes"][:1]}, role="operator"),
+    # this cluster has no Kubeflow training operator: no PyTorchJob kind to run the test
+    R("POST", NCCL, "409 no training operator", 409, path=NCCL.format(cluster=CLUSTER),
+      body=NCCL_BODY, role="operator"),
+    R("POST", NCCL, "403 role", 403, path=NCCL.format(cluster=CLUSTER), body=NCCL_BODY,
+      role="viewer"),
     R("POST", "/api/v1/clusters/{cluster}/reconcile", "404 cluster", 404,
       path="/api/v1/clusters/nope/reconcile"),
     R("POST", "/api/v1/clusters/{cluster}/reconcile", "403 role", 403,

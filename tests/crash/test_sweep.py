@@ -341,6 +341,24 @@ def check_endpoint(kind: str) -> Check:
     return check
 
 
+def _nccl(api: httpx.Client, key: str) -> httpx.Response:
+    """The first group's two nodes, idle again once the endpoint is deleted."""
+    nodes = [n["InstanceId"] for n in WORLD.nodes(FIRST_GROUP)]
+    return api.post(f"/api/v1/clusters/{CLUSTER}/diagnostics/nccl", json={"nodes": nodes},
+                    headers={"Idempotency-Key": key})
+
+
+def check_nccl(w: World, r: SweepResult) -> list[str]:
+    """Resumed after every kill, the test still ends healthy and leaves no workload."""
+    assert not [e for e in r.ledger if e["action"].startswith(MUTATING_AWS)], r.ledger
+    left = [o["metadata"]["name"] for kind in ("kubeflow.org/pytorchjobs", "pods")
+            for o in w.kube_items(kind)
+            if (o["metadata"].get("labels") or {}).get("podplane.io/diagnosis") == "nccl"]
+    assert left == [], left
+    assert r.op["result"]["verdict"]["conclusion"] == "healthy", r.op["result"]
+    return ["no AWS mutation", "no PyTorchJob or pod left", "verdict healthy"]
+
+
 def _reconcile(api: httpx.Client, key: str) -> httpx.Response:
     if "drift" not in WORLD.picked:  # planted once, out of band (as `aws iam` would)
         WORLD.cloud.aws("iam").detach_role_policy(
@@ -418,6 +436,7 @@ DRIVERS: dict[str, tuple[Callable[[httpx.Client, str], httpx.Response], Check]] 
     "endpoint.delete": (lambda api, key: api.delete(
         f"{ENDPOINTS}/{ENDPOINT}", params={"confirm": True}, headers={"Idempotency-Key": key}),
         check_endpoint("endpoint.delete")),
+    "diagnose.nccl": (_nccl, check_nccl),
     "cluster.reconcile": (_reconcile, check_reconcile),
     "feature.set": (lambda api, key: api.patch(
         f"/api/v1/clusters/{CLUSTER}/features/tiered-checkpointing",

@@ -80,6 +80,8 @@ ROUTES: dict[tuple[str, str], Role | None] = {
     ("GET", "/api/v1/clusters/{cluster}/diagnostics/nodes/{node}"): V,
     ("GET", "/api/v1/operations/{op_id}/diagnosis"): V,
     ("GET", "/api/v1/clusters/{cluster}/diagnostics/jobs/{job}"): V,
+    ("POST", "/api/v1/clusters/{cluster}/diagnostics/nccl"): O,  # runs a test workload
+    ("GET", "/api/v1/clusters/{cluster}/diagnostics/nccl/{op_id}"): V,
     ("POST", "/api/v1/clusters/{cluster}/reconcile"): O,  # repairs only, never deletes
     ("GET", "/api/v1/recipes"): V,
     ("GET", "/api/v1/clusters/{cluster}/jobs"): V,
@@ -112,6 +114,7 @@ TOOL_ROLES: dict[str, Role] = {
     "cluster_import": A, "cluster_delete": A,
     "region_list_azs": V, "instance_type_list": V, "quota_get": V, "training_plan_list": V,
     "doctor_run": V, "diagnose_node": V, "diagnose_operation": V, "diagnose_job": V,
+    "diagnose_nccl": O,
     "instance_group_list": V, "instance_group_get": V, "instance_group_add": O,
     "instance_group_scale": O, "instance_group_delete": A,
     "node_list": V, "node_describe": V, "node_reboot": O, "node_replace": A, "node_delete": A,
@@ -135,6 +138,7 @@ KIND_TABLE: dict[str, tuple[Role, bool]] = {
     "job.submit": (O, False), "job.cancel": (O, False), "job.delete": (A, True),
     "endpoint.create": (O, False), "endpoint.scale": (O, False),
     "endpoint.delete": (A, True), "endpoint.update": (O, False),
+    "diagnose.nccl": (O, False),
 }
 
 

@@ -25,6 +25,7 @@ class SandboxNode:
     labels: dict[str, str] = field(default_factory=dict)
     cluster_id: str = ""               # HyperPod cluster id (last part of the cluster ARN)
     availability_zone_id: str = ""     # usw2-az2: real providerIDs carry the AZ id
+    efa_link_factor: float = 1.0       # an `efa_degraded` fault: the share of line rate left
 
 
 class NodeSource(Protocol):

@@ -90,6 +90,10 @@ class ControlApi:
                 data.get("reason", "GPU health check failed (NVIDIA Xid 79)"))
             fault["applied_to"] = node["InstanceId"]
             self.w.faults.remove(fault["id"])  # one-shot: it has been applied
+        if fault["kind"] == "efa_degraded":
+            self.hyperpod.degrade_efa(data["cluster"], data["instance_id"],
+                                      float(data.get("factor", 0.5)))
+            self.w.faults.remove(fault["id"])  # one-shot: it has been applied
         return fault
 
     def _changed(self, payload: Any, status: int = 200) -> Response:

@@ -17,6 +17,7 @@ KINDS = {
     "addon_failure",           # addon_name?, cluster?
     "node_unhealthy",          # cluster, instance_id?, action: reboot|replace (applied at once)
     "cluster_creation_failure",  # cluster?, message?
+    "efa_degraded",            # cluster, instance_id, factor (0..1, applied at once)
 }
 
 MATCH_FIELDS = ("service", "action", "instance_type", "availability_zone", "addon_name", "cluster")

@@ -15,6 +15,7 @@ from podplane.api.routers import (
     audit,
     clusters,
     diagnostics,
+    diagnostics_nccl,
     doctor,
     endpoints,
     features,
@@ -33,7 +34,7 @@ Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 API_ROUTERS = [health.router, session.router, tokens.router, audit.router, operations.router,
                clusters.router, inspect.router, instance_groups.router, nodes.router,
                doctor.router, jobs.router, features.router, diagnostics.router,
-               endpoints.router]
+               endpoints.router, diagnostics_nccl.router]
 
 
 def create_app(state: AppState, lifespan: Lifespan | None = None) -> FastAPI:

@@ -3,20 +3,20 @@ returns a verdict whose `next` is a suggested tool call to confirm with the user
 
 from __future__ import annotations
 
+from podplane.domain.diagnostics.nccl import NcclRequest
 from podplane.domain.names import REF_PATTERN
-from podplane.mcp.tool import Tool, text
+from podplane.mcp.tool import Tool, fields_of, text
 from podplane.mcp.tools_jobs import JOB
 from podplane.mcp.tools_nodes import CLUSTER, NODE
-from podplane.services.diagnostics import job, node, operation
+from podplane.services.diagnostics import job, nccl, node, operation
 
-VERDICT = ("Returns findings with evidence, a conclusion ('healthy' or the cause) and `next`: "
-           "a call to propose, never to make unasked.")
+VERDICT = "Verdict: findings, evidence, `next` (propose it; never call it unasked)."
 
 TOOLS: tuple[Tool, ...] = (
     Tool("diagnose_node", "GET", "/api/v1/clusters/{cluster}/diagnostics/nodes/{node}",
          node.diagnose_node,
-         "Diagnose a node (HyperPod status, health labels, taints, events); ladder: "
-         "investigate -> reboot -> replace (loses instance storage). " + VERDICT,
+         "Is a node sick: HyperPod status, health labels, taints, events; ladder "
+         "investigate -> reboot -> replace. " + VERDICT,
          {"cluster": CLUSTER, "node": NODE}),
     Tool("diagnose_operation", "GET", "/api/v1/operations/{operation_id}/diagnosis",
          operation.diagnose_operation,
@@ -25,7 +25,11 @@ TOOLS: tuple[Tool, ...] = (
                                pattern=REF_PATTERN, minLength=1, maxLength=40)}),
     Tool("diagnose_job", "GET", "/api/v1/clusters/{cluster}/diagnostics/jobs/{job}",
          job.diagnose_job,
-         "Why a training job failed or is pending: budget, image pulls, OOM, exit codes, "
-         "scheduling, flagged nodes. " + VERDICT,
+         "Why a training job failed or waits: budget, pulls, OOM, exit codes, scheduling, "
+         "flagged nodes. " + VERDICT,
          {"cluster": CLUSTER, "job": JOB}),
+    Tool("diagnose_nccl", "POST", "/api/v1/clusters/{cluster}/diagnostics/nccl", nccl.run_nccl,
+         "NCCL all-reduce on idle GPU nodes (short job, deleted after): busbw vs the type's "
+         "figure, slow node. Ask the user first.",
+         {"cluster": CLUSTER, **fields_of(NcclRequest)}),
 )

@@ -66,8 +66,12 @@ def lines_between(
     printed = s3_mounts.command_output(pod, container["name"])  # `cat` of a mounted object
     if printed is not None:
         return [(started, line) for line in printed.splitlines() if start <= started < end]
+    from podplane_sandbox.kube.controllers import nccl  # it reads this module's annotations
+
     kind = kind_of(pod, container)
-    if kind == "training":
+    if nccl.BUSBW in (pod["metadata"].get("annotations") or {}):
+        out = nccl.lines(pod, started)
+    elif kind == "training":
         out = _training(pod, container, started, start, end)
     elif kind == "inference":
         out = _inference(pod, container, started, start, end)

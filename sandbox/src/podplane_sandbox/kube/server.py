@@ -31,6 +31,7 @@ from podplane_sandbox.kube.controllers.infra import (
 from podplane_sandbox.kube.controllers.jobs import JobController
 from podplane_sandbox.kube.controllers.kubeflow_training import KubeflowPyTorchJobs
 from podplane_sandbox.kube.controllers.kubelet import Kubelet
+from podplane_sandbox.kube.controllers.nccl import NcclTests
 from podplane_sandbox.kube.controllers.nodes import NodeController
 from podplane_sandbox.kube.controllers.scheduler import Scheduler
 from podplane_sandbox.kube.controllers.sets import DaemonSetController, StatefulSetController
@@ -56,6 +57,7 @@ CONTROLLERS: list[type[Controller]] = [
     JobController,
     TrainingOperator,
     KubeflowPyTorchJobs,
+    NcclTests,
     LoadBalancerController,
     VolumeBinder,
     GarbageCollector,

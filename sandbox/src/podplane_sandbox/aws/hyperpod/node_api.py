@@ -124,7 +124,8 @@ def _sandbox_node(cluster: dict[str, Any], eks_name: str, n: dict[str, Any]) -> 
         capacity_type=n["_capacity"], health=n["_health"], fault_reason=n.get("_reason"),
         labels={"sagemaker.amazonaws.com/compute-type": "hyperpod"},
         cluster_id=cluster["ClusterArn"].rsplit("/", 1)[-1],
-        availability_zone_id=AZ_IDS.get(n["_az"], ""))
+        availability_zone_id=AZ_IDS.get(n["_az"], ""),
+        efa_link_factor=float(n.get("_efa_factor", 1.0)))
 
 
 def _summary(n: dict[str, Any], region: str) -> dict[str, Any]:

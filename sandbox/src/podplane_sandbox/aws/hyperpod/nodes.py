@@ -177,6 +177,14 @@ class NodesMixin(Emulator):
             node.update(_auto_at=self.w.now() + AUTO_RECOVERY_SECONDS, _auto_action=action)
         return cast("dict[str, Any]", node)
 
+    def degrade_efa(self, cluster_name: str, instance_id: str, factor: float) -> None:
+        """The node's EFA links carry `factor` of their line rate (a link that trained at a
+        lower speed, or drops and retransmits); a replace brings a new instance without it."""
+        nodes = self.nodes(self.get_cluster(cluster_name)["ClusterName"])
+        if instance_id not in nodes:
+            raise KeyError(f"no node {instance_id} in {cluster_name}")
+        nodes[instance_id]["_efa_factor"] = factor
+
 
 def _next_event(n: dict[str, Any]) -> float | None:
     times = [t for t in (n.get("_until"), n.get("_auto_at")) if t is not None]

@@ -32,6 +32,22 @@ CAPACITY: dict[str, tuple[int, int, int, int, int]] = {
 }
 _SIZES = {"medium": 1, "large": 2, "xlarge": 4}
 
+# Network bandwidth in Gbps, the "Network bandwidth (Gbps)" column of the EC2 instance type
+# specifications (docs.aws.amazon.com/ec2/latest/instancetypes/ac.html and gp.html, "Network
+# specifications"); "up to N" sizes at N. What an NCCL test across nodes can reach
+# (controllers/nccl.py). Types not listed: 10.
+NETWORK_GBPS: dict[str, int] = {
+    "ml.p5.48xlarge": 3200, "ml.p5e.48xlarge": 3200, "ml.p5en.48xlarge": 3200,
+    "ml.p4d.24xlarge": 400, "ml.p4de.24xlarge": 400, "ml.p6-b200.48xlarge": 3200,
+    "ml.g5.4xlarge": 25, "ml.g5.8xlarge": 25, "ml.g5.12xlarge": 40, "ml.g5.24xlarge": 50,
+    "ml.g5.48xlarge": 100, "ml.g6.12xlarge": 40, "ml.g6e.12xlarge": 100,
+    "ml.g6e.48xlarge": 400, "ml.trn1.32xlarge": 800, "ml.trn2.48xlarge": 3200,
+}
+
+
+def network_gbps(instance_type: str) -> int:
+    return NETWORK_GBPS.get(instance_type, 10)
+
 
 def capacity(instance_type: str) -> tuple[int, int, int, int, int]:
     if instance_type in CAPACITY:
