@@ -82,7 +82,9 @@ def test_degraded_cluster_is_reconciled_from_its_page(page: Page, cloud: CloudSe
     expect(dialog.get_by_test_id("reconcile-progress")).to_be_visible(timeout=30_000)
     expect(dialog.get_by_test_id("progress-status")).to_have_text("succeeded", timeout=60_000)
     dialog.get_by_role("button", name="Close").click()
-    expect(page.get_by_test_id("cluster-state")).to_have_text("active", timeout=20_000)
+    # the dependants (the training operator) go back to ACTIVE on the sandbox's clock after
+    # cert-manager does: on a loaded CI machine that took over 20 s once
+    expect(page.get_by_test_id("cluster-state")).to_have_text("active", timeout=60_000)
     expect(page.get_by_test_id("drift")).to_have_count(0)
     assert eks.describe_addon(clusterName="beta", addonName="cert-manager")["addon"][
         "status"] == "ACTIVE"
