@@ -62,7 +62,9 @@ _next_port = itertools.count()
 
 def free_port() -> int:
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
-    base = 20000 + (int(worker) if worker.isdigit() else 0) % 24 * PORT_BLOCK
+    # PODPLANE_TEST_PORT_BASE lets suites run side by side (one per worktree) without racing.
+    first = int(os.environ.get("PODPLANE_TEST_PORT_BASE", "20000"))
+    base = first + (int(worker) if worker.isdigit() else 0) % 24 * PORT_BLOCK
     for _ in range(PORT_BLOCK):
         port = base + next(_next_port) % PORT_BLOCK
         with socket.socket() as s:
