@@ -35,6 +35,8 @@ LAUNCHER_ERROR = "sandbox.podplane.io/launcher-error"
 # a hung collective: the workers stay alive and write nothing more (PyTorch's NCCL watchdog
 # stays silent until its timeout, torch.distributed `init_process_group(timeout=...)`)
 HANG_AFTER = "sandbox.podplane.io/hang-after-seconds"
+# a worker that dies of a GPU or collective fault (controllers/training_crashes.py)
+CRASH = "sandbox.podplane.io/crash"
 
 
 def kind_of(pod: Obj, container: Obj) -> str:
@@ -143,6 +145,12 @@ def _training(
                 f"samples/s | lr 3.0e-04",
             )
         )
+    if CRASH in ann:  # the worker's dying lines, as PyTorch, NCCL or the driver write them
+        from podplane_sandbox.kube.controllers import kubelet, training_crashes
+
+        seconds = kubelet.run_seconds(pod)
+        if seconds is not None:
+            out += training_crashes.crash_lines(pod, rank, started + seconds - 1e-3)
     return out
 
 

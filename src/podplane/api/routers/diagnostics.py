@@ -39,7 +39,7 @@ class VerdictFindingOut(BaseModel):
 
 class SuggestedCallOut(BaseModel):
     tool: str = Field(description="The MCP tool (REST and CLI do the same).")
-    arguments: dict[str, str | bool | int]
+    arguments: dict[str, str | bool | int | list[str]]
     cost: str
     mutates: bool = Field(description="True: confirm with the user before calling it.")
 
