@@ -145,13 +145,19 @@ def _training(
                 f"samples/s | lr 3.0e-04",
             )
         )
-    if CRASH in ann:  # the worker's dying lines, as PyTorch, NCCL or the driver write them
-        from podplane_sandbox.kube.controllers import kubelet, training_crashes
+    return out + _dying(pod, rank, started)
 
-        seconds = kubelet.run_seconds(pod)
-        if seconds is not None:
-            out += training_crashes.crash_lines(pod, rank, started + seconds - 1e-3)
-    return out
+
+def _dying(pod: Obj, rank: str, started: float) -> list[tuple[float, str]]:
+    """A crashing process's last lines, as PyTorch, NCCL or the GPU driver write them."""
+    if CRASH not in (pod["metadata"].get("annotations") or {}):
+        return []
+    from podplane_sandbox.kube.controllers import kubelet, training_crashes
+
+    seconds = kubelet.run_seconds(pod)
+    if seconds is None:
+        return []
+    return training_crashes.crash_lines(pod, rank, started + seconds - 1e-3)
 
 
 def _rank_and_world(pod: Obj) -> tuple[str, str]:
@@ -200,7 +206,7 @@ def _inference(
                 f"INFO metrics: running=4 waiting=0 generation_throughput={tps} tokens/s",
             )
         )
-    return out
+    return out + _dying(pod, "0", started)
 
 
 def _service(c: Obj, started: float, start: float, end: float) -> list[tuple[float, str]]:
