@@ -191,6 +191,8 @@ async def test_an_xid_names_the_node_and_its_ladder_repairs_it(
             "cluster": CLUSTER, "node": iid}, "cost": verdict["next"]["cost"], "mutates": False}
         node_verdict = (await perform(viewer, verdict["next"])).json()
         assert node_verdict["next"]["tool"] == "node_reboot", node_verdict
+        assert any("CloudWatch Logs" in n and f"/aws/sagemaker/Clusters/{CLUSTER}/" in n
+                   for n in node_verdict["notes"]), node_verdict["notes"]  # not read: said
         rebooted = await finish(operator, (await perform(operator, node_verdict["next"])).json())
         assert rebooted["status"] == "succeeded", rebooted
         settle(stack, 10)
