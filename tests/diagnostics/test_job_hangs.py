@@ -88,6 +88,8 @@ async def test_silent_workers_read_stalled_then_the_hang_rule_names_its_restarts
         (pod,) = pods(stack, HPJob="hung").values()
         assert pod["metadata"]["name"] in proof(found) and pod["spec"]["nodeName"] in proof(found)
         assert "wrote nothing in the last 600 s" in proof(found)
+        assert stalled["since"] and f"newest line is from {pod['metadata']['name']} at " \
+            f"{stalled['since']}" in proof(found)  # silent since then, as the kubelet stamped
         assert "rule JobHangingDetection" in proof(found) and "every 900 s" in proof(found)
         assert "restarts 0 of 0 spent" in proof(found) and "no restart is left" in found["detail"]
         step = stalled["next"]

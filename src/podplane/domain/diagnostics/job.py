@@ -70,8 +70,9 @@ def diagnose(f: JobFacts) -> Verdict:
     ranked = sorted(findings, key=lambda x: (x.status is not Status.FAIL,
                                              CAUSES.index(x.check) if x.check in CAUSES
                                              else len(CAUSES)))
+    since = (f.stall or {}).get("last_line_at") if ranked[0].check == "stalled" else None
     return Verdict(target, f"The job is {status}: {ranked[0].detail}", tuple(ranked),
-                   _next(f, ranked, found, flagged), notes=notes)
+                   _next(f, ranked, found, flagged), since=since, notes=notes)
 
 
 def _next(f: JobFacts, ranked: list[Finding], found: list[Hit],
