@@ -86,7 +86,8 @@ class Tool:
 
     def advertised_schema(self) -> dict[str, Any]:
         """The input schema as tools/list shows it: `input_schema` less CHECKED_NOT_SHOWN."""
-        return _without(self.input_schema(), CHECKED_NOT_SHOWN)
+        shown: dict[str, Any] = _without(self.input_schema(), CHECKED_NOT_SHOWN)
+        return shown
 
     def describe(self) -> str:
         # Every word here is loaded by every agent on connect (tests/diagnostics/
