@@ -129,6 +129,28 @@ async def test_our_own_write_through_the_port_forgets_the_kept_read() -> None:
     assert hp.changed() == ["batch_delete_cluster_nodes"]
 
 
+async def test_a_key_nobody_reads_is_forgotten_and_its_version_never_repeats() -> None:
+    tick = Tick()
+    cache = ObservationCache(fast=2, slow=10, stale_for=0, forget_after=300, clock=tick)
+    answers = iter(["a", "b"])
+
+    async def fetch() -> str:
+        return next(answers)
+
+    assert await cache.read(("old",), fetch) == "a"
+    first = cache.version(("old",))
+
+    async def other() -> str:
+        return "x"
+
+    for _ in range(40):  # another key is watched for 400 s; nobody reads "old"
+        tick.now += 10
+        await cache.read(("watched",), other)
+    assert ("old",) not in cache.entries and ("watched",) in cache.entries
+    assert await cache.read(("old",), fetch) == "b"  # read again: a fresh cloud call
+    assert cache.version(("old",)) > first  # an ETag built on the old version cannot match
+
+
 async def test_a_polled_bucket_listing_is_one_s3_read_until_our_write() -> None:
     """The job view lists its prefixes on each poll: one ListObjectsV2 per interval, however
     many viewers; an object put through our port is listed by the next read."""
