@@ -12,12 +12,14 @@ from podplane.domain.diagnostics import operation
 
 
 def test_the_rows_call_the_diagnosis_routes() -> None:
-    node, op, job, nccl, nccl_result = diagnose.COMMANDS
+    node, op, job, endpoint, nccl, nccl_result = diagnose.COMMANDS
     assert node.request({"cluster": "gpu", "node": "i-0123456789abcdef0"})[:2] == (
         "GET", "/api/v1/clusters/gpu/diagnostics/nodes/i-0123456789abcdef0")
     assert op.request({"op_id": "op-7"})[:2] == ("GET", "/api/v1/operations/op-7/diagnosis")
     assert job.request({"cluster": "gpu", "job": "train"})[:2] == (
         "GET", "/api/v1/clusters/gpu/diagnostics/jobs/train")
+    assert endpoint.request({"cluster": "gpu", "name": "qwen"})[:2] == (
+        "GET", "/api/v1/clusters/gpu/diagnostics/endpoints/qwen")
     method, path, kw = nccl.request({"cluster": "gpu", "nodes": "i-1, hyperpod-i-2",
                                      "wait": True})
     assert (method, path, kw) == ("POST", "/api/v1/clusters/gpu/diagnostics/nccl",

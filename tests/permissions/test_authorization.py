@@ -80,6 +80,7 @@ ROUTES: dict[tuple[str, str], Role | None] = {
     ("GET", "/api/v1/clusters/{cluster}/diagnostics/nodes/{node}"): V,
     ("GET", "/api/v1/operations/{op_id}/diagnosis"): V,
     ("GET", "/api/v1/clusters/{cluster}/diagnostics/jobs/{job}"): V,
+    ("GET", "/api/v1/clusters/{cluster}/diagnostics/endpoints/{name}"): V,
     ("POST", "/api/v1/clusters/{cluster}/diagnostics/nccl"): O,  # runs a test workload
     ("GET", "/api/v1/clusters/{cluster}/diagnostics/nccl/{op_id}"): V,
     ("POST", "/api/v1/clusters/{cluster}/reconcile"): O,  # repairs only, never deletes
@@ -114,6 +115,7 @@ TOOL_ROLES: dict[str, Role] = {
     "cluster_import": A, "cluster_delete": A,
     "region_list_azs": V, "instance_type_list": V, "quota_get": V, "training_plan_list": V,
     "doctor_run": V, "diagnose_node": V, "diagnose_operation": V, "diagnose_job": V,
+    "diagnose_endpoint": V,
     "diagnose_nccl": O,
     "instance_group_list": V, "instance_group_get": V, "instance_group_add": O,
     "instance_group_scale": O, "instance_group_delete": A,

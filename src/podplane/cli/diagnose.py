@@ -1,5 +1,5 @@
-"""`podplane diagnose node|operation|job`: read-only diagnoses over REST, shown as a verdict
-(conclusion, findings with evidence, the suggested next call). Exit 1 when something fails.
+"""`podplane diagnose node|operation|job|endpoint`: read-only diagnoses over REST, shown as a
+verdict (conclusion, findings with evidence, the suggested next call). Exit 1 when something fails.
 `podplane diagnose nccl` runs the NCCL all-reduce test (an operation; operator role)."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ CLUSTER = Arg("cluster", Annotated[str, typer.Argument(help="The managed cluster
 NODE = Arg("node", Annotated[str, typer.Argument(help="Instance id (i-...) or Node name.")])
 JOB = Arg("job", Annotated[str, typer.Argument(help="The job's name.")])
 OPERATION = Arg("op_id", Annotated[str, typer.Argument(help="The operation's id (op-...).")])
+ENDPOINT = Arg("name", Annotated[str, typer.Argument(help="The endpoint's name.")])
 NODES = Arg("nodes", Annotated[str, typer.Option(help="Comma-separated nodes (2-16, one GPU "
                                                  "type): instance ids or Node names.")],
             to="body", convert=lambda text: [n.strip() for n in text.split(",") if n.strip()])
@@ -72,6 +73,9 @@ COMMANDS = (
     Command("job", "GET", "clusters/{cluster}/diagnostics/jobs/{job}",
             "Why a training job failed or waits: pods, exit codes, images, nodes.",
             (CLUSTER, JOB), show=show_verdict),
+    Command("endpoint", "GET", "clusters/{cluster}/diagnostics/endpoints/{name}",
+            "Why an inference endpoint does not serve: pulls, crashes, GPUs, readiness.",
+            (CLUSTER, ENDPOINT), show=show_verdict),
     Command("nccl", "POST", NCCL, "Run an NCCL all-reduce test across nodes (a short job, "
             "deleted after): bus bandwidth against the type's figure, the slow node.",
             (CLUSTER, NODES, WAIT), show=show_nccl),

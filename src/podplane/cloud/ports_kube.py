@@ -87,6 +87,7 @@ class KubePort(Protocol):
         tail_lines: int | None = None,
         since_seconds: int | None = None,
         timestamps: bool = False,
+        previous: bool = False,  # PodLogOptions.previous: the last terminated run
     ) -> AsyncIterator[str]: ...
 
     async def proxy(

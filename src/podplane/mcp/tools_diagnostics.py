@@ -6,9 +6,10 @@ from __future__ import annotations
 from podplane.domain.diagnostics.nccl import NcclRequest
 from podplane.domain.names import REF_PATTERN
 from podplane.mcp.tool import Tool, fields_of, text
+from podplane.mcp.tools_endpoints import NAME
 from podplane.mcp.tools_jobs import JOB
 from podplane.mcp.tools_nodes import CLUSTER, NODE
-from podplane.services.diagnostics import job, nccl, node, operation
+from podplane.services.diagnostics import endpoint, job, nccl, node, operation
 
 VERDICT = "Verdict: findings, evidence, `next` (propose it; never call it unasked)."
 
@@ -25,9 +26,14 @@ TOOLS: tuple[Tool, ...] = (
                                pattern=REF_PATTERN, minLength=1, maxLength=40)}),
     Tool("diagnose_job", "GET", "/api/v1/clusters/{cluster}/diagnostics/jobs/{job}",
          job.diagnose_job,
-         "Why a training job failed or waits: budget, pulls, OOM, exit codes, scheduling, "
-         "flagged nodes. " + VERDICT,
+         "Why a training job failed, waits or hangs: budget, pulls, OOM, Xid/NCCL log lines, "
+         "silent pods, flagged nodes. " + VERDICT,
          {"cluster": CLUSTER, "job": JOB}),
+    Tool("diagnose_endpoint", "GET", "/api/v1/clusters/{cluster}/diagnostics/endpoints/{name}",
+         endpoint.diagnose_endpoint,
+         "Why an inference endpoint does not serve: pulls, crashes, GPUs, readiness, "
+         "rollout. " + VERDICT,
+         {"cluster": CLUSTER, "name": NAME}),
     Tool("diagnose_nccl", "POST", "/api/v1/clusters/{cluster}/diagnostics/nccl", nccl.run_nccl,
          "NCCL all-reduce on idle GPU nodes (short job, deleted after): busbw vs the type's "
          "figure, slow node. Ask the user first.",

@@ -35,6 +35,8 @@ LAUNCHER_ERROR = "sandbox.podplane.io/launcher-error"
 # a hung collective: the workers stay alive and write nothing more (PyTorch's NCCL watchdog
 # stays silent until its timeout, torch.distributed `init_process_group(timeout=...)`)
 HANG_AFTER = "sandbox.podplane.io/hang-after-seconds"
+# a worker that dies of a GPU or collective fault (controllers/training_crashes.py)
+CRASH = "sandbox.podplane.io/crash"
 
 
 def kind_of(pod: Obj, container: Obj) -> str:
@@ -143,7 +145,19 @@ def _training(
                 f"samples/s | lr 3.0e-04",
             )
         )
-    return out
+    return out + _dying(pod, rank, started)
+
+
+def _dying(pod: Obj, rank: str, started: float) -> list[tuple[float, str]]:
+    """A crashing process's last lines, as PyTorch, NCCL or the GPU driver write them."""
+    if CRASH not in (pod["metadata"].get("annotations") or {}):
+        return []
+    from podplane_sandbox.kube.controllers import kubelet, training_crashes
+
+    seconds = kubelet.run_seconds(pod)
+    if seconds is None:
+        return []
+    return training_crashes.crash_lines(pod, rank, started + seconds - 1e-3)
 
 
 def _rank_and_world(pod: Obj) -> tuple[str, str]:
@@ -192,7 +206,7 @@ def _inference(
                 f"INFO metrics: running=4 waiting=0 generation_throughput={tps} tokens/s",
             )
         )
-    return out
+    return out + _dying(pod, "0", started)
 
 
 def _service(c: Obj, started: float, start: float, end: float) -> list[tuple[float, str]]:

@@ -9,12 +9,14 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
 from podplane.api.auth import ctx_for
+from podplane.api.routers.endpoints import EndpointName
 from podplane.api.routers.instance_groups import ClusterName
 from podplane.api.routers.jobs import JobName
 from podplane.api.routers.nodes import NodeName
 from podplane.api.routers.operations import OpId
 from podplane.domain.diagnostics.verdict import Verdict
 from podplane.services.context import Ctx
+from podplane.services.diagnostics import endpoint as endpoint_svc
 from podplane.services.diagnostics import job as job_svc
 from podplane.services.diagnostics import node as node_svc
 from podplane.services.diagnostics import operation as op_svc
@@ -39,7 +41,7 @@ class VerdictFindingOut(BaseModel):
 
 class SuggestedCallOut(BaseModel):
     tool: str = Field(description="The MCP tool (REST and CLI do the same).")
-    arguments: dict[str, str | bool | int]
+    arguments: dict[str, str | bool | int | list[str]]
     cost: str
     mutates: bool = Field(description="True: confirm with the user before calling it.")
 
@@ -82,3 +84,11 @@ async def diagnose_job(cluster: ClusterName, job: JobName,
                        ctx: Annotated[Ctx, Depends(ctx_for(job_svc.diagnose_job))],
                        ) -> VerdictOut:
     return _out(await job_svc.diagnose_job(ctx, cluster, job))
+
+
+@router.get("/clusters/{cluster}/diagnostics/endpoints/{name}", response_model=VerdictOut,
+            summary="Diagnose an inference endpoint: why it does not serve, and the fix")
+async def diagnose_endpoint(cluster: ClusterName, name: EndpointName,
+                            ctx: Annotated[Ctx, Depends(ctx_for(
+                                endpoint_svc.diagnose_endpoint))]) -> VerdictOut:
+    return _out(await endpoint_svc.diagnose_endpoint(ctx, cluster, name))

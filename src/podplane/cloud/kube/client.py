@@ -18,6 +18,7 @@ from lightkube.generic_resource import (
     create_global_resource,
     create_namespaced_resource,
 )
+from lightkube.resources import core_v1
 from lightkube.resources.apiextensions_v1 import CustomResourceDefinition
 from lightkube.types import CascadeType, PatchType
 
@@ -287,8 +288,14 @@ class LightkubeKube:
         tail_lines: int | None = None,
         since_seconds: int | None = None,
         timestamps: bool = False,
+        previous: bool = False,
     ) -> AsyncIterator[str]:
         try:
+            if previous:
+                async for line in self._previous_log(pod, namespace, container, tail_lines,
+                                                     timestamps):
+                    yield line
+                return
             async for line in self._client.log(
                 pod,
                 namespace=namespace,
@@ -304,6 +311,20 @@ class LightkubeKube:
             raise _error(exc) from exc
         except httpx2.TransportError as exc:
             raise _unreachable(exc) from exc
+
+    async def _previous_log(self, pod: str, namespace: str, container: str | None,
+                            tail_lines: int | None, timestamps: bool) -> AsyncIterator[str]:
+        """The previous run's log (`previous=true`, Kubernetes PodLogOptions): lightkube's
+        `log()` has no such parameter, so the same request is built with it."""
+        generic = self._client._client
+        request = generic.prepare_request(
+            "get", core_v1.PodLog, name=pod, namespace=namespace,
+            params={"previous": True, "tailLines": tail_lines, "container": container,
+                    "timestamps": timestamps})
+        resp = await generic.send(generic.build_adapter_request(request))  # type: ignore[no-untyped-call]
+        generic.raise_for_status(resp)  # type: ignore[no-untyped-call]
+        async for line in resp.aiter_lines():
+            yield line
 
     async def proxy(
         self, method: str, namespace: str, service: str, port: int, path: str,

@@ -1,6 +1,8 @@
-"""Why a training job failed or waits (pure): its Failed condition and restart budget, each
-pod's container states (image pull, config, OOMKilled, a non-zero exit), scheduling events
-of pods still Pending, and the health of the nodes its last fault named.
+"""Why a training job failed, waits or hangs (pure): its Failed condition and restart budget,
+each pod's container states (image pull, config, OOMKilled, a non-zero exit), what the failed
+workers' last log lines say (job_logs.py: Xid, NCCL watchdog timeout, NCCL error, CUDA OOM),
+hangs (job_hangs.py: silent pods, the operator's log-monitoring rules), scheduling events of
+pods still Pending, and the health of the nodes its last fault named.
 
 Sources: Kubernetes "Debug Pods" / container states (waiting reasons ErrImagePull,
 ImagePullBackOff, CreateContainerConfigError; terminated reason OOMKilled, exitCode), the
@@ -14,6 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from podplane.domain.diagnostics import job_hangs as hangs_of
+from podplane.domain.diagnostics.job_logs import Hit, PodLog, hits, unread
+from podplane.domain.diagnostics.job_logs import findings as log_findings
 from podplane.domain.diagnostics.verdict import (
     Evidence,
     Finding,
@@ -38,6 +43,15 @@ class JobFacts:
     pods: tuple[Shape, ...] = ()
     nodes: tuple[Shape, ...] = ()  # every Node (a pod's node, a faulty instance's node)
     events: tuple[Shape, ...] = ()  # about the job and its pods, oldest first
+    logs: tuple[PodLog, ...] = ()  # tails of failed or restarted containers (job_logs.py)
+    stall: Shape | None = None  # services/jobs/stall.py: every running pod silent
+
+
+# Which finding names the cause when several fail: a GPU fault explains a collective timeout,
+# which explains the exit code, which explains the operator's failure condition.
+CAUSES = ("xid", "node_fault", "nccl_timeout", "nccl_error", "cuda_oom", "oom_killed",
+          "hang_rule", "stalled", "image_pull", "container_config", "exit_code",
+          "pending_scheduling", "job_failed")
 
 
 def diagnose(f: JobFacts) -> Verdict:
@@ -45,23 +59,47 @@ def diagnose(f: JobFacts) -> Verdict:
     target = f"cluster/{f.cluster}/job/{name}"
     status = views.status_of(f.job)
     flagged = _nodes(f)
+    found = hits(f.logs)
+    hangs = [x for x in (hangs_of.rule_fired(f.job, list(f.events), list(f.pods)),
+                         hangs_of.stalled(f.job, f.stall, list(f.pods))) if x]
     findings = _job_failed(f) + [x for pod in f.pods for x in _pod(f, pod)] + \
-        [x for _, x in flagged]
+        log_findings(found) + hangs + [x for _, x in flagged]
+    notes = tuple(unread(f.logs))
     if not findings:
-        return healthy(target, f"The job is {status}.")
-    args = {"cluster": f.cluster, "job": name}
-    if flagged:
-        step = SuggestedCall("diagnose_node", {"cluster": f.cluster, "node": flagged[0][0]},
+        return healthy(target, f"The job is {status}.", *notes)
+    ranked = sorted(findings, key=lambda x: (x.status is not Status.FAIL,
+                                             CAUSES.index(x.check) if x.check in CAUSES
+                                             else len(CAUSES)))
+    since = (f.stall or {}).get("last_line_at") if ranked[0].check == "stalled" else None
+    return Verdict(target, f"The job is {status}: {ranked[0].detail}", tuple(ranked),
+                   _next(f, ranked, found, flagged), since=since, notes=notes)
+
+
+def _next(f: JobFacts, ranked: list[Finding], found: list[Hit],
+          flagged: list[tuple[str, Finding]]) -> SuggestedCall:
+    name = f.job["metadata"]["name"]
+    checks = {x.check for x in ranked}
+    xid = next((h.log.node for h in found if h.check == "xid" and h.log.node), None)
+    if xid or flagged:
+        node = str(xid).removeprefix("hyperpod-") if xid else flagged[0][0]
+        return SuggestedCall("diagnose_node", {"cluster": f.cluster, "node": node},
                              "None: reads the node; its verdict suggests the repair.", False)
-    elif any(x.check == "pending_scheduling" for x in findings):
-        step = SuggestedCall("node_list", {"cluster": f.cluster}, "None: reads the nodes' "
+    nodes = sorted({str((p.get("spec") or {}).get("nodeName")) for p in f.pods
+                    if (p.get("spec") or {}).get("nodeName")})
+    idle = views.status_of(f.job) in views.DONE
+    if checks & {"nccl_timeout", "nccl_error"} and len(nodes) >= 2 and idle:
+        return SuggestedCall("diagnose_nccl", {"cluster": f.cluster, "nodes": nodes},
+                             "Runs a short all-reduce job on these nodes (all their GPUs, "
+                             "a few minutes); they must be idle.", True)
+    if "stalled" in checks:
+        return SuggestedCall("job_cancel", {"cluster": f.cluster, "job": name},
+                             "Stops every pod of the job and frees its GPUs; work since the "
+                             "last checkpoint is lost.", True)
+    if "pending_scheduling" in checks:
+        return SuggestedCall("node_list", {"cluster": f.cluster}, "None: reads the nodes' "
                              "health and free GPUs.", False)
-    else:
-        step = SuggestedCall("job_logs", {**args, "tail": 50}, "None: reads the last lines "
-                             "of the job's pods.", False)
-    cause = next(x for x in findings if x.status is Status.FAIL) if any(
-        x.status is Status.FAIL for x in findings) else findings[0]
-    return Verdict(target, f"The job is {status}: {cause.detail}", tuple(findings), step)
+    return SuggestedCall("job_logs", {"cluster": f.cluster, "job": name, "tail": 50},
+                         "None: reads the last lines of the job's pods.", False)
 
 
 def _job_failed(f: JobFacts) -> list[Finding]:

@@ -101,7 +101,26 @@ def diagnose(f: NodeFacts) -> Verdict:
         return healthy(target, *f.notes)
     chosen = {"reboot": reboot, "replace": replace}.get(action or "", investigate)
     return Verdict(target, _conclusion(findings, action), tuple(findings),
-                   chosen, rungs, since, _auto_note(f, action) + f.notes)
+                   chosen, rungs, since, _auto_note(f, action) + _elsewhere(f, findings)
+                   + f.notes)
+
+
+def _elsewhere(f: NodeFacts, findings: list[Finding]) -> tuple[str, ...]:
+    """What a flagged node's verdict cannot show, and where it is. The health-monitoring
+    agent writes its detections (`HealthMonitoringAgentDetectionEvent`, log stream
+    `SagemakerHealthMonitoringAgent`) to CloudWatch Logs (AWS docs, HMA page, in
+    ../shared/crds/hyperpod-node-labels.md section 4; the log group is
+    `/aws/sagemaker/Clusters/<name>/<id>`, awsome-distributed-training
+    1.architectures/5.sagemaker-hyperpod/Extensions/observability/README.md). No HyperPod API
+    returns the deep health checks' per-check results: DescribeClusterNode and
+    ListClusterNodes give the instance status only (botocore sagemaker
+    ClusterInstanceStatusDetails). podplane reads neither from CloudWatch Logs."""
+    if not any(x.check == "health_label" for x in findings):
+        return ()
+    return (f"The agent's detection messages and the deep health checks' own logs are in "
+            f"CloudWatch Logs (log group /aws/sagemaker/Clusters/{f.cluster}/<cluster id>, "
+            "stream SagemakerHealthMonitoringAgent for the agent), which podplane does not "
+            "read.",)
 
 
 def _with_cluster_events(f: NodeFacts, findings: list[Finding]) -> list[Finding]:
