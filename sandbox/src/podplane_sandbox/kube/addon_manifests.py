@@ -196,7 +196,7 @@ def _inference_operator(ver: str, ecr: str, ctx: tuple[str, str]) -> list[Obj]:
         out.append(crd)
     return out + [_account(INFERENCE_SA, INFERENCE_NS, ctx),
                   _workload("Deployment", INFERENCE_SA, INFERENCE_NS,
-                            f"{ecr}/hyperpod-inference-operator:{ver}", INFERENCE_SA, ctx,
+                            f"{ecr}/eks/hyperpod-inference-operator:{ver}", INFERENCE_SA, ctx,
                             app="hyperpod-inference-operator")]
 
 

@@ -102,9 +102,10 @@ class InferenceOperator(Controller):
         found = self.ctx.store.find("apps/deployments", ns, name)
         if found is None:
             found = self.ctx.create("apps/deployments", wanted)
-        elif found["spec"] != wanted["spec"]:
+        elif any(found["spec"].get(k) != v for k, v in wanted["spec"].items()):
+            # only what the operator sets: the API server's defaults are not a change
             new = clone(found)
-            new["spec"] = wanted["spec"]
+            new["spec"].update(wanted["spec"])
             found = self.ctx.update("apps/deployments", new)
         if self.ctx.store.find("services", ns, name) is None:
             self.ctx.create("services", _service(config))
