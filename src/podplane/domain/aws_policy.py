@@ -94,9 +94,13 @@ POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
         "iam:DetachRolePolicy", "iam:GetRole", "iam:GetRolePolicy",
         "iam:ListAttachedRolePolicies",
         "iam:ListRolePolicies", "iam:PutRolePolicy", "iam:TagRole"],
-        # the inference operator's role must carry the SageMakerHyperPodInference prefix
-        ["arn:aws:iam::*:role/podplane-*",
-         "arn:aws:iam::*:role/SageMakerHyperPodInference-podplane-*"]),
+        "arn:aws:iam::*:role/podplane-*"),
+    # the inference operator add-on refuses an execution role without this prefix
+    _stmt("InferenceOperatorRole", [
+        "iam:CreateRole", "iam:DeleteRole", "iam:DeleteRolePolicy", "iam:GetRole",
+        "iam:GetRolePolicy", "iam:ListAttachedRolePolicies", "iam:ListRolePolicies",
+        "iam:PutRolePolicy", "iam:TagRole"],
+        "arn:aws:iam::*:role/SageMakerHyperPodInference-podplane-*"),
     _stmt("PassOwnRoles", ["iam:PassRole"], "arn:aws:iam::*:role/podplane-*",
           {"StringEquals": {"iam:PassedToService": [
               "eks.amazonaws.com", "pods.eks.amazonaws.com", "sagemaker.amazonaws.com"]}}),
