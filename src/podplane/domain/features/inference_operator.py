@@ -102,8 +102,11 @@ def resources(on: bool, cluster: str, account: str, region: str, bucket: str,
     arn = f"arn:aws:iam::{account}:role/{name}"
     tags = {FEATURE_TAG: NAME, "podplane:cluster": cluster}
     return [
+        # podplane:managed too: cluster delete removes the providers podplane made for it
+        # (services/clusters/identity.py)
         Resource(NAME, "oidc-provider", f"oidc provider {provider_path(issuer)}",
-                 {"url": issuer, "clientIds": [AUDIENCE], "tags": tags}, on),
+                 {"url": issuer, "clientIds": [AUDIENCE],
+                  "tags": {**tags, "podplane:managed": "true"}}, on),
         Resource(NAME, "iam-role", f"iam role {name}",
                  {"name": name, "trust": trust(account, issuer),
                   "policy": policy(bucket, hyperpod_arn), "tags": tags}, on),
