@@ -10,13 +10,21 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from podplane.domain.catalog import lookup
 from podplane.domain.features.inference_operator import ADDON, FSX_CSI_ADDON, S3_CSI_ADDON
+from podplane.domain.inference import managed
 from podplane.services.cloud_access import cloud_of
-from tests.features.conftest import BASE, addon_of, mutations, same_again_changes_nothing
+from tests.features.conftest import (
+    BASE,
+    BUCKET,
+    addon_of,
+    mutations,
+    same_again_changes_nothing,
+)
 from tests.groups.conftest import CLUSTER, FIRST_TYPE, Cluster, finish
 
 URL = f"{BASE}/inference-operator"
-IEC_API = "inference.sagemaker.aws.amazon.com/v1"
+IEC_API = managed.API_VERSION
 
 
 def _prerequisites(cluster: Cluster, *names: str) -> None:
@@ -39,21 +47,11 @@ def _providers(cluster: Cluster) -> list[str]:
 
 
 def _config(name: str, lb: bool = False) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "modelName": name, "instanceType": FIRST_TYPE, "replicas": 1,
-        "modelSourceConfig": {"modelSourceType": "s3", "modelLocation": "llama",
-                              "s3Storage": {"bucketName": "podplane-gpu-bucket",
-                                            "region": "us-west-2"}},
-        "worker": {"image": "docker.io/vllm/vllm-openai:v0.9.0",
-                   "args": ["--model", "/opt/ml/model", "--served-model-name", name],
-                   "modelInvocationPort": {"containerPort": 8000, "name": "http"},
-                   "modelVolumeMount": {"name": "model-weights", "mountPath": "/opt/ml/model"},
-                   "resources": {"limits": {"nvidia.com/gpu": 1},
-                                 "requests": {"nvidia.com/gpu": 1}}}}
-    if lb:
-        spec["loadBalancer"] = {"healthCheckPath": "/health"}
-    return {"apiVersion": IEC_API, "kind": "InferenceEndpointConfig",
-            "metadata": {"name": name, "namespace": "default"}, "spec": spec}
+    """The managed endpoint's manifest as podplane renders it (domain/inference/managed.py)."""
+    instance_type = lookup(FIRST_TYPE)
+    assert instance_type is not None
+    return managed.render(name, f"s3://{BUCKET}/models/{name}/", BUCKET, "us-west-2",
+                          instance_type, load_balancer=lb)
 
 
 async def _enable(cluster: Cluster) -> dict[str, Any]:

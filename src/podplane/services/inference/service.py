@@ -70,12 +70,13 @@ async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
     ref, kube = await kube_of(ctx, cluster)
     body = {k: v for k, v in asdict(request).items() if k != "dry_run"}
     body["image"] = request.image or ENGINES[request.engine].image
-    op_params = {"cluster_ref": ref.params(), "endpoint": request.name,
-                 "replicas": request.replicas, "request": body}
+    op_params: Shape = {"cluster_ref": ref.params(), "endpoint": request.name,
+                        "replicas": request.replicas, "request": body}
     if await key_used(ctx, idempotency_key):  # a replay returns its operation
         return await start(ctx, CREATE, target(cluster, request.name), op_params,
                            idempotency_key, {})
     instance_type = await _instance_type(ctx, ref, cluster, body)
+    manifests: list[Shape]
     if request.kind == "managed":  # the operator's config (409 while the feature is off)
         op_params["manifest"] = await managed.render_for(ctx, ref, kube, cluster, body)
         manifests = [op_params["manifest"]]
@@ -192,7 +193,7 @@ async def update_endpoint(ctx: Ctx, cluster: str, name: str, update: EndpointUpd
 async def delete_endpoint(ctx: Ctx, cluster: str, name: str, *, confirm: bool = False,
                           dry_run: bool = False, idempotency_key: str | None = None) -> Outcome:
     ref, kube = await kube_of(ctx, cluster)
-    params = {"cluster_ref": ref.params(), "endpoint": name}
+    params: Shape = {"cluster_ref": ref.params(), "endpoint": name}
     if await key_used(ctx, idempotency_key):
         return await start(ctx, DELETE, target(cluster, name), params, idempotency_key, {})
     if await managed.is_managed(kube, name):
