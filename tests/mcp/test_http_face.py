@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from podplane.domain.effects import Effect, Role
-from podplane.mcp.tools import TOOLS
+from podplane.mcp.tools import BY_NAME, TOOLS
 from tests.conftest import client_for, mint
 from tests.mcp.conftest import mcp_client, required_args, structured
 
@@ -74,7 +74,7 @@ async def test_listed_annotations_equal_the_service_effects(app, tokens_by_role)
         want = (tool.effect is Effect.READ, tool.effect is Effect.DESTROY,
                 tool.effect in (Effect.READ, Effect.MUTATE))
         assert got == want, tool.name
-        assert listed[tool.name].input_schema == tool.input_schema()
+        assert listed[tool.name].input_schema == tool.advertised_schema()
 
 
 async def _active_tokens(admin: httpx.AsyncClient) -> set[str]:
@@ -137,6 +137,19 @@ async def test_invalid_arguments_are_refused_with_a_problem(app, tokens_by_role)
     assert "limit" in structured(bad)["error"]["detail"]
     assert structured(extra)["error"]["code"] == "invalid_input"
     assert structured(unknown)["error"]["code"] == "unknown_tool"
+
+
+async def test_an_unadvertised_string_rule_is_still_enforced(app, tokens_by_role) -> None:  # type: ignore[no-untyped-def]
+    # tools/list leaves regexes and lengths out (ADR 0009); the server must still check them.
+    listed_cluster = BY_NAME["cluster_get_status"].advertised_schema()["properties"]["name"]
+    assert "pattern" not in listed_cluster
+    async with mcp_client(app, tokens_by_role["viewer"]) as client:
+        bad = await client.call_tool("cluster_get_status", {"name": "Not_A_Label"})
+        long = await client.call_tool("cluster_get_status", {"name": "a" * 64})
+    for result in (bad, long):
+        error = structured(result)["error"]
+        assert error["code"] == "invalid_input" and error["detail"].startswith("name:")
+    assert "does not match" in structured(bad)["error"]["detail"]
 
 
 async def test_tool_result_equals_the_rest_result(app, admin, tokens_by_role) -> None:  # type: ignore[no-untyped-def]

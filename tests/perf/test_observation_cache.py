@@ -129,6 +129,48 @@ async def test_our_own_write_through_the_port_forgets_the_kept_read() -> None:
     assert hp.changed() == ["batch_delete_cluster_nodes"]
 
 
+async def test_a_key_nobody_reads_is_forgotten_and_its_version_never_repeats() -> None:
+    tick = Tick()
+    cache = ObservationCache(fast=2, slow=10, stale_for=0, forget_after=300, clock=tick)
+    answers = iter(["a", "b"])
+
+    async def fetch() -> str:
+        return next(answers)
+
+    assert await cache.read(("old",), fetch) == "a"
+    first = cache.version(("old",))
+
+    async def other() -> str:
+        return "x"
+
+    for _ in range(40):  # another key is watched for 400 s; nobody reads "old"
+        tick.now += 10
+        await cache.read(("watched",), other)
+    assert ("old",) not in cache.entries and ("watched",) in cache.entries
+    assert await cache.read(("old",), fetch) == "b"  # read again: a fresh cloud call
+    assert cache.version(("old",)) > first  # an ETag built on the old version cannot match
+
+
+async def test_a_polled_bucket_listing_is_one_s3_read_until_our_write() -> None:
+    """The job view lists its prefixes on each poll: one ListObjectsV2 per interval, however
+    many viewers; an object put through our port is listed by the next read."""
+    fakes = Fakes()
+    fakes.s3.buckets["b"] = {"jobs/j/out.txt": b"x"}
+    lists: list[str] = []
+    real = fakes.s3.list_objects
+
+    async def counted(bucket: str, prefix: str) -> list[dict[str, object]]:
+        lists.append(prefix)
+        return await real(bucket, prefix)
+
+    fakes.s3.list_objects = counted  # type: ignore[method-assign]
+    cloud = observed(fakes.cloud(), ObservationCache(fast=60, clock=Tick()))
+    views = await asyncio.gather(*(cloud.aws.s3.list_objects("b", "jobs/j/") for _ in range(10)))
+    assert lists == ["jobs/j/"] and all(len(v) == 1 for v in views)
+    await cloud.aws.s3.put_object("b", "jobs/j/ckpt.pt", b"y")
+    assert len(await cloud.aws.s3.list_objects("b", "jobs/j/")) == 2 and len(lists) == 2
+
+
 async def test_a_request_through_the_service_proxy_forgets_nothing() -> None:
     """An endpoint invocation reaches an application, not a Kubernetes object: a kept list
     stays kept (and a watched one is not listed again), while a patch forgets it."""

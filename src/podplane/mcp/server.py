@@ -43,7 +43,7 @@ def visible_tools(role: Role) -> list[Tool]:
 def mcp_tool(tool: Tool) -> types.Tool:
     return types.Tool(
         name=tool.name, title=tool.title, description=tool.describe(),
-        input_schema=tool.input_schema(),
+        input_schema=tool.advertised_schema(),
         annotations=types.ToolAnnotations.model_validate(tool.annotations()),
     )
 

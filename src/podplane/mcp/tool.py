@@ -18,6 +18,10 @@ from podplane.services.registry import ServiceSpec, effect_of
 
 CONFIRM = "confirm"
 STATUS_TOOL = "operation_wait"
+# String rules the server checks but does not advertise (ADR 0009): every agent loads the
+# catalogue on connect, and a name's regex costs more tokens than it teaches. A call that breaks
+# one is refused with a 422 naming the field and quoting the rule.
+CHECKED_NOT_SHOWN = frozenset({"pattern", "minLength", "maxLength"})
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,11 @@ class Tool:
         return {"type": "object", "properties": props, "required": required,
                 "additionalProperties": False}
 
+    def advertised_schema(self) -> dict[str, Any]:
+        """The input schema as tools/list shows it: `input_schema` less CHECKED_NOT_SHOWN."""
+        shown: dict[str, Any] = _without(self.input_schema(), CHECKED_NOT_SHOWN)
+        return shown
+
     def describe(self) -> str:
         # Every word here is loaded by every agent on connect (tests/diagnostics/
         # test_catalogue.py keeps the whole list under 12,000 tokens): the REST route and the
@@ -122,6 +131,18 @@ def _inlined(schema: Any, defs: dict[str, Any], names: bool = False) -> Any:
         return _inlined(merged, defs)
     return {k: _inlined(v, defs, names=k == "properties") for k, v in merged.items()
             if k not in ("title", "$defs")}
+
+
+def _without(schema: Any, keys: frozenset[str], names: bool = False) -> Any:
+    """`schema` with `keys` removed at every level (never a property that bears such a name)."""
+    if isinstance(schema, list):
+        return [_without(s, keys) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    if names:
+        return {k: _without(v, keys) for k, v in schema.items()}
+    return {k: _without(v, keys, names=k == "properties") for k, v in schema.items()
+            if k not in keys}
 
 
 def _optional(schema: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from podplane.services.observe.cache import ObservationCache
 from podplane.services.observe.ports import (
     EKS_READS,
     HYPERPOD_READS,
+    S3_READS,
     Observed,
     ObservedConnector,
 )
@@ -21,11 +22,12 @@ __all__ = ["ObservationCache", "cache_of", "observed"]
 
 
 def observed(cloud: Cloud, cache: ObservationCache | None = None) -> Cloud:
-    """The same Cloud with HyperPod, EKS and Kubernetes reads going through `cache`."""
+    """The same Cloud with HyperPod, EKS, S3 list and Kubernetes reads going through `cache`."""
     cache = cache or ObservationCache.from_env()
     aws: Any = dataclasses.replace(
         cloud.aws, hyperpod=Observed(cloud.aws.hyperpod, cache, ("hyperpod",), HYPERPOD_READS),
-        eks=Observed(cloud.aws.eks, cache, ("eks",), EKS_READS))
+        eks=Observed(cloud.aws.eks, cache, ("eks",), EKS_READS),
+        s3=Observed(cloud.aws.s3, cache, ("s3",), S3_READS))
     out = type(cloud)(aws, ObservedConnector(cloud.kube, cache))
     out.observation = cache  # type: ignore[attr-defined]
     return out

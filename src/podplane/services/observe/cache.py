@@ -8,7 +8,10 @@ A read-through cache keyed by resource (("hyperpod", "nodes", cluster), ("kube",
   background read refreshes it, so readers never wait on the cloud for a resource they watch;
   after our own write (`invalidate`) the next reader waits for the new answer instead;
 - each key has a version that moves when a read returns something different, and waiters
-  (`changed`) are woken when any of their keys moves.
+  (`changed`) are woken when any of their keys moves;
+- a key nobody has read for `forget_after` seconds is dropped, so a server that has shown many
+  jobs, nodes and prefixes over days keeps only what is still looked at. Versions come from one
+  counter for the whole cache: a key read again after being dropped never repeats a version.
 With `fast == 0` nothing is retained: only the single flight remains (the test suite's mode,
 where the sandbox's clock, not ours, decides when the cloud changes).
 """
@@ -16,9 +19,10 @@ where the sandbox's clock, not ours, decides when the cloud changes).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import time
-from collections.abc import Awaitable, Callable, Hashable, Iterable
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +38,7 @@ class Entry:
     version: int = 0
     fetched_at: float = 0.0
     changed_at: float = 0.0
+    read_at: float = 0.0
     generation: int = 0  # moves on invalidate: a read begun before our write is not kept
     inflight: asyncio.Future[Any] | None = None
 
@@ -44,12 +49,15 @@ class ObservationCache:
     slow: float = 10.0
     idle_after: float = 60.0
     stale_for: float = 10.0
+    forget_after: float = 300.0
     clock: Callable[[], float] = time.monotonic
     reads: int = 0  # cloud calls made (each shared by every concurrent reader)
     watch_kube: bool = True  # Node and Pod lists kept by a watch (informer.py)
     entries: dict[Key, Entry] = field(default_factory=dict)
     on_invalidate: list[Callable[[Key], None]] = field(default_factory=list)
     _moved: asyncio.Condition | None = None
+    _versions: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    _next_sweep: float = float("-inf")
 
     @classmethod
     def from_env(cls) -> ObservationCache:
@@ -79,8 +87,11 @@ class ObservationCache:
             now - entry.fetched_at < self.interval(entry, now) + self.stale_for
 
     async def read(self, key: Key, fetch: Callable[[], Awaitable[Any]]) -> Any:
-        entry = self.entries.setdefault(key, Entry())
         now = self.clock()
+        if now >= self._next_sweep:
+            self._sweep(now)
+        entry = self.entries.setdefault(key, Entry())
+        entry.read_at = now
         if self.fresh(entry, now):
             return entry.value
         if entry.inflight is None:
@@ -106,11 +117,18 @@ class ObservationCache:
     def _store(self, entry: Entry, value: Any) -> None:
         now = self.clock()
         if not entry.has_value or value != entry.value:
-            entry.version += 1
+            entry.version = next(self._versions)
             entry.changed_at = now
             entry.value, entry.has_value = value, True  # unchanged: keep the old object, so
             self._wake()                                # what was derived from it stays valid
         entry.fetched_at = now
+
+    def _sweep(self, now: float) -> None:
+        """Drop keys not read for `forget_after` seconds (none with a read in flight)."""
+        self._next_sweep = now + self.forget_after / 10
+        for key in [k for k, e in self.entries.items()
+                    if e.inflight is None and now - e.read_at > self.forget_after]:
+            del self.entries[key]
 
     def version(self, key: Key) -> int:
         entry = self.entries.get(key)

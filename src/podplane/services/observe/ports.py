@@ -16,6 +16,10 @@ from podplane.services.observe.informer import Informers
 HYPERPOD_READS = frozenset({"describe_cluster", "list_cluster_nodes"})
 EKS_READS = frozenset({"describe_cluster", "describe_addon", "list_addons"})
 KUBE_READS = frozenset({"list", "get"})
+# A job view lists its prefixes on every read and the console polls a running job every 3 s;
+# objects our pods write appear at the next interval (S3 lists are strongly consistent after
+# a write: S3 User Guide, "Amazon S3 data consistency model").
+S3_READS = frozenset({"list_objects"})
 # Other reads and streams pass through without forgetting anything; so does a request through
 # the API server's Service proxy, which reaches an application and changes no object.
 READ_PREFIXES = ("describe_", "list_", "get_", "search_", "latest_", "watch", "logs", "close",
