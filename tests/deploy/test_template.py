@@ -69,6 +69,9 @@ def test_no_role_of_the_stack_is_one_podplane_manages() -> None:
     pattern = re.compile(param["AllowedPattern"])
     assert pattern.match(param["Default"]) and pattern.match("a" * 59)
     assert not pattern.match("podplane-control-plane") and not pattern.match("a" * 60)
+    assert not pattern.match("SageMakerHyperPodInference-podplane-x")
+    inference = [s["Resource"] for s in POLICY["Statement"] if s["Sid"] == "InferenceOperatorRole"]
+    assert inference == ["arn:aws:iam::*:role/SageMakerHyperPodInference-podplane-*"]
     own = [s["Resource"] for s in POLICY["Statement"] if s["Sid"] == "OwnRoles"]
     assert own == ["arn:aws:iam::*:role/podplane-*"]
     names = {name: res["Properties"].get("RoleName")

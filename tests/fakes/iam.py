@@ -79,6 +79,13 @@ class FakeIam(FakePort):
     async def get_open_id_connect_provider(self, arn: str) -> Shape | None:
         return dict(self.providers[arn]) if arn in self.providers else None
 
+    async def create_open_id_connect_provider(self, url: str, client_ids: list[str],
+                                              tags: list[dict[str, str]]) -> str:
+        self._enter("create_open_id_connect_provider", url=url)
+        arn = f"arn:aws:iam::{self.account}:oidc-provider/{url.removeprefix('https://')}"
+        self.providers[arn] = {"Url": url, "ClientIDList": client_ids, "Tags": tags}
+        return arn
+
     async def delete_open_id_connect_provider(self, arn: str) -> None:
         self._enter("delete_open_id_connect_provider", arn=arn)
         del self.providers[arn]

@@ -63,6 +63,9 @@ COMMANDS = (
                     to="body"),
                 Arg("exposure", Annotated[str, typer.Option(
                     "--exposure", help="service or load_balancer.")], "service", to="body"),
+                Arg("kind", Annotated[str, typer.Option(
+                    "--kind", help="self_managed or managed (inference operator).")],
+                    "self_managed", to="body"),
                 DRY_BODY, WAIT), show=show_change),
     Command("get", "GET", ENDPOINTS + "/{name}", "An endpoint with its pods.", (CLUSTER, NAME),
             show=show_endpoint),

@@ -95,6 +95,12 @@ POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
         "iam:ListAttachedRolePolicies",
         "iam:ListRolePolicies", "iam:PutRolePolicy", "iam:TagRole"],
         "arn:aws:iam::*:role/podplane-*"),
+    # the inference operator add-on refuses an execution role without this prefix
+    _stmt("InferenceOperatorRole", [
+        "iam:CreateRole", "iam:DeleteRole", "iam:DeleteRolePolicy", "iam:GetRole",
+        "iam:GetRolePolicy", "iam:ListAttachedRolePolicies", "iam:ListRolePolicies",
+        "iam:PutRolePolicy", "iam:TagRole"],
+        "arn:aws:iam::*:role/SageMakerHyperPodInference-podplane-*"),
     _stmt("PassOwnRoles", ["iam:PassRole"], "arn:aws:iam::*:role/podplane-*",
           {"StringEquals": {"iam:PassedToService": [
               "eks.amazonaws.com", "pods.eks.amazonaws.com", "sagemaker.amazonaws.com"]}}),
@@ -102,8 +108,11 @@ POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
           [HYPERPOD_SLR, EKS_SLR, FSX_SLR], {"StringEquals": {"iam:AWSServiceName": [
               "eks.amazonaws.com", "fsx.amazonaws.com", "hyperpod.sagemaker.amazonaws.com"]}}),
     _stmt("ReadServiceLinkedRoles", ["iam:GetRole"], [HYPERPOD_SLR, EKS_SLR]),
-    # delete removes a provider an older podplane made (it no longer creates one)
-    _stmt("EksOidcProvider", ["iam:DeleteOpenIDConnectProvider", "iam:GetOpenIDConnectProvider"],
+    # the inference operator feature registers the cluster's issuer for IRSA; cluster delete
+    # removes a provider podplane made
+    _stmt("EksOidcProvider", ["iam:CreateOpenIDConnectProvider",
+                              "iam:DeleteOpenIDConnectProvider", "iam:GetOpenIDConnectProvider",
+                              "iam:TagOpenIDConnectProvider"],
           "arn:aws:iam::*:oidc-provider/oidc.eks.*.amazonaws.com/id/*"),
     _stmt("SimulateOwnPolicy", ["iam:SimulatePrincipalPolicy"],
           ["arn:aws:iam::*:role/*", "arn:aws:iam::*:user/*"]),
@@ -123,6 +132,8 @@ IMPLIED: dict[str, str] = {
                                    "the caller's rights",
     "fsx:TagResource": "CreateFileSystem with Tags (FSx User Guide, tag on creation)",
     "iam:TagRole": "CreateRole with Tags (IAM User Guide, permissions for tagging)",
+    "iam:TagOpenIDConnectProvider": "CreateOpenIDConnectProvider with Tags (IAM User Guide, "
+                                    "permissions for tagging)",
     "ec2:CreateTags": "Create* calls with TagSpecifications (EC2 tag-on-create)",
     "sagemaker:AddTags": "CreateCluster with Tags (SageMaker tagging permissions)",
     "eks:DescribeAccessEntry": "HyperPod creates its access entries with the caller's rights",

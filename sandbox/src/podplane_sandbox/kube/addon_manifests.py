@@ -172,12 +172,41 @@ def _training_operator(ver: str, ecr: str, ctx: tuple[str, str]) -> list[Obj]:
                       app="hp-training-operator")]
 
 
+INFERENCE_NS = "hyperpod-inference-system"
+INFERENCE_SA = "hyperpod-inference-controller-manager"
+INFERENCE_GROUP = "inference.sagemaker.aws.amazon.com"
+
+
+def _inference_operator(ver: str, ecr: str, ctx: tuple[str, str]) -> list[Obj]:
+    """The inference operator add-on: aws/sagemaker-hyperpod-cli @ 011ca927,
+    helm_chart/HyperPodHelmChart/charts/inference-operator (config/crd: the three
+    inference.sagemaker.aws.amazon.com kinds, served at v1 with status and, for
+    InferenceEndpointConfig and JumpStartModel, scale; the add-on's controller Deployment and
+    service account names from migration/helm_to_addon.sh). Schemas are open here; tests
+    validate podplane's manifests against ../shared/crds/hyperpod-inference."""
+    out = [_namespace(INFERENCE_NS, ctx)]
+    for plural, kind in (("inferenceendpointconfigs", "InferenceEndpointConfig"),
+                         ("jumpstartmodels", "JumpStartModel"),
+                         ("sagemakerendpointregistrations", "SageMakerEndpointRegistration")):
+        crd = _crd(INFERENCE_GROUP, plural, kind, ctx)
+        if kind != "SageMakerEndpointRegistration":
+            crd["spec"]["versions"][0]["subresources"]["scale"] = {
+                "specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas",
+                "labelSelectorPath": ".status.selector"}
+        out.append(crd)
+    return out + [_account(INFERENCE_SA, INFERENCE_NS, ctx),
+                  _workload("Deployment", INFERENCE_SA, INFERENCE_NS,
+                            f"{ecr}/eks/hyperpod-inference-operator:{ver}", INFERENCE_SA, ctx,
+                            app="hyperpod-inference-operator")]
+
+
 BUILDERS = {
     "vpc-cni": _vpc_cni, "kube-proxy": _kube_proxy,
     "eks-pod-identity-agent": _pod_identity_agent, "coredns": _coredns,
     "cert-manager": _cert_manager, "aws-mountpoint-s3-csi-driver": _mountpoint,
     "aws-fsx-csi-driver": _fsx_csi,
     "amazon-sagemaker-hyperpod-training-operator": _training_operator,
+    "amazon-sagemaker-hyperpod-inference": _inference_operator,
 }
 
 

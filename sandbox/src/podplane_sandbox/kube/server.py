@@ -20,7 +20,7 @@ from podplane_sandbox.clock import VirtualClock
 from podplane_sandbox.contracts import SANDBOX_KEY, SANDBOX_SECRET, AccessSource, NodeSource
 from podplane_sandbox.kube import addon_objects, admission, pod_identity, s3_mounts, validation
 from podplane_sandbox.kube.app import build_app
-from podplane_sandbox.kube.controllers import karpenter
+from podplane_sandbox.kube.controllers import inference_operator, karpenter
 from podplane_sandbox.kube.controllers.framework import Controller, Ctx, Runner
 from podplane_sandbox.kube.controllers.infra import (
     GarbageCollector,
@@ -109,6 +109,7 @@ class KubeApiServer:
         self.controllers = [cls(self.ctx) for cls in CONTROLLERS]
         self.controllers += addon_objects.controllers(self.ctx, node_source, eks_cluster_name)
         self.controllers += karpenter.controllers(self.ctx, node_source, eks_cluster_name)
+        self.controllers += inference_operator.controllers(self.ctx, node_source, eks_cluster_name)
         s3_mounts.install(self.ctx, node_source, eks_cluster_name)
         for ctrl in self.controllers:
             if isinstance(ctrl, NodeController):

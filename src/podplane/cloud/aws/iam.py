@@ -68,6 +68,14 @@ class IamAdapter:
         await self.aws.call("iam", "delete_open_id_connect_provider",
                             OpenIDConnectProviderArn=arn)
 
+    async def create_open_id_connect_provider(self, url: str, client_ids: list[str],
+                                              tags: list[dict[str, str]]) -> str:
+        # ThumbprintList is optional: IAM secures EKS issuers with its own trusted CAs (IAM
+        # API CreateOpenIDConnectProvider; botocore iam model marks it not required)
+        found = await self.aws.call("iam", "create_open_id_connect_provider", Url=url,
+                                    ClientIDList=client_ids, Tags=tags)
+        return str(found["OpenIDConnectProviderArn"])
+
 
 class S3Adapter:
     """Every call on a bucket passes ExpectedBucketOwner (the caller's own account): a bucket of

@@ -12,6 +12,7 @@ from typing import Any
 
 from podplane.domain.errors import Conflict, InvalidInput, NotFound
 from podplane.domain.features import fsx
+from podplane.domain.features import inference_operator as inference
 from podplane.domain.names import DNS_LABEL_PATTERN
 
 TRAINING_OPERATOR = "training-operator"
@@ -22,6 +23,7 @@ MANAGED_AUTOSCALING = "managed-autoscaling"
 TASK_GOVERNANCE = "task-governance"
 OBSERVABILITY = "observability"
 FSX_LUSTRE = fsx.NAME
+INFERENCE_OPERATOR = inference.NAME
 # Container Insights through the CloudWatch Observability EKS add-on; its agent runs as
 # amazon-cloudwatch/cloudwatch-agent and needs CloudWatchAgentServerPolicy, which add-on 3.1.0+
 # may take through EKS Pod Identity (CloudWatch docs, "Quick start with the Amazon CloudWatch
@@ -134,6 +136,20 @@ FEATURES: tuple[FeatureSpec, ...] = (
         ),
         notes=("Static provisioning: the driver mounts, calls no AWS API and gets no IAM role.",
                "Capacity and throughput are fixed once podplane has made the file system.")),
+)
+# The HyperPod inference operator (domain/features/inference_operator.py has its sources).
+FEATURES += (
+    FeatureSpec(
+        INFERENCE_OPERATOR, "HyperPod inference operator",
+        "Managed model endpoints (InferenceEndpointConfig, JumpStartModel).",
+        f"an IAM OIDC provider for the cluster's issuer (unless one exists), the operator's "
+        f"execution role (models and TLS certificates in the cluster's bucket only) and the "
+        f"{inference.ADDON} EKS add-on, tagged as podplane's",
+        core=("cert-manager", inference.S3_CSI_ADDON),
+        notes=(f"The operator checks for the FSx CSI driver at start: enable fsx-lustre or "
+               f"install the {inference.FSX_CSI_ADDON} add-on first.",
+               "An add-on, role or OIDC provider of the same name that podplane did not make "
+               "is reported and left alone.")),
 )
 BY_NAME = {f.name: f for f in FEATURES}
 # Rules across a feature's settings, checked after each setting's own.

@@ -13,6 +13,7 @@ from typing import Any
 
 from podplane.domain.features import catalog as cat
 from podplane.domain.features import fsx
+from podplane.domain.features import inference_operator as inference
 from podplane.domain.features.checkpointing import (
     SERVICE_ACCOUNT,
     checkpoint_policy,
@@ -109,6 +110,9 @@ def resources(name: str, on: bool, settings: Shape, facts: ClusterFacts,
         return observability(on, facts)
     if name == cat.FSX_LUSTRE:
         return fsx_lustre(on, settings, facts, found)
+    if name == cat.INFERENCE_OPERATOR:
+        return inference.resources(on, facts.name, facts.account, facts.region, facts.bucket,
+                                   facts.hyperpod_arn, (found or {}).get("issuer", ""))
     return []   # always-on features are observed, never rendered
 
 

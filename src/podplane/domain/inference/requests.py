@@ -50,6 +50,8 @@ class EndpointRequest:
     replicas: Annotated[int, Field(ge=1, le=MAX_REPLICAS, description="Pods.")] = 1
     exposure: Annotated[Exposure, Field(description=(
         "load_balancer adds an external load balancer."))] = "service"
+    kind: Annotated[Literal["self_managed", "managed"], Field(description=(
+        "managed: the HyperPod inference operator serves it."))] = "self_managed"
     dry_run: Annotated[bool, Field(description="Plan only.")] = False
 
 

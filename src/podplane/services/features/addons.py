@@ -32,9 +32,14 @@ async def addon_change(ctx: StepContext, live: Live, verb: Verb, res: Resource) 
         await _wait(ctx, live, name, lambda found: found is None)
         return
     await _wait(ctx, live, name, lambda f: f is None or f["status"] != "DELETING")
-    if await eks.describe_addon(live.eks, name) is None:
+    config = {k: res.desired[k] for k in ("configurationValues",) if k in res.desired}
+    before = await eks.describe_addon(live.eks, name)
+    if before is None:
         await eks.create_addon(live.eks, name, client_token=ctx.client_token(res.key),
-                               tags=res.desired["tags"])
+                               tags=res.desired["tags"], **config)
+    elif config and before.get("configurationValues") != config["configurationValues"]:
+        await _wait(ctx, live, name, lambda f: f is not None and f["status"] in SETTLED)
+        await eks.update_addon(live.eks, name, **config)   # someone changed our values
     found = await _wait(ctx, live, name, lambda f: f is not None and f["status"] in SETTLED)
     if found is not None and found["status"] != "ACTIVE":
         issues = "; ".join(f"{i.get('code')}: {i.get('message')}"

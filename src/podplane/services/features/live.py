@@ -16,6 +16,7 @@ from podplane.domain.features.checkpointing import POLICY_NAME
 from podplane.domain.features.model import FEATURE_LABEL, FEATURE_TAG, Resource, Seen
 from podplane.services.cloud_access import Cloud
 from podplane.services.features import fsx
+from podplane.services.features import inference_operator as inference
 
 Shape = dict[str, Any]
 # A HyperPod setting that was never set reads as switched off.
@@ -76,6 +77,8 @@ class Live:
             return await self._role_seen(res)
         if res.kind == "eks-addon":
             return await self._addon_seen(res)
+        if res.kind == "oidc-provider":
+            return await inference.provider_seen(self, res)
         if res.kind in ("fsx-filesystem", "sg-ingress"):
             return await (fsx.rule_seen(self, res) if res.kind == "sg-ingress" else
                           fsx.file_system_seen(self, res, self.cluster))
@@ -89,6 +92,8 @@ class Live:
             return Seen(None)
         mark = (found.get("tags") or {}).get(FEATURE_TAG)
         live = {"addonName": name, "tags": {FEATURE_TAG: mark} if mark else {}}
+        if "configurationValues" in res.desired:
+            live["configurationValues"] = found.get("configurationValues")
         return Seen(live, owned=mark == res.feature)
 
     async def _kube_seen(self, res: Resource) -> Seen:

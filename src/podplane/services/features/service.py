@@ -18,6 +18,7 @@ from podplane.domain.features.model import FeaturePlan
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
 from podplane.services.features import fsx
+from podplane.services.features import inference_operator as inference
 from podplane.services.features.live import Live
 from podplane.services.features.state import (
     Desired,
@@ -197,6 +198,8 @@ async def _check_prerequisites(live: Live, name: str, want: Desired) -> None:
     """Managed autoscaling: HyperPod's prerequisites, refused before any change (SageMaker
     docs, autoscaling prerequisites: continuous provisioning, automatic node recovery; groups
     that exist, start from zero nodes and are on-demand)."""
+    if name == cat.INFERENCE_OPERATOR:
+        return await inference.check(live)
     if name != cat.MANAGED_AUTOSCALING:
         return
     described = await live.described()

@@ -23,6 +23,7 @@ from podplane.services.context import Ctx
 from podplane.services.groups import cloud as gc
 from podplane.services.groups.outcome import Outcome, key_used, start
 from podplane.services.inference import cluster as ic
+from podplane.services.inference import managed
 from podplane.services.inference.workflows import CREATE, DELETE, SCALE, UPDATE
 from podplane.services.jobs.cluster import group_gpus, kube_of
 from podplane.services.registry import service
@@ -69,13 +70,18 @@ async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
     ref, kube = await kube_of(ctx, cluster)
     body = {k: v for k, v in asdict(request).items() if k != "dry_run"}
     body["image"] = request.image or ENGINES[request.engine].image
-    op_params = {"cluster_ref": ref.params(), "endpoint": request.name,
-                 "replicas": request.replicas, "request": body}
+    op_params: Shape = {"cluster_ref": ref.params(), "endpoint": request.name,
+                        "replicas": request.replicas, "request": body}
     if await key_used(ctx, idempotency_key):  # a replay returns its operation
         return await start(ctx, CREATE, target(cluster, request.name), op_params,
                            idempotency_key, {})
     instance_type = await _instance_type(ctx, ref, cluster, body)
-    manifests = ir.render(body)  # refuses what the engine cannot do (422 naming the field)
+    manifests: list[Shape]
+    if request.kind == "managed":  # the operator's config (409 while the feature is off)
+        op_params["manifest"] = await managed.render_for(ctx, ref, kube, cluster, body)
+        manifests = [op_params["manifest"]]
+    else:
+        manifests = ir.render(body)  # refuses what the engine cannot do (422 naming the field)
     await _refuse_taken(kube, cluster, request.name)
     free = await _refuse_no_room(kube, request.instance_group, ir.gpus_per_pod(body),
                                  request.replicas)
@@ -85,7 +91,7 @@ async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
             "gpus_per_node": instance_type.gpu_count if instance_type else None,
             "replicas": request.replicas, "gpus_requested":
             request.replicas * ir.gpus_per_pod(body), "gpus_free": free,
-            "exposure": request.exposure,
+            "exposure": request.exposure, "kind": request.kind,
             "manifests": manifests}
     if request.dry_run:
         return Outcome(True, plan, dry_run=True)
@@ -187,10 +193,13 @@ async def update_endpoint(ctx: Ctx, cluster: str, name: str, update: EndpointUpd
 async def delete_endpoint(ctx: Ctx, cluster: str, name: str, *, confirm: bool = False,
                           dry_run: bool = False, idempotency_key: str | None = None) -> Outcome:
     ref, kube = await kube_of(ctx, cluster)
-    params = {"cluster_ref": ref.params(), "endpoint": name}
+    params: Shape = {"cluster_ref": ref.params(), "endpoint": name}
     if await key_used(ctx, idempotency_key):
         return await start(ctx, DELETE, target(cluster, name), params, idempotency_key, {})
-    await ic.find(kube, cluster, name)
+    if await managed.is_managed(kube, name):
+        params["managed"] = True   # the config goes; the operator's objects follow it (GC)
+    else:
+        await ic.find(kube, cluster, name)
     plan = {"endpoint": name, "action": "delete",
             "warning": "The Deployment, its pods and the Service are deleted; requests in "
             "flight fail."}
@@ -208,7 +217,7 @@ async def invoke_endpoint(ctx: Ctx, cluster: str, name: str, request: InvokeRequ
     """One OpenAI-compatible request through the API server's service proxy, as podplane: no
     public load balancer needed, nothing exposed."""
     _, kube = await kube_of(ctx, cluster)
-    dep, svc = await ic.find(kube, cluster, name)
+    dep, svc = await managed.objects(kube, name) or await ic.find(kube, cluster, name)
     if svc is None:
         raise NotFound(f"Endpoint {name!r} has no Service.", hint="Delete and recreate it.")
     port = int(svc["spec"]["ports"][0]["port"])

@@ -26,6 +26,7 @@ from podplane.ops.workflows import Workflow
 from podplane.services.cloud_access import Cloud
 from podplane.services.groups import cloud as gc
 from podplane.services.inference import cluster as ic
+from podplane.services.inference import managed
 from podplane.services.inference.rollout import RolloutSteps
 
 CREATE, SCALE, DELETE = "endpoint.create", "endpoint.scale", "endpoint.delete"
@@ -73,7 +74,9 @@ class EndpointSteps:
     async def apply(self, ctx: StepContext) -> Shape:
         kube = await self.kube(ctx)
         await ctx.phase("applying")  # a crash point before and after the calls (crash sweep)
-        applied = [await kube.apply(m, force=True) for m in render(ctx.params["request"])]
+        manifests = [ctx.params["manifest"]] if ctx.params.get("manifest") else \
+            render(ctx.params["request"])  # a managed endpoint: the operator's config
+        applied = [await kube.apply(m, force=True) for m in manifests]
         ctx.crash_point("after_call")
         return {"applied": [f"{a['kind']}/{a['metadata']['name']}" for a in applied]}
 
@@ -87,6 +90,8 @@ class EndpointSteps:
 
     async def ready(self, ctx: StepContext) -> Shape:
         kube, name = await self.kube(ctx), ctx.params["endpoint"]
+        if ctx.params.get("manifest"):
+            return await managed.wait_ready(ctx, kube, name)
         wanted, waited = int(ctx.params["replicas"]), 0.0
         while True:
             pods = await ic.pods_of(kube, name)
@@ -108,6 +113,10 @@ class EndpointSteps:
     async def delete(self, ctx: StepContext) -> Shape:
         kube, name = await self.kube(ctx), ctx.params["endpoint"]
         await ctx.phase("deleting")
+        if ctx.params.get("managed"):
+            await managed.delete(kube, name)
+            ctx.crash_point("after_call")
+            return {"deleted": name}
         for api_version, kind in (("v1", "Service"), ("apps/v1", "Deployment")):
             with contextlib.suppress(NotFound):  # already gone (a resumed step)
                 await kube.delete(api_version, kind, name, namespace=NAMESPACE,

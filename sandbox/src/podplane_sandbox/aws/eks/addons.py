@@ -8,6 +8,7 @@ import uuid
 from typing import Any, cast
 
 from podplane_sandbox.aws.base import paginate
+from podplane_sandbox.aws.eks import inference_addon
 from podplane_sandbox.aws.eks.addon_health import (
     NO_FACTS,
     NO_NODES_DEGRADE_SECONDS,
@@ -204,6 +205,8 @@ class AddonsMixin(AddonIdentityMixin):
         injected at admission); a later association leaves the add-on DEGRADED until updated."""
         facts = cluster_facts(self.w.state, self.s, addon["clusterName"])
         addon["_prereq"] = prerequisite_failure(addon["addonName"], facts)
+        if addon["addonName"] == inference_addon.ADDON:
+            addon["_prereq"] = inference_addon.install_failure(addon, facts)
         addon["_no_identity"] = permission_issue(addon["addonName"], facts) is not None
 
     def _recheck(self, addon: dict[str, Any], facts: ClusterFacts) -> None:
@@ -212,10 +215,16 @@ class AddonsMixin(AddonIdentityMixin):
         problem = nodes_issue(name, facts)
         if problem is None and addon.get("_no_identity"):
             problem = permission_issue(name, NO_FACTS)  # sticky: see _settle_addon
+        if problem is None and name == inference_addon.ADDON:
+            problem = inference_addon.running_issue(addon, facts, self._issuer(addon))
         if problem is None:
             self._set(addon, "ACTIVE", None)
         else:
             self._set(addon, "DEGRADED", problem)
+
+    def _issuer(self, addon: dict[str, Any]) -> str:
+        found = self.table("clusters").get(addon["clusterName"]) or {}
+        return str(((found.get("identity") or {}).get("oidc") or {}).get("issuer", ""))
 
     @staticmethod
     def _set(addon: dict[str, Any], status: str, problem: dict[str, Any] | None) -> None:

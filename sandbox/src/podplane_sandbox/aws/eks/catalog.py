@@ -29,6 +29,9 @@ ADDONS: dict[str, tuple[str, list[str], str]] = {
                                                 "hyperpod-observability"),
     "amazon-sagemaker-hyperpod-training-operator": ("machine-learning", ["v1.1.0-eksbuild.1"],
                                                     "aws-hyperpod"),
+    # aws/sagemaker-hyperpod-cli @ 011ca927, charts/inference-operator/migration/helm_to_addon.sh
+    "amazon-sagemaker-hyperpod-inference": ("machine-learning", ["v1.0.0-eksbuild.1"],
+                                            "hyperpod-inference-system"),
 }
 
 

@@ -72,6 +72,9 @@ EKS_REPOSITORIES = frozenset({
     "eks/aws-s3-csi-driver", "eks/csi-node-driver-registrar", "eks/livenessprobe", "eks/pause",
     "eks/hyperpod-training-operator",  # add-on image; AWS does not publish its repository name
     "eks/aws-fsx-csi-driver",  # the FSx CSI add-on build (upstream: public.ecr.aws/fsx-csi-driver)
+    # the inference operator add-on's build (the chart's own image is hyperpod-inference-operator
+    # in per-region accounts, charts/inference-operator/values.yaml)
+    "eks/hyperpod-inference-operator",
 })
 ECR = re.compile(r"^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com$")
 

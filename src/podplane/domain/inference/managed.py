@@ -1,0 +1,76 @@
+"""A managed endpoint: the InferenceEndpointConfig the HyperPod inference operator serves.
+
+Pure. Fields from ../shared/crds/hyperpod-inference/
+inference.sagemaker.aws.amazon.com_inferenceendpointconfigs.yaml (v1): `modelName`,
+`instanceType` (pattern `^ml\\..*`), `replicas`, `modelSourceConfig` {modelSourceType s3,
+s3Storage {bucketName, region}, modelLocation}, `worker` {image, args, modelInvocationPort,
+modelVolumeMount, resources}, optional `loadBalancer`. The model must sit under the cluster
+bucket's `models/` prefix: the operator's execution role may read nothing else
+(domain/features/inference_operator.py). Not wired to the endpoints API yet (docs/inference.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from podplane.domain.catalog import InstanceType
+from podplane.domain.errors import Conflict, InvalidInput
+from podplane.domain.features.inference_operator import MODEL_PREFIX
+from podplane.domain.inference.engines import ENGINES
+
+API_VERSION = "inference.sagemaker.aws.amazon.com/v1"
+KIND = "InferenceEndpointConfig"
+PORT = 8000
+MODEL_PATH = "/opt/ml/model"
+GPU = "nvidia.com/gpu"
+Manifest = dict[str, Any]
+
+
+def require_operator(enabled: bool, cluster: str) -> None:
+    """A managed endpoint needs the operator: refused (409), nothing created, when it is off."""
+    if not enabled:
+        raise Conflict(f"Cluster {cluster!r} has no HyperPod inference operator.",
+                       hint="Enable the inference-operator feature (feature_set), or deploy "
+                       "self-managed (vLLM or SGLang).")
+
+
+def model_location(model: str, bucket: str) -> str:
+    """`s3://<bucket>/models/<path>` -> `models/<path>`; anything else is refused."""
+    prefix = f"s3://{bucket}/{MODEL_PREFIX}"
+    if not model.startswith(prefix) or len(model) == len(prefix):
+        raise InvalidInput(f"A managed endpoint's model must be under {prefix} (the operator's "
+                           "role reads only there).", field="model",
+                           hint=f"Copy the weights to {prefix}<name>/ first.")
+    return model.removeprefix(f"s3://{bucket}/").rstrip("/")
+
+
+def render(name: str, model: str, bucket: str, region: str, instance_type: InstanceType,
+           *, tensor_parallel: int = 1, replicas: int = 1, image: str | None = None,
+           load_balancer: bool = False) -> Manifest:
+    if instance_type.gpu_count == 0:
+        raise InvalidInput(f"{instance_type.name} has no GPUs.", field="instance_group")
+    if tensor_parallel > instance_type.gpu_count:
+        raise InvalidInput(f"tensor_parallel={tensor_parallel}, but {instance_type.name} has "
+                           f"{instance_type.gpu_count} GPU(s) per node.", field="tensor_parallel",
+                           hint=f"Use at most {instance_type.gpu_count}.")
+    gpus = {GPU: tensor_parallel}
+    spec: Manifest = {
+        "modelName": name, "instanceType": instance_type.name, "replicas": replicas,
+        "modelSourceConfig": {"modelSourceType": "s3",
+                              "s3Storage": {"bucketName": bucket, "region": region},
+                              "modelLocation": model_location(model, bucket)},
+        "worker": {"image": image or ENGINES["vllm"].image,
+                   "args": ["--model", MODEL_PATH, "--served-model-name", name,
+                            "--tensor-parallel-size", str(tensor_parallel),
+                            "--port", str(PORT)],
+                   "modelInvocationPort": {"containerPort": PORT, "name": "http"},
+                   "modelVolumeMount": {"name": "model-weights", "mountPath": MODEL_PATH},
+                   "resources": {"requests": dict(gpus), "limits": dict(gpus)}}}
+    if load_balancer:
+        spec["loadBalancer"] = {"healthCheckPath": "/health"}
+    return {"apiVersion": API_VERSION, "kind": KIND,
+            "metadata": {"name": name, "namespace": "default", "labels": {
+                "app.kubernetes.io/managed-by": "podplane",
+                "app.kubernetes.io/component": "inference-endpoint",
+                "podplane.io/endpoint": name, "podplane.io/engine": "managed"}},
+            "spec": spec}

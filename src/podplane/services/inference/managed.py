@@ -1,0 +1,111 @@
+"""Managed endpoints (`kind: managed`): an InferenceEndpointConfig the HyperPod inference
+operator serves (domain/inference/managed.py). Create refuses while the inference-operator
+feature is off (409, nothing created); the operation applies the config and waits on the
+operator's `status.state`; invoke and delete find the endpoint through the config podplane
+labelled and the Deployment and Service the operator made for it (owned by the config)."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from podplane.cloud.ports_kube import KubePort
+from podplane.domain.catalog import lookup
+from podplane.domain.clusters import shared_bucket
+from podplane.domain.errors import CloudError, InvalidInput, NotFound
+from podplane.domain.features.catalog import INFERENCE_OPERATOR
+from podplane.domain.inference import managed
+from podplane.domain.inference.errors import EndpointExists
+from podplane.ops.context import StepContext
+from podplane.services.cloud_access import cloud_of
+from podplane.services.clusters.state import facts_of
+from podplane.services.context import Ctx
+from podplane.services.features.state import desired_of
+from podplane.services.groups import cloud as gc
+from podplane.services.inference.cluster import is_ours
+
+Shape = dict[str, Any]
+POLL_SECONDS = 10.0
+READY_SECONDS = 1800.0
+
+
+async def render_for(ctx: Ctx, ref: gc.ClusterRef, kube: KubePort, cluster: str,
+                     body: Shape) -> Shape:
+    """The config for a managed create; refuses (changing nothing) what cannot be served."""
+    wants = await desired_of(ctx.app, cluster)
+    managed.require_operator(wants[INFERENCE_OPERATOR].enabled, cluster)
+    cloud = cloud_of(ctx.app)
+    group = gc.chosen_group(await gc.describe(cloud.aws.hyperpod, ref), cluster,
+                            body["instance_group"])
+    instance_type = lookup(str(group.get("InstanceType", "")))
+    if instance_type is None:
+        raise InvalidInput(f"Unknown instance type {group.get('InstanceType')!r}.",
+                           field="instance_group")
+    account = str((await cloud.aws.account.caller_identity())["Account"])
+    bucket = str((await facts_of(ctx.app, cluster)).get("bucket")
+                 or shared_bucket(cluster, account, cloud.aws.region))
+    manifest = managed.render(body["name"], body["model"], bucket, cloud.aws.region,
+                              instance_type, tensor_parallel=body["tensor_parallel"],
+                              replicas=body["replicas"], image=body["image"],
+                              load_balancer=body["exposure"] == "load_balancer")
+    if await kube.get(managed.API_VERSION, managed.KIND, body["name"], "default") is not None:
+        raise EndpointExists(f"An InferenceEndpointConfig named {body['name']!r} already "
+                             f"exists on {cluster!r}.", hint="Choose another name.")
+    return manifest
+
+
+async def objects(kube: KubePort, name: str) -> tuple[Shape, Shape | None] | None:
+    """The operator's Deployment and Service of podplane's managed endpoint `name`; None when
+    there is no such config (a self-managed endpoint, or nothing)."""
+    config = await _config(kube, name)
+    if config is None:
+        return None
+    dep = await kube.get("apps/v1", "Deployment", name, "default")
+    svc = await kube.get("v1", "Service", name, "default")
+    uid = config["metadata"].get("uid")
+    if dep is None or not _owned_by(dep, uid):
+        raise NotFound(f"Managed endpoint {name!r} has no model server yet.",
+                       hint="Wait for its create operation (operation_wait).")
+    return dep, svc if svc is not None and _owned_by(svc, uid) else None
+
+
+async def _config(kube: KubePort, name: str) -> Shape | None:
+    try:
+        found = await kube.get(managed.API_VERSION, managed.KIND, name, "default")
+    except NotFound:   # the operator's CRD is not installed
+        return None
+    return found if is_ours(found, name) else None
+
+
+def _owned_by(obj: Shape, uid: str | None) -> bool:
+    return any(r.get("uid") == uid for r in obj["metadata"].get("ownerReferences") or [])
+
+
+async def is_managed(kube: KubePort, name: str) -> bool:
+    return await _config(kube, name) is not None
+
+
+async def wait_ready(ctx: StepContext, kube: KubePort, name: str) -> Shape:
+    """Until the operator says DeploymentComplete; DeploymentFailed ends the step with its
+    message (../shared/crds/hyperpod-inference status.state)."""
+    waited = 0.0
+    while True:
+        found = await kube.get(managed.API_VERSION, managed.KIND, name, "default") or {}
+        status = found.get("status") or {}
+        state = status.get("state")
+        if state == "DeploymentComplete":
+            return {"state": state, "replicas": status.get("replicas")}
+        if state == "DeploymentFailed" or waited >= READY_SECONDS:
+            why = ((status.get("conditions") or [{}])[-1]).get("message") or state or \
+                "the operator wrote no status"
+            raise CloudError(f"Managed endpoint {name}: {why}.", code="endpoint_not_ready",
+                             retryable=False, hint="Check the inference-operator feature "
+                             "(feature_get) and the config's status, then retry this step.")
+        await ctx.sleep(POLL_SECONDS)
+        waited += POLL_SECONDS
+
+
+async def delete(kube: KubePort, name: str) -> None:
+    with contextlib.suppress(NotFound):   # gone already (a resumed step)
+        await kube.delete(managed.API_VERSION, managed.KIND, name, namespace="default",
+                          propagation="Background")

@@ -1,0 +1,79 @@
+"""The managed endpoint's InferenceEndpointConfig, checked against the upstream CRD in
+../shared/crds/hyperpod-inference (v1 schema, as the API server would): valid when rendered,
+refused by the same schema when a required field goes; tensor parallelism against the instance
+type's GPUs; a model outside the bucket prefix the operator's role can read is refused."""
+
+from __future__ import annotations
+
+import copy
+import functools
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from podplane.domain.catalog import lookup
+from podplane.domain.errors import Conflict, InvalidInput
+from podplane.domain.inference import managed
+from tests.clusters.test_kubeflow_manifests import SHARED_CRDS
+
+CRD = SHARED_CRDS / "hyperpod-inference" / \
+    "inference.sagemaker.aws.amazon.com_inferenceendpointconfigs.yaml"
+BUCKET = "podplane-gpu-bucket"
+
+
+@functools.cache
+def schema() -> dict[str, Any]:
+    crd = yaml.load(CRD.read_text(), Loader=yaml.CSafeLoader)
+    (v1,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
+    assert crd["spec"]["names"]["kind"] == managed.KIND
+    assert f"{crd['spec']['group']}/v1" == managed.API_VERSION
+    return dict(v1["schema"]["openAPIV3Schema"])
+
+
+def _render(**kw: Any) -> dict[str, Any]:
+    g5 = lookup("ml.g5.12xlarge")
+    assert g5 is not None and g5.gpu_count == 4
+    return managed.render("llama", f"s3://{BUCKET}/models/llama-3-8b/", BUCKET, "us-west-2",
+                          g5, **kw)
+
+
+@pytest.mark.parametrize("lb", [False, True])
+def test_rendered_config_is_valid_under_the_operators_crd(lb: bool) -> None:
+    obj = _render(tensor_parallel=4, replicas=2, load_balancer=lb)
+    jsonschema.validate(obj, schema())
+    spec = obj["spec"]
+    assert spec["modelSourceConfig"]["modelLocation"] == "models/llama-3-8b"
+    assert spec["worker"]["resources"]["limits"] == {"nvidia.com/gpu": 4}
+    assert ("loadBalancer" in spec) is lb
+
+
+@pytest.mark.parametrize("field", ["modelName", "modelSourceConfig", "worker"])
+def test_the_crd_refuses_it_without_a_required_field(field: str) -> None:
+    obj = copy.deepcopy(_render())
+    del obj["spec"][field]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(obj, schema())
+
+
+def test_tensor_parallel_beyond_the_instance_types_gpus_is_refused() -> None:
+    with pytest.raises(InvalidInput) as err:
+        _render(tensor_parallel=8)
+    assert err.value.extra["field"] == "tensor_parallel" and "4 GPU(s)" in str(err.value)
+
+
+@pytest.mark.parametrize("model", [f"s3://{BUCKET}/checkpoints/x", "s3://other-bucket/models/x",
+                                   f"s3://{BUCKET}/models/", "meta-llama/Llama-3.1-8B"])
+def test_a_model_the_operators_role_cannot_read_is_refused(model: str) -> None:
+    g5 = lookup("ml.g5.12xlarge")
+    assert g5 is not None
+    with pytest.raises(InvalidInput) as err:
+        managed.render("llama", model, BUCKET, "us-west-2", g5)
+    assert err.value.extra["field"] == "model"
+
+
+def test_without_the_operator_it_is_a_conflict() -> None:
+    with pytest.raises(Conflict):
+        managed.require_operator(False, "gpu")
+    managed.require_operator(True, "gpu")
