@@ -50,7 +50,7 @@ def client(box: Sandbox) -> Iterator[httpx.Client]:
 def install(client: httpx.Client) -> None:
     """The upstream RayCluster and RayJob CRDs, then the operator as the feature renders it."""
     for name in ("ray.io_rayclusters.yaml", "ray.io_rayjobs.yaml"):
-        crd = yaml.safe_load((CRDS / name).read_text())
+        crd = yaml.load((CRDS / name).read_text(), getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         client.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
                     json=crd).raise_for_status()
     for obj in kuberay("kuberay", "v1.7.0"):
