@@ -16,7 +16,7 @@ import pytest
 from podplane.domain.jobs.ray import TTL_SECONDS
 from tests.groups.conftest import finish
 from tests.jobs.conftest import CLUSTER, JOBS, job, settle, store
-from tests.jobs.test_mcp_recipes import Counted, agent_submits
+from tests.jobs.test_mcp_recipes import Counted, _check_outputs, agent_submits
 from tests.mcp.conftest import mcp_client
 from tests.stack import Stack
 
@@ -104,6 +104,8 @@ async def test_verl_from_mcp_runs_as_kuberay_makes_it_then_the_cluster_goes(
                   if line["pod"] == done["ray"]["driver_pod"]]
         assert any(line.startswith("step:1 - actor/pg_loss:") for line in driver), driver
         assert any("succeeded" in line for line in driver)
+        _check_outputs(stack, done, "grpo1")  # the driver saved through the head's mount
+        assert {f["key"] for f in done["files"]} >= {"outputs/grpo1/config.json"}
         events = {e["reason"] for e in (await api.get(f"{JOBS}/grpo1/events")).json()}
         assert {"CreatedRayCluster", "CreatedRayJobSubmitter"} <= events, events
         settle(stack, TTL_SECONDS - 30)

@@ -33,6 +33,8 @@ its container starts, PENDING for PENDING_SECONDS, RUNNING until the container e
 the job's logs until the job ends), then SUCCEEDED or FAILED with Ray's job messages. How long
 the entrypoint runs and how it exits are sandbox annotations on the RayJob
 (`sandbox.podplane.io/duration-seconds`, `sandbox.podplane.io/exit-code`; default 60 s, 0).
+A driver that ends well saves its result from the head through the bucket mount, like rank 0 of
+the other training jobs (s3_mounts.py); a refused write fails the Ray job with that error.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from podplane_sandbox.kube import s3_mounts
 from podplane_sandbox.kube.controllers.framework import Controller, Key, owner_ref
 from podplane_sandbox.kube.controllers.kubelet import DURATION, EXIT_CODE
 from podplane_sandbox.kube.controllers.kuberay_cluster import (
@@ -254,12 +257,25 @@ class RayJobs(Controller):
         status.update(rayClusterStatus=clone(cluster.get("status") or {}),
                       jobStatus=info["jobStatus"], message=info["message"],
                       rayJobInfo=info["rayJobInfo"], reason="")
+        if terminal and info["jobStatus"] == "SUCCEEDED" and \
+                (refused := self._save(cluster, info["rayJobInfo"])):
+            status.update(jobStatus="FAILED", message=refused)
         if terminal:
-            failed_job = info["jobStatus"] == "FAILED"
+            failed_job = status["jobStatus"] == "FAILED"
             status.update(jobDeploymentStatus="Failed" if failed_job else "Complete",
                           reason="AppFailed" if failed_job else "")
         if not status.get("reason"):
             status.pop("reason", None)
+
+    def _save(self, cluster: Obj, info: Obj) -> str | None:
+        """The driver (on the head) saves the trained model where the job told it to, through
+        the head's bucket mount (s3_mounts.py); the write error, else None."""
+        heads = [p for p in self.ctx.owned(cluster, "pods")
+                 if (p["metadata"].get("labels") or {}).get("ray.io/node-type") == "head"]
+        start, end = parse_iso(info.get("startTime")), parse_iso(info.get("endTime"))
+        if not heads or start is None or end is None:
+            return None
+        return s3_mounts.write_outputs(self.ctx, heads[0], end - start)
 
     def _job_service(self, job: Obj, cluster: Obj) -> None:
         ns, name = job["metadata"]["namespace"], f"{job['metadata']['name']}-head-svc"
