@@ -141,6 +141,11 @@ async def test_a_failing_entrypoint_fails_with_rays_message(cluster: tuple[Stack
         assert done["ray"]["message"].startswith(
             "Job entrypoint command failed with exit code 1"), done["ray"]
         assert done["recipe"] == "verl-grpo"
+        # max_restarts is KubeRay's backoffLimit: two retries, each on a new Ray cluster
+        assert manifest["spec"]["backoffLimit"] == 2
+        assert done["restarts"] == {"budget": 2, "spent": 2, "remaining": 0}
+        rj = kubectl_json(stack, "get", "rayjob", "badrl")
+        assert (rj["status"]["failed"], rj["status"]["succeeded"]) == (3, 0)
 
 
 async def test_cancel_suspends_then_delete_removes_everything(

@@ -187,8 +187,22 @@ def test_a_failing_entrypoint_fails_the_rayjob_with_rays_message(
     assert (done["jobDeploymentStatus"], done["jobStatus"], done["reason"]) == (
         "Failed", "FAILED", "AppFailed")
     assert done["message"].startswith("Job entrypoint command failed with exit code 1")
+    assert (done["failed"], done["succeeded"]) == (1, 0)
     driver = next(iter(pods(client, "batch.kubernetes.io/job-name=broken")))
     assert f"Job '{done['jobId']}' failed" in client.get(f"{NS}/pods/{driver}/log").text
+
+    retried = rayjob("retried", workers=1, **{"sandbox.podplane.io/duration-seconds": "10",
+                                              "sandbox.podplane.io/exit-code": "1"})
+    retried["spec"]["backoffLimit"] = 1
+    client.post(RAYJOBS, json=retried).raise_for_status()
+    box.advance(2)
+    first_cluster = status(client, "retried")["rayClusterName"]
+    box.advance(90)  # fails, is retried (Retrying -> New) on a new cluster, fails again
+    done = status(client, "retried")
+    assert done["jobDeploymentStatus"] == "Failed", done
+    assert (done["failed"], done["reason"]) == (2, "AppFailed")
+    assert done["rayClusterName"] != first_cluster  # the retry ran on a new cluster
+    assert client.get(f"{CLUSTERS}/{first_cluster}").status_code == 404
 
 
 def test_suspend_releases_the_cluster_and_a_bad_spec_is_refused(

@@ -8,6 +8,7 @@ its status in podplane's words. Pure. Sources: the upstream CRD
   `replicas` pods with `gpus_per_replica` GPUs each, both health-gated onto the chosen group.
 - K8sJobMode (KubeRay's default): a submitter Job named like the RayJob runs the entrypoint;
   its pod's log is the driver's log.
+- `backoffLimit` = the request's `max_restarts`: KubeRay retries a failed run on a new cluster.
 - `shutdownAfterJobFinishes` with `ttlSecondsAfterFinished`: the cluster's pods (and GPUs) go
   TTL seconds after the job ends; the submitter Job stays, so the driver's logs stay.
 - Pods: the submitter's carry `ray.io/originated-from-cr-name=<job>`; the head and workers
@@ -36,9 +37,10 @@ STATUS = {"": "Submitted", "New": "Submitted", "Initializing": "Pending", "Waiti
 
 
 def manifest(recipe: Recipe, job: str, params: Shape, meta: Shape, head: Shape, worker: Shape,
-             replicas: int, entrypoint: list[str]) -> Shape:
+             replicas: int, entrypoint: list[str], max_restarts: int) -> Shape:
     """The RayJob from the recipe and the pod templates render.py built (their command
-    dropped: KubeRay runs `ray start` in the Ray container)."""
+    dropped: KubeRay runs `ray start` in the Ray container). The restart budget is KubeRay's
+    `backoffLimit`: a failed run is retried on a new Ray cluster that many times."""
     for template in (head, worker):
         container = template["spec"]["containers"][0]
         container.pop("command", None)
@@ -57,6 +59,7 @@ def manifest(recipe: Recipe, job: str, params: Shape, meta: Shape, head: Shape, 
         "submissionMode": "K8sJobMode",
         "shutdownAfterJobFinishes": True,
         "ttlSecondsAfterFinished": TTL_SECONDS,
+        "backoffLimit": max_restarts,
         "rayClusterSpec": {
             "rayVersion": recipe.ray_version,
             "headGroupSpec": {"rayStartParams": {"num-gpus": "0"}, "template": head},

@@ -72,7 +72,7 @@ def render(recipe: Recipe, job: str, params: dict[str, Any], where: Placement,
         head = _pod_template(recipe, job, params, replace(where, gpus_per_replica=0,
                                                           efa_per_replica=0))
         return ray.manifest(recipe, job, params, meta, head, template, where.replicas,
-                            command(recipe, job, params, where))
+                            command(recipe, job, params, where), max_restarts)
     if recipe.kind == HYPERPOD.kind:
         spec: Manifest = {
             "nprocPerNode": nproc,

@@ -25,6 +25,10 @@ ray-project/kuberay `ray-operator/controllers/ray/rayjob_controller.go` (`Reconc
   `ttlSecondsAfterFinished` seconds later (`handleShutdownAfterJobFinishes`).
 - `spec.suspend` in Initializing or Running -> Suspending: the RayCluster and the submitter Job
   are deleted, then the Ray fields are reset and the status is `Suspended`; lifting it -> New.
+- `spec.backoffLimit`: a Failed RayJob (not past its deadline) with `status.failed` below
+  backoffLimit + 1 is Retrying instead: its RayCluster and submitter Job are deleted and it
+  starts over as New, with a new cluster (`checkBackoffLimitAndUpdateStatusIfNeeded`);
+  `status.failed` / `status.succeeded` count the attempts.
 - Deleting the RayJob removes the finalizer; owner references take the RayCluster, the
   submitter Job and their pods. A spec `ValidateRayJobSpec` refuses -> `ValidationFailed`.
 
@@ -121,7 +125,7 @@ class RayJobs(Controller):
             self._initializing(job, status)
         elif state == "Running":
             self._running(job, status)
-        elif state == "Suspending":
+        elif state in ("Suspending", "Retrying"):
             self._suspending(job, status)
         elif state == "Suspended":
             if _suspend(job):
@@ -129,6 +133,7 @@ class RayJobs(Controller):
             status.update(jobStatus="", jobDeploymentStatus="")
         elif state in ("Complete", "Failed"):
             return self._finished(job, status)
+        _backoff(job, status)
         if status.get("jobDeploymentStatus") != state and \
                 status.get("jobDeploymentStatus") in TERMINAL:
             status["endTime"] = self.ctx.now_iso()
@@ -339,7 +344,8 @@ class RayJobs(Controller):
         for field in ("rayClusterStatus", "rayClusterName", "dashboardURL", "jobId",
                       "message", "reason", "rayJobInfo"):
             status.pop(field, None)
-        status.update(jobStatus="", jobDeploymentStatus="Suspended")
+        retrying = status.get("jobDeploymentStatus") == "Retrying"
+        status.update(jobStatus="", jobDeploymentStatus="" if retrying else "Suspended")
 
     def _finished(self, job: Obj, status: Obj) -> float | None:
         """handleShutdownAfterJobFinishes: the RayCluster goes ttl seconds after endTime."""
@@ -366,6 +372,19 @@ JOB_MESSAGES = {  # Ray's job manager (ray-project/ray, python/ray/dashboard/mod
 }
 
 
+def _backoff(job: Obj, status: Obj) -> None:
+    """checkBackoffLimitAndUpdateStatusIfNeeded: count the attempt, retry while allowed."""
+    failed, succeeded = int(status.get("failed") or 0), int(status.get("succeeded") or 0)
+    state = status.get("jobDeploymentStatus")
+    failed += state == "Failed"
+    succeeded += state == "Complete" and status.get("jobStatus") == "SUCCEEDED"
+    status.update(failed=failed, succeeded=succeeded)
+    limit = job["spec"].get("backoffLimit")
+    if state == "Failed" and limit is not None and failed < int(limit) + 1 and \
+            status.get("reason") not in ("DeadlineExceeded", "JobStatusCheckTimeoutExceeded"):
+        status["jobDeploymentStatus"] = "Retrying"
+
+
 def validate(job: Obj) -> str | None:
     """What ValidateRayJobMetadata / ValidateRayJobSpec refuse (the rules podplane can meet)."""
     spec, name = job.get("spec") or {}, job["metadata"]["name"]
@@ -379,6 +398,8 @@ def validate(job: Obj) -> str | None:
     if not spec.get("rayClusterSpec") and not spec.get("clusterSelector"):
         return ("The RayJob spec is invalid: one of RayClusterSpec or ClusterSelector must "
                 "be set")
+    if int(spec.get("backoffLimit") or 0) < 0:
+        return "The RayJob spec is invalid: backoffLimit must be a positive integer"
     deadline = spec.get("activeDeadlineSeconds")
     if deadline is not None and int(deadline) <= 0:
         return "The RayJob spec is invalid: activeDeadlineSeconds must be a positive integer"
