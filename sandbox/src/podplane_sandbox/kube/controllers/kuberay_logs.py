@@ -34,7 +34,7 @@ def _env(c: Obj, name: str) -> str:
 
 
 def _driver(pod: Obj, c: Obj, started: float, end: float) -> list[tuple[float, str]]:
-    from podplane_sandbox.kube.controllers.kuberay import ENTRYPOINT_EXIT, PENDING_SECONDS
+    from podplane_sandbox.kube.controllers.kuberay_rules import ENTRYPOINT_EXIT, PENDING_SECONDS
 
     job_id, address = _env(c, "RAY_JOB_SUBMISSION_ID"), _env(c, "RAY_DASHBOARD_ADDRESS")
     out = [(started, f"Job submission server address: http://{address}"),
@@ -79,7 +79,7 @@ def _verl(running: float, stop: float, estimator: str) -> list[tuple[float, str]
 
 
 def traceback_lines(pod: Obj) -> list[str]:
-    from podplane_sandbox.kube.controllers.kuberay import ENTRYPOINT_EXIT
+    from podplane_sandbox.kube.controllers.kuberay_rules import ENTRYPOINT_EXIT
 
     code = (pod["metadata"].get("annotations") or {}).get(ENTRYPOINT_EXIT, "0")
     return ["Traceback (most recent call last):",
