@@ -92,6 +92,9 @@ async def test_verl_from_mcp_runs_as_kuberay_makes_it_then_the_cluster_goes(
         assert roles["worker"]["node"] in nodes and roles["worker"]["node_verdict"]["schedulable"]
         assert view["ray"]["ray_cluster"] == cluster_name
         assert view["ray"]["driver_pod"] == roles["submitter"]["name"]
+        row = next(j for j in (await api.get(JOBS)).json() if j["name"] == "grpo1")
+        assert (row["kind"], row["recipe"], row["pods"], row["replicas"]) == (
+            "RayJob", "verl-grpo", 3, 1)
         submitter = kubectl_json(stack, "get", "job", "grpo1")
         assert submitter["metadata"]["ownerReferences"][0]["kind"] == "RayJob"
         done = await until(stack, api, "grpo1", "Succeeded", "Failed")
@@ -130,6 +133,9 @@ async def test_a_failing_entrypoint_fails_with_rays_message(cluster: tuple[Stack
         plan = r.json()["plan"]
         assert plan["gpus_requested"] == plan["replicas"] * plan["gpus_per_replica"]
         assert plan["gpus_requested"] <= plan["gpus_free"]
+        r = await api.post(JOBS, json={"name": "bigrl", "recipe": "verl-grpo",
+                                       "instance_group": group, "replicas": 3})
+        assert r.status_code == 409 and r.json()["code"] == "insufficient_gpus", r.text
         manifest = plan["manifest"]
         manifest["metadata"]["annotations"].update({  # the entrypoint exits 1 after 10 s
             "sandbox.podplane.io/exit-code": "1", "sandbox.podplane.io/duration-seconds": "10"})
