@@ -3,8 +3,8 @@
 - job.submit: `apply` the rendered manifest (server-side apply: running it again after a
   crash changes nothing), then `admitted` waits until the job's operator has taken it (its
   first status condition), so an operator that is not running fails the operation clearly.
-- job.cancel: `suspend` sets runPolicy.suspend (both operators' own switch), `stopped` waits
-  until no pod of the job is left running.
+- job.cancel: `suspend` sets runPolicy.suspend (both training operators' own switch; a
+  RayJob's spec.suspend), `stopped` waits until no pod of the job is left running.
 - job.delete: `delete` the job (its pods go with it: owner references), `gone` waits for it.
 """
 
