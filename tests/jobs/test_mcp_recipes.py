@@ -55,7 +55,8 @@ async def test_every_recipe_from_mcp_in_five_calls_runs_to_succeeded(
     stack, group = cluster
     assert len(RECIPES) >= 5
     async with mcp_client(stack.app, stack.tokens["operator"]) as client:
-        for recipe in RECIPES:
+        # RayJob recipes need the kuberay feature: test_rayjob_api.py runs them the same way
+        for recipe in [r for r in RECIPES if r.kind != "RayJob"]:
             job = f"r-{recipe.name}"
             agent = Counted(client)
             view = await agent_submits(agent, recipe.name, group, job)

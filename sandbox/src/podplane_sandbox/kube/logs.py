@@ -73,6 +73,10 @@ def lines_between(
     kind = kind_of(pod, container)
     if nccl.BUSBW in (pod["metadata"].get("annotations") or {}):
         out = nccl.lines(pod, started)
+    elif kind.startswith("ray-"):  # KubeRay's head, workers and submitter (kuberay_logs.py)
+        from podplane_sandbox.kube.controllers import kuberay_logs
+
+        out = kuberay_logs.lines(pod, container, kind, started, start, end)
     elif kind == "training":
         out = _training(pod, container, started, start, end)
     elif kind == "inference":

@@ -31,6 +31,8 @@ from podplane_sandbox.kube.controllers.infra import (
 from podplane_sandbox.kube.controllers.jobs import JobController
 from podplane_sandbox.kube.controllers.kubeflow_training import KubeflowPyTorchJobs
 from podplane_sandbox.kube.controllers.kubelet import Kubelet
+from podplane_sandbox.kube.controllers.kuberay import RayJobs
+from podplane_sandbox.kube.controllers.kuberay_cluster import RayClusters
 from podplane_sandbox.kube.controllers.nccl import NcclTests
 from podplane_sandbox.kube.controllers.nodes import NodeController
 from podplane_sandbox.kube.controllers.scheduler import Scheduler
@@ -57,6 +59,8 @@ CONTROLLERS: list[type[Controller]] = [
     JobController,
     TrainingOperator,
     KubeflowPyTorchJobs,
+    RayJobs,
+    RayClusters,
     NcclTests,
     LoadBalancerController,
     VolumeBinder,

@@ -112,6 +112,27 @@ class PodOut(BaseModel):
     containers: list[str]
     restarts: int
     ready: bool
+    role: str | None = Field(None, description="RayJob pods: head, worker or submitter (the "
+                             "driver's pod, whose log is the driver's).")
+
+
+class RayOut(BaseModel):
+    """What KubeRay reports on a RayJob (status.jobDeploymentStatus, jobStatus, ...)."""
+
+    job_deployment_status: str | None
+    job_status: str | None = Field(description="The Ray job: PENDING, RUNNING, SUCCEEDED, "
+                                   "FAILED or STOPPED.")
+    job_id: str | None
+    ray_cluster: str | None = Field(description="The RayCluster KubeRay made for the job.")
+    dashboard_url: str | None
+    ray_version: str | None
+    reason: str | None
+    message: str | None
+    start_time: str | None
+    end_time: str | None
+    ray_job_start_time: str | None
+    ray_job_end_time: str | None
+    driver_pod: str | None
 
 
 class ConditionOut(BaseModel):
@@ -159,6 +180,7 @@ class JobOut(JobSummaryOut):
     files: list[OutputFileOut] | None = Field(description="What the job saved under its "
                                               "prefixes, newest first (at most 100); null when "
                                               "the bucket could not be read.")
+    ray: RayOut | None = Field(None, description="RayJobs: KubeRay's view of the job.")
 
 
 class LogLineOut(BaseModel):

@@ -3,7 +3,9 @@ found. Sources: HyperPodPyTorchJob, ../shared/crds/hyperpod-training/FIELDS.md (
 plural; pods labelled `HPJob=<job>` as the HyperPod CLI lists them, sagemaker-hyperpod
 `HyperPodPytorchJob.list_pods`); PyTorchJob, kubeflow/training-operator
 (`kubeflow.org_pytorchjobs.yaml`; pods labelled `training.kubeflow.org/job-name`,
-pkg/controller.v1/common/util.go `GenLabels`)."""
+pkg/controller.v1/common/util.go `GenLabels`); RayJob, ray-project/kuberay (`ray.io_rayjobs.yaml`;
+its submitter pods labelled `ray.io/originated-from-cr-name`, its head and workers
+`ray.io/cluster=<status.rayClusterName>`: domain/jobs/ray.py)."""
 
 from __future__ import annotations
 
@@ -31,4 +33,5 @@ class Kind:
 
 HYPERPOD = Kind("HyperPodPyTorchJob", "sagemaker.amazonaws.com/v1", "HPJob")
 KUBEFLOW = Kind("PyTorchJob", "kubeflow.org/v1", "training.kubeflow.org/job-name")
-KINDS = {k.kind: k for k in (HYPERPOD, KUBEFLOW)}
+RAY = Kind("RayJob", "ray.io/v1", "ray.io/originated-from-cr-name")
+KINDS = {k.kind: k for k in (HYPERPOD, KUBEFLOW, RAY)}

@@ -6,7 +6,9 @@ Entrypoints follow AWS's reference jobs: `hyperpodrun` (the HyperPod elastic age
 torchrun-compatible launcher) for HyperPodPyTorchJob (awslabs/awsome-distributed-training,
 3.test_cases/pytorch/FSDP/kubernetes/llama3_2_1b-fsdp-hpto.yaml), `torchrun` for Kubeflow's
 PyTorchJob (kubeflow/training-operator docs, "PyTorch Training"). The LLaMA-Factory and
-MS-Swift commands are their documented CLIs (`llamafactory-cli train`, `swift sft`).
+MS-Swift commands are their documented CLIs (`llamafactory-cli train`, `swift sft`). VERL runs
+as a KubeRay RayJob: `python3 -m verl.trainer.main_ppo` with Hydra overrides, as its GRPO
+examples do (volcengine/verl examples/grpo_trainer/run_qwen2-7b.sh); domain/jobs/ray.py.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any, Literal
 from podplane.domain.errors import InvalidInput
 
 ParamType = Literal["int", "float", "str", "bool"]
-JobKind = Literal["HyperPodPyTorchJob", "PyTorchJob"]
+JobKind = Literal["HyperPodPyTorchJob", "PyTorchJob", "RayJob"]
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,8 @@ class Param:
     minimum: float | None = None
     maximum: float | None = None
     choices: tuple[str, ...] = ()
+    prefixes: tuple[str, ...] = ()  # a path that must lie under one of these (data contract)
+    at_most: str | None = None  # another parameter this one may not exceed
 
     def check(self, value: Any) -> Any:
         """The value, coerced to the parameter's type, or InvalidInput naming the field."""
@@ -46,6 +50,10 @@ class Param:
                                        or any(c in value for c in "\n\r\x00\"'`$;|&")):
             raise InvalidInput(f"{where} must be 1-256 characters without quotes, newlines "
                                "or shell characters.", field=where)
+        if self.prefixes and not (str(value).startswith(self.prefixes) and ".." not in value):
+            raise InvalidInput(f"{where} must be a path under {' or '.join(self.prefixes)} "
+                               f"(got {value!r}).", field=where,
+                               hint="The shared data paths are in docs/training.md.")
         return float(value) if self.type == "float" else value
 
 
@@ -79,6 +87,7 @@ class Recipe:
     resources: Resources = field(default_factory=Resources)
     default_replicas: int = 1
     elastic_capable: bool = False
+    ray_version: str = ""  # RayJob recipes: spec.rayClusterSpec.rayVersion (matches the image)
     # log pattern the training operator watches for hangs (FIELDS.md logMonitoringConfiguration)
     progress_pattern: str = r".*step \d+ .*loss.*"
 
@@ -92,8 +101,14 @@ class Recipe:
             raise InvalidInput(f"Recipe {self.name!r} has no parameter {unknown[0]!r}.",
                                field=f"params.{unknown[0]}",
                                hint=f"Its parameters: {', '.join(p.name for p in self.params)}.")
-        return {p.name: p.check(given[p.name]) if p.name in given else p.default
-                for p in self.params}
+        values = {p.name: p.check(given[p.name]) if p.name in given else p.default
+                  for p in self.params}
+        for p in self.params:
+            if p.at_most and values[p.name] > values[p.at_most]:
+                raise InvalidInput(f"params.{p.name} ({values[p.name]}) must not exceed "
+                                   f"params.{p.at_most} ({values[p.at_most]}).",
+                                   field=f"params.{p.name}")
+        return values
 
 
 def _common(lr: float, epochs: int = 3) -> tuple[Param, ...]:
@@ -168,6 +183,55 @@ RECIPES: tuple[Recipe, ...] = (
                   choices=("lora", "full")))),
 )
 
+# VERL on Ray (GRPO; PPO with a critic through adv_estimator=gae). Ray 2.56.0's image with vLLM
+# and CUDA 13.0 (rayproject/ray-llm:2.56.0-py312-cu130, the tag KubeRay's own LLM samples use:
+# ray-project/kuberay ray-operator/config/samples/ray-service.high-throughput-llm.yaml); VERL
+# 0.7.0 (its release tag) is installed per job by the RayJob's runtime_env (domain/jobs/ray.py).
+RAY_VERSION = "2.56.0"
+RAY_IMAGE = f"rayproject/ray-llm:{RAY_VERSION}-py312-cu130"
+VERL_VERSION = "0.7.0"
+DATA = ("/data/",)
+RECIPES += (
+    Recipe("verl-grpo", "verl", "VERL reinforcement learning on a Ray cluster: GRPO, or PPO "
+           "with a critic (adv_estimator=gae).", RAY_IMAGE, "RayJob",
+           ("python3", "-m", "verl.trainer.main_ppo", "algorithm.adv_estimator={adv_estimator}",
+            "data.train_files={train_files}", "data.val_files={val_files}",
+            "data.train_batch_size={train_batch_size}",
+            "data.max_prompt_length={max_prompt_length}",
+            "data.max_response_length={max_response_length}",
+            "actor_rollout_ref.model.path={model}",
+            "actor_rollout_ref.actor.optim.lr={learning_rate}",
+            "actor_rollout_ref.actor.ppo_mini_batch_size={ppo_mini_batch_size}",
+            "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu={micro_batch_size}",
+            "actor_rollout_ref.rollout.name={rollout}", "actor_rollout_ref.rollout.n={rollout_n}",
+            "actor_rollout_ref.rollout.tensor_model_parallel_size={rollout_tp}",
+            "critic.model.path={model}", "trainer.logger=[console]",
+            "trainer.project_name=podplane", "trainer.experiment_name={job}",
+            "trainer.nnodes={nnodes}", "trainer.n_gpus_per_node={nproc}",
+            "trainer.total_epochs={epochs}", "trainer.save_freq={save_freq}",
+            "trainer.default_local_dir={checkpoints}"),
+           (MODEL,
+            Param("adv_estimator", "str", "grpo", "Advantage estimator: grpo (no critic) or "
+                  "gae (PPO with a critic).", choices=("grpo", "gae")),
+            Param("train_files", "str", "/data/gsm8k/train.parquet",
+                  "Training prompts (parquet) under /data.", prefixes=DATA),
+            Param("val_files", "str", "/data/gsm8k/test.parquet",
+                  "Validation prompts (parquet) under /data.", prefixes=DATA),
+            Param("rollout", "str", "vllm", "Rollout engine.", choices=("vllm", "sglang")),
+            Param("rollout_n", "int", 5, "Responses sampled per prompt (GRPO's group).", 1, 64),
+            Param("rollout_tp", "int", 1, "Tensor parallel size of the rollout engine.", 1, 8),
+            Param("train_batch_size", "int", 256, "Prompts per training step.", 1, 8192),
+            Param("ppo_mini_batch_size", "int", 64, "Prompts per actor update; at most "
+                  "train_batch_size.", 1, 8192, at_most="train_batch_size"),
+            Param("micro_batch_size", "int", 8, "Per-GPU micro batch.", 1, 512),
+            Param("max_prompt_length", "int", 512, "Prompt tokens.", 16, 32768),
+            Param("max_response_length", "int", 1024, "Response tokens.", 16, 32768),
+            Param("learning_rate", "float", 1e-6, "Actor learning rate.", 1e-9, 1e-2),
+            Param("epochs", "int", 15, "Passes over the prompts.", 1, 1000),
+            Param("save_freq", "int", 20, "Checkpoint every N steps.", 1, 100_000)),
+           Resources(cpu="16", memory="64Gi"), default_replicas=1, ray_version=RAY_VERSION,
+           progress_pattern=r"^step:\d+ - .*"),
+)
 BY_NAME = {r.name: r for r in RECIPES}
 
 

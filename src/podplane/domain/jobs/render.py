@@ -15,7 +15,7 @@ awslabs/awsome-distributed-training 3.test_cases/pytorch/FSDP/kubernetes/*-hpto.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from podplane.domain.jobs.kinds import (
@@ -25,6 +25,7 @@ from podplane.domain.jobs.kinds import (
     KUBEFLOW,
     MANAGED_BY,
     NAMESPACE,
+    RAY,
     RECIPE_LABEL,
 )
 from podplane.domain.jobs.recipes import Recipe
@@ -65,6 +66,13 @@ def render(recipe: Recipe, job: str, params: dict[str, Any], where: Placement,
             "labels": {MANAGED_BY: "podplane", RECIPE_LABEL: recipe.name},
             "annotations": {PARAMS_ANNOTATION: json.dumps(params, sort_keys=True)}}
     nproc = str(max(where.gpus_per_replica, 1))
+    if recipe.kind == RAY.kind:  # KubeRay RayJob: a CPU head and the GPU workers (ray.py)
+        from podplane.domain.jobs import ray
+
+        head = _pod_template(recipe, job, params, replace(where, gpus_per_replica=0,
+                                                          efa_per_replica=0))
+        return ray.manifest(recipe, job, params, meta, head, template, where.replicas,
+                            command(recipe, job, params, where), max_restarts)
     if recipe.kind == HYPERPOD.kind:
         spec: Manifest = {
             "nprocPerNode": nproc,

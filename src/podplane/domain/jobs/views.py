@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from podplane.domain.jobs.kinds import HEALTH_LABEL, HYPERPOD, KINDS, RECIPE_LABEL
+from podplane.domain.jobs import ray
+from podplane.domain.jobs.kinds import HEALTH_LABEL, HYPERPOD, KINDS, RAY, RECIPE_LABEL
 
 Shape = dict[str, Any]
 FAULT_LABELS = ("sagemaker.amazonaws.com/fault-reason", "sagemaker.amazonaws.com/fault-reasons",
@@ -34,6 +35,8 @@ def true_conditions(job: Shape) -> set[str]:
 
 def status_of(job: Shape) -> str:
     """One word: Submitted, Pending, Running, Succeeded, Failed or Cancelled."""
+    if job.get("kind") == RAY.kind:  # no conditions: KubeRay's jobDeploymentStatus (ray.py)
+        return ray.status_of(job)
     true = true_conditions(job)
     if "Failed" in true:
         return "Failed"
@@ -53,6 +56,8 @@ def _suspended(job: Shape) -> bool:
 def budget(job: Shape, pods: list[Shape]) -> Shape:
     run = (job.get("spec") or {}).get("runPolicy") or {}
     status = job.get("status") or {}
+    if job.get("kind") == RAY.kind:
+        return ray.budget(job)
     if job.get("kind") == HYPERPOD.kind:
         limit = run.get("jobMaxRetryCount")
         spent = int(status.get("restartCount") or 0)
@@ -109,7 +114,8 @@ def summary(job: Shape) -> Shape:
     return {"name": meta["name"], "kind": job.get("kind"),
             "recipe": (meta.get("labels") or {}).get(RECIPE_LABEL),
             "status": status_of(job), "created_at": meta.get("creationTimestamp"),
-            "started_at": status.get("startTime"), "completed_at": status.get("completionTime"),
+            "started_at": status.get("startTime"),
+            "completed_at": status.get("completionTime") or status.get("endTime"),
             "replicas": replicas(job)}
 
 
@@ -119,7 +125,8 @@ def list_item(job: Shape, namespace_pods: list[Shape]) -> Shape:
     kind = KINDS[str(job["kind"])]
     name = job["metadata"]["name"]
     mine = [p for p in namespace_pods
-            if (p["metadata"].get("labels") or {}).get(kind.pod_label) == name]
+            if (p["metadata"].get("labels") or {}).get(kind.pod_label) == name
+            or (kind is RAY and ray.owns(job, p))]
     ready = sum(pod_view(p, {})["ready"] for p in mine)
     return {**summary(job), "pods": len(mine), "pods_ready": ready,
             "restarts": budget(job, mine)}
@@ -127,6 +134,8 @@ def list_item(job: Shape, namespace_pods: list[Shape]) -> Shape:
 
 def replicas(job: Shape) -> int:
     spec = job.get("spec") or {}
+    if job.get("kind") == RAY.kind:
+        return ray.workers(job)
     if job.get("kind") == HYPERPOD.kind:
         return sum(int(r.get("replicas") or 0) for r in spec.get("replicaSpecs") or [])
     return sum(int(r.get("replicas") or 0)
@@ -137,9 +146,12 @@ def job_view(job: Shape, pods: list[Shape], nodes: dict[str, Shape], events: lis
              outputs: dict[str, str | None]) -> Shape:
     kind = KINDS[str(job["kind"])]
     pods = sorted(pods, key=lambda p: p["metadata"]["name"])
+    is_ray = kind is RAY
     return {**summary(job), "restarts": budget(job, pods), "last_fault": last_fault(job, events),
-            "pods": [pod_view(p, nodes) for p in pods], "pod_selector": kind.selector(
-                job["metadata"]["name"]),
+            "pods": [{**pod_view(p, nodes), "role": ray.role(p) if is_ray else None}
+                     for p in pods],
+            "pod_selector": kind.selector(job["metadata"]["name"]),
+            "ray": ray.ray_view(job, pods) if is_ray else None,
             "conditions": [{"type": c.get("type"), "status": c.get("status"),
                             "reason": c.get("reason"), "message": c.get("message"),
                             "last_transition_time": c.get("lastTransitionTime")}

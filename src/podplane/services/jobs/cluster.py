@@ -9,7 +9,7 @@ from typing import Any
 from podplane.cloud.ports_kube import KubePort
 from podplane.domain.errors import CloudError, NotFound
 from podplane.domain.jobs import render as rj
-from podplane.domain.jobs.kinds import GROUP_LABEL, HEALTH_LABEL, KINDS, NAMESPACE, Kind
+from podplane.domain.jobs.kinds import GROUP_LABEL, HEALTH_LABEL, KINDS, NAMESPACE, RAY, Kind
 from podplane.domain.jobs.render import GPU
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
@@ -74,6 +74,10 @@ async def find_job(kube: KubePort, cluster: str, name: str) -> Shape:
 
 async def pods_of(kube: KubePort, job: Shape) -> list[Shape]:
     kind = KINDS[str(job["kind"])]
+    if kind is RAY:  # its submitter's pods and its RayCluster's (services/jobs/ray.py)
+        from podplane.services.jobs import ray
+
+        return await ray.pods(kube, job)
     return await kube.list("v1", "Pod", namespace=NAMESPACE,
                            labels=kind.selector(job["metadata"]["name"]))
 

@@ -13,7 +13,7 @@ from podplane.domain.instance_groups import CapacityType, shape_of
 from podplane.domain.jobs import render as rj
 from podplane.domain.jobs import views
 from podplane.domain.jobs.errors import InsufficientGpus, JobExists
-from podplane.domain.jobs.kinds import KINDS, NAMESPACE
+from podplane.domain.jobs.kinds import KINDS, NAMESPACE, RAY
 from podplane.domain.jobs.recipes import RECIPES, Recipe, recipe
 from podplane.domain.jobs.requests import JobRequest
 from podplane.domain.manifests.storage import CLAIM
@@ -23,6 +23,7 @@ from podplane.services.groups import cloud as gc
 from podplane.services.groups.outcome import Outcome, key_used, start
 from podplane.services.jobs import cluster as jc
 from podplane.services.jobs import logs as job_logs_room
+from podplane.services.jobs import ray as ray_jobs
 from podplane.services.jobs import stream as job_stream
 from podplane.services.jobs.stall import stall_of
 from podplane.services.jobs.workflows import CANCEL, DELETE, SUBMIT
@@ -102,6 +103,8 @@ async def submit_job(ctx: Ctx, cluster: str, request: JobRequest, *,
     chosen = recipe(request.recipe)
     params = chosen.resolve(request.params)  # 422 naming the field, before anything else
     ref, kube = await jc.kube_of(ctx, cluster)
+    if chosen.kind == RAY.kind:  # 409 naming the feature to enable
+        await ray_jobs.require_kuberay(kube, cluster, chosen.name)
     gpus = await jc.group_gpus(kube, request.instance_group)
     bucket = await jc.bucket_of(ctx, cluster) if await _has_claim(kube) else None
     fsx = FSX_CLAIM if await _has_claim(kube, FSX_CLAIM) else None
@@ -189,7 +192,9 @@ async def cancel_job(ctx: Ctx, cluster: str, job: str, *, dry_run: bool = False,
     found = await jc.find_job(kube, cluster, job)
     status = views.status_of(found)
     plan = {"job": job, "kind": found["kind"], "status": status,
-            "action": "suspend (runPolicy.suspend): the pods are deleted, the job is kept"}
+            "action": "suspend (spec.suspend): KubeRay deletes the RayCluster and the submitter "
+            "Job, the RayJob is kept" if found["kind"] == RAY.kind else
+            "suspend (runPolicy.suspend): the pods are deleted, the job is kept"}
     if status in views.DONE:
         return Outcome(False, plan)
     if dry_run:

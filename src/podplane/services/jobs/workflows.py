@@ -3,8 +3,8 @@
 - job.submit: `apply` the rendered manifest (server-side apply: running it again after a
   crash changes nothing), then `admitted` waits until the job's operator has taken it (its
   first status condition), so an operator that is not running fails the operation clearly.
-- job.cancel: `suspend` sets runPolicy.suspend (both operators' own switch), `stopped` waits
-  until no pod of the job is left running.
+- job.cancel: `suspend` sets runPolicy.suspend (both training operators' own switch; a
+  RayJob's spec.suspend), `stopped` waits until no pod of the job is left running.
 - job.delete: `delete` the job (its pods go with it: owner references), `gone` waits for it.
 """
 
@@ -14,12 +14,13 @@ import contextlib
 from typing import Any
 
 from podplane.domain.errors import CloudError, NotFound
-from podplane.domain.jobs.kinds import KINDS, NAMESPACE
+from podplane.domain.jobs.kinds import KINDS, NAMESPACE, RAY
 from podplane.domain.jobs.render import manifest_from
 from podplane.ops.context import StepContext
 from podplane.ops.workflows import Workflow
 from podplane.services.cloud_access import Cloud
 from podplane.services.groups import cloud as gc
+from podplane.services.jobs import ray
 
 SUBMIT, CANCEL, DELETE = "job.submit", "job.cancel", "job.delete"
 POLL_SECONDS = 5.0
@@ -65,6 +66,8 @@ class JobSteps:
             conds = (found.get("status") or {}).get("conditions") or []
             if conds:
                 return {"conditions": [c.get("type") for c in conds]}
+            if deployment := (found.get("status") or {}).get("jobDeploymentStatus"):
+                return {"job_deployment_status": deployment}  # KubeRay's RayJob
             if waited >= ADMIT_SECONDS:
                 raise CloudError(f"No operator took job {job} within {int(ADMIT_SECONDS)} s.",
                                  code="operator_not_running", retryable=True,
@@ -77,8 +80,8 @@ class JobSteps:
         kube, job = await self._kube(ctx), ctx.params["job"]
         kind = KINDS[ctx.params["kind"]]
         await ctx.phase("suspending")
-        await kube.patch(kind.api_version, kind.kind, job, {"spec": {"runPolicy": {
-            "suspend": True}}}, namespace=NAMESPACE)
+        await kube.patch(kind.api_version, kind.kind, job, ray.SUSPEND if kind is RAY else {
+            "spec": {"runPolicy": {"suspend": True}}}, namespace=NAMESPACE)
         ctx.crash_point("after_call")
         return {"suspended": job}
 
@@ -87,7 +90,7 @@ class JobSteps:
         kind = KINDS[ctx.params["kind"]]
         waited = 0.0
         while True:
-            pods = await kube.list("v1", "Pod", namespace=NAMESPACE, labels=kind.selector(job))
+            pods = await ray.pods_by_name(kube, kind, job)
             running = [p["metadata"]["name"] for p in pods
                        if (p.get("status") or {}).get("phase") in ("Pending", "Running")
                        and not p["metadata"].get("deletionTimestamp")]
@@ -115,7 +118,7 @@ class JobSteps:
         kind = KINDS[ctx.params["kind"]]
         waited = 0.0
         while await kube.get(kind.api_version, kind.kind, job, NAMESPACE) is not None or \
-                await kube.list("v1", "Pod", namespace=NAMESPACE, labels=kind.selector(job)):
+                await ray.pods_by_name(kube, kind, job):
             if waited >= STOP_SECONDS:
                 raise CloudError(f"Job {job} is still there after its deletion.",
                                  code="job_not_deleted", retryable=True)

@@ -44,6 +44,9 @@ PUBLIC: dict[str, frozenset[str]] = {
     "docker.io/vllm/vllm-openai": frozenset({"v0.9.0", "latest"}),
     "docker.io/lmsysorg/sglang": frozenset({"v0.4.6.post5-cu124", "latest"}),  # SGLang releases
     "docker.io/rayproject/ray": frozenset({"2.40.0", "latest"}),
+    # Ray with vLLM, CUDA 13.0 (ray-project/kuberay ray-operator/config/samples/
+    # ray-service.high-throughput-llm.yaml): the VERL recipe's head and workers
+    "docker.io/rayproject/ray-llm": frozenset({"2.56.0-py312-cu130"}),
     "nvcr.io/nvidia/nemo": frozenset({"24.05", "24.07"}),
     "nvcr.io/nvidia/pytorch": frozenset({"24.12-py3", "25.01-py3"}),
     "docker.io/fluent/fluent-bit": frozenset({"3.2", "3.2.4"}),
