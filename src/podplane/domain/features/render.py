@@ -13,6 +13,7 @@ from typing import Any
 
 from podplane.domain.features import catalog as cat
 from podplane.domain.features import fsx
+from podplane.domain.features import hyperpod_observability as hpo
 from podplane.domain.features.checkpointing import (
     SERVICE_ACCOUNT,
     checkpoint_policy,
@@ -109,6 +110,8 @@ def resources(name: str, on: bool, settings: Shape, facts: ClusterFacts,
         return observability(on, facts)
     if name == cat.FSX_LUSTRE:
         return fsx_lustre(on, settings, facts, found)
+    if name == cat.HYPERPOD_OBSERVABILITY:
+        return hyperpod_observability(on, settings, facts, found)
     return []   # always-on features are observed, never rendered
 
 
@@ -153,6 +156,16 @@ def fsx_lustre(on: bool, settings: Shape, facts: ClusterFacts, found: Shape | No
     return [addon(cat.FSX_LUSTRE, fsx.CSI_ADDON, on),
             *fsx.storage(on, settings, facts.name, facts.subnet, facts.security_group),
             *kube(cat.FSX_LUSTRE, [fsx.volume(found, capacity), fsx.claim(capacity)], on)]
+
+
+def hyperpod_observability(on: bool, settings: Shape, facts: ClusterFacts,
+                           found: Shape | None) -> list[Resource]:
+    """`found`: the Prometheus workspace (its ARN and endpoint name it in the role's policy
+    and the add-on's configuration); domain/features/hyperpod_observability.py."""
+    eks_arn = f"arn:aws:eks:{facts.region}:{facts.account}:cluster/{facts.eks}"
+    made = role(hpo.NAME, facts, hpo.ROLE_PURPOSE, hpo.trust(facts.account, eks_arn), None, on)
+    return hpo.resources(on, settings, facts.name, made.desired,
+                         facts.role_arn(hpo.ROLE_PURPOSE), found)
 
 
 def autoscaling(on: bool, settings: Shape, facts: ClusterFacts) -> list[Resource]:

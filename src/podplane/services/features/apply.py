@@ -17,6 +17,7 @@ from podplane.domain.features.render import ClusterFacts, policy_text
 from podplane.domain.reconcile import Verb
 from podplane.ops.context import StepContext
 from podplane.services.features import fsx
+from podplane.services.features import hyperpod_observability as hpo
 from podplane.services.features.addons import addon_change
 from podplane.services.features.live import Live
 from podplane.services.iam_retry import while_iam_propagates
@@ -42,6 +43,8 @@ async def carry_out(ctx: StepContext, live: Live, facts: ClusterFacts, verb: Ver
         await fsx.file_system_change(ctx, live, facts, verb, res)
     elif res.kind == "sg-ingress":
         await fsx.rule_change(live, verb, res)
+    elif res.kind == "amp-workspace":
+        await hpo.workspace_change(ctx, live, facts.name, verb, res)
     else:
         await _setting(ctx, live, facts, res)
     await ctx.note(f"{verb} {res.key}")

@@ -16,6 +16,7 @@ from podplane.services.cloud_access import Cloud
 from podplane.services.clusters.state import facts_of
 from podplane.services.context import AppState
 from podplane.services.features import fsx
+from podplane.services.features import hyperpod_observability as hpo
 from podplane.services.features.live import Live
 from podplane.services.groups.cloud import ClusterRef
 from podplane.store import features as rows
@@ -67,6 +68,8 @@ async def rendered(live: Live, name: str, want: Desired, facts: ClusterFacts
     """The feature's resources as desired, plus anything it made that is no longer wanted."""
     found = await fsx.found(live, want.settings, facts.name) if name == cat.FSX_LUSTRE \
         else None
+    if name == cat.HYPERPOD_OBSERVABILITY:
+        found = await hpo.found(live, want.settings, facts.name)
     out = resources(name, want.enabled, want.settings, facts, found)
     kinds = SWEPT.get(name, ())
     if kinds:
