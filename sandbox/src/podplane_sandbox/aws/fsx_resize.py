@@ -27,7 +27,7 @@ from typing import Any
 from podplane_sandbox.aws.errors import AwsError
 
 SCALE_SECONDS = 10 * 60.0
-OPTIMIZE_SECONDS_PER_STEP = 20 * 60.0
+OPTIMIZE_SECONDS_PER_STEP = 10 * 60.0
 SPACING_SECONDS = 6 * 3600.0
 SSD_INCREMENT = 2400
 UPDATE = "FILE_SYSTEM_UPDATE"
@@ -92,10 +92,11 @@ def advance_update(fs: dict[str, Any], now: float) -> None:
     if update["Status"] == "IN_PROGRESS" and now >= fs["_scaled_at"]:
         target = update["TargetFileSystemValues"]["StorageCapacity"]
         added = max(1, (target - int(fs["StorageCapacity"])) // SSD_INCREMENT)
-        fs.update(StorageCapacity=target, Lifecycle="AVAILABLE",
-                  _optimized_at=now + added * OPTIMIZE_SECONDS_PER_STEP, _optimize_from=now)
+        scaled = fs["_scaled_at"]   # the clock may pass several transitions in one tick
+        fs.update(StorageCapacity=target, Lifecycle="AVAILABLE", _optimize_from=scaled,
+                  _optimized_at=scaled + added * OPTIMIZE_SECONDS_PER_STEP)
         update["Status"] = "UPDATED_OPTIMIZING"
-        actions.append({"AdministrativeActionType": OPTIMIZE, "RequestTime": now,
+        actions.append({"AdministrativeActionType": OPTIMIZE, "RequestTime": scaled,
                         "Status": "IN_PROGRESS", "ProgressPercent": 0})
     optimize = next((a for a in actions if a["AdministrativeActionType"] == OPTIMIZE), None)
     if optimize is None:

@@ -153,9 +153,10 @@ def fsx_lustre(on: bool, settings: Shape, facts: ClusterFacts, found: Shape | No
     """The CSI driver add-on, the file system (and its ports), then the static PV and its
     claim; disable removes them in reverse (domain/features/fsx.py)."""
     capacity = int((found or {}).get("StorageCapacity") or settings["capacity_gib"])
+    claimed = int((found or {}).get(fsx.CLAIMED_GIB) or capacity)   # kept after a resize
     return [addon(cat.FSX_LUSTRE, fsx.CSI_ADDON, on),
             *fsx.storage(on, settings, facts.name, facts.subnet, facts.security_group),
-            *kube(cat.FSX_LUSTRE, [fsx.volume(found, capacity), fsx.claim(capacity)], on)]
+            *kube(cat.FSX_LUSTRE, [fsx.volume(found, capacity), fsx.claim(claimed)], on)]
 
 
 def hyperpod_observability(on: bool, settings: Shape, facts: ClusterFacts,
