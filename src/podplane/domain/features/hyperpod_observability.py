@@ -113,10 +113,13 @@ def same_configuration(text: Any) -> Any:
 
 
 def resources(on: bool, settings: Shape, cluster: str, role: Shape, role_arn: str,
-              found: Shape | None) -> list[Resource]:
+              found: Shape | None, pending_arn: str) -> list[Resource]:
     """Workspace, then the collector's role (`role`: name, tags), its association, then the
-    add-on naming the workspace; disable removes them in reverse (the role last)."""
-    arn = (found or {}).get("arn")
+    add-on naming the workspace; disable removes them in reverse (the role last).
+    `pending_arn` stands for a workspace not made yet, so the plan shows the policy must
+    change (a None field would count as "not compared"); each step renders afresh, by when
+    the workspace exists."""
+    arn = (found or {}).get("arn") or pending_arn
     desired_role = {**role, "policy": remote_write_policy(arn)}
     return [
         workspace(on, settings, cluster),

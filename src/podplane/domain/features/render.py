@@ -166,7 +166,8 @@ def hyperpod_observability(on: bool, settings: Shape, facts: ClusterFacts,
     eks_arn = f"arn:aws:eks:{facts.region}:{facts.account}:cluster/{facts.eks}"
     made = role(hpo.NAME, facts, hpo.ROLE_PURPOSE, hpo.trust(facts.account, eks_arn), None, on)
     return hpo.resources(on, settings, facts.name, made.desired,
-                         facts.role_arn(hpo.ROLE_PURPOSE), found)
+                         facts.role_arn(hpo.ROLE_PURPOSE), found,
+                         f"arn:aws:aps:{facts.region}:{facts.account}:workspace/pending")
 
 
 def autoscaling(on: bool, settings: Shape, facts: ClusterFacts) -> list[Resource]:
