@@ -8,12 +8,15 @@ Every answer is checked against botocore's output shapes."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
 
 from podplane_sandbox.aws.amp import CREATE_SECONDS, DELETE_SECONDS
+from podplane_sandbox.aws.amp_health import ADDON, COLLECTOR, observability_issue
 from tests.sandbox_aws.conftest import Box, start_box
 
 
@@ -81,3 +84,43 @@ def test_a_deleted_workspace_is_deleting_then_gone(box: Box) -> None:
         amp.describe_workspace(workspaceId=ws_id)
     assert _code(err) == "ResourceNotFoundException"
     assert ws_id not in [w["workspaceId"] for w in amp.list_workspaces()["workspaces"]]
+
+
+def test_the_observability_addon_health_follows_its_write_chain(box: Box) -> None:
+    """The health issue EKS would show for amazon-sagemaker-hyperpod-observability
+    (aws/amp_health.py), from what AMP, EKS Pod Identity and IAM hold right now."""
+    amp, iam = box.client("amp"), box.client("iam")
+    ws = amp.create_workspace(alias="health")
+    other = amp.create_workspace(alias="other")
+    trust = json.dumps({"Version": "2012-10-17", "Statement": [{
+        "Effect": "Allow", "Principal": {"Service": "pods.eks.amazonaws.com"},
+        "Action": ["sts:AssumeRole", "sts:TagSession"]}]})
+    role = iam.create_role(RoleName="collector", AssumeRolePolicyDocument=trust)["Role"]["Arn"]
+    addon = {"addonName": ADDON, "clusterName": "c", "configurationValues": json.dumps(
+        {"ampWorkspace": {"arn": ws["arn"], "prometheusEndpoint": "x"}})}
+    eks: dict[str, Any] = {"pod_identity": {"c": {}}}
+
+    def issue() -> tuple[str, str] | None:
+        with box.sandbox.world.lock:
+            found = observability_issue(box.sandbox.world, eks, addon)
+        return (found["code"], found["message"]) if found else None
+
+    def allow(resource: str) -> None:
+        iam.put_role_policy(RoleName="collector", PolicyName="p", PolicyDocument=json.dumps({
+            "Version": "2012-10-17", "Statement": [{
+                "Effect": "Allow", "Action": "aps:RemoteWrite", "Resource": resource}]}))
+
+    assert issue() is not None and issue()[0] == "AddonPermissionFailure"   # no association
+    eks["pod_identity"]["c"]["a"] = {"namespace": COLLECTOR[0], "serviceAccount": COLLECTOR[1],
+                                     "roleArn": role}
+    assert "not authorized to perform: aps:RemoteWrite" in (issue() or ("", ""))[1]
+    allow(other["arn"])   # remote write, but to another workspace
+    assert (issue() or ("", ""))[0] == "AddonPermissionFailure"
+    allow(ws["arn"])
+    assert issue() is None
+    eks["pod_identity"]["c"]["a"]["roleArn"] = role + "-gone"
+    assert "does not exist" in (issue() or ("", ""))[1]
+    eks["pod_identity"]["c"]["a"]["roleArn"] = role
+    box.advance(CREATE_SECONDS + 1)
+    amp.delete_workspace(workspaceId=ws["workspaceId"])
+    assert (issue() or ("", ""))[0] == "ConfigurationConflict"
