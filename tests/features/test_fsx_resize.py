@@ -22,6 +22,7 @@ from podplane.services.cloud_access import cloud_of
 from podplane.services.clusters.state import save_facts
 from podplane.store import clusters as cluster_rows
 from podplane_sandbox.aws.fsx import CREATE_SECONDS
+from podplane_sandbox.aws.fsx_resize import SCALE_SECONDS, SPACING_SECONDS
 from tests.features.conftest import BASE, BUCKET, mutations, same_again_changes_nothing
 from tests.groups import conftest as groups
 from tests.groups.conftest import CLUSTER, TERMINAL, Cluster, finish
@@ -134,6 +135,38 @@ async def test_an_increase_follows_fsx_until_optimized(cluster: Cluster) -> None
     assert claim["spec"]["resources"]["requests"]["storage"] == "2400Gi"
     assert claim["status"]["phase"] == "Bound"
     assert (view["observed_enabled"], view["drifted"]) == (True, False)
+
+
+@IN_ORDER
+async def test_a_resize_in_progress_is_followed_not_asked_again(cluster: Cluster) -> None:
+    """An increase already running (here started out of band, as after a crash) shows as
+    drift while FSx optimizes; the request for that capacity follows it to COMPLETED without a
+    second UpdateFileSystem; another capacity meanwhile is refused (one update at a time)."""
+    stack = cluster.stack
+    stack.advance(SPACING_SECONDS)
+    (fs,) = _ours(cluster)
+    stack.aws("fsx").update_file_system(FileSystemId=fs["FileSystemId"], StorageCapacity=9600)
+    stack.advance(SCALE_SECONDS + 1)   # the new capacity is there; optimizing has begun
+    (fs,) = _ours(cluster)
+    assert fs["StorageCapacity"] == 9600
+    before = len(stack.ledger())
+    async with stack.client("operator") as client:
+        view = (await client.get(URL)).json()
+        assert view["drifted"] is True and any("resizing to 9600" in d for d in view["drift"])
+        other = await client.patch(URL, json={"settings": {"capacity_gib": 12000}})
+        assert other.status_code == 409 and "one storage update at a time" in \
+            other.json()["detail"], other.text
+        r = await client.patch(URL, json={"settings": {"capacity_gib": 9600}})
+        assert r.status_code == 202, r.text
+        done = await _finish_long(client, r.json())
+        assert done["status"] == "succeeded", done["steps"]
+        await same_again_changes_nothing(client, cluster, URL, {"settings": {"capacity_gib": 9600}})
+    assert mutations(stack.ledger()[before:]) == []   # PV capacity is Kubernetes, not ledger
+    (fs,) = _ours(cluster)
+    actions = {a["AdministrativeActionType"]: a for a in fs["AdministrativeActions"]}
+    assert actions["FILE_SYSTEM_UPDATE"]["Status"] == "COMPLETED"
+    pv = await _kube_get(cluster, "PersistentVolume", fsx.PV_NAME)
+    assert pv["spec"]["capacity"]["storage"] == "9600Gi"
 
 
 @IN_ORDER

@@ -90,8 +90,12 @@ async def file_system_seen(live: Live, res: Resource, cluster: str) -> Seen:
         return Seen(None)
     lustre = fs.get("LustreConfiguration") or {}
     tags = {t["Key"]: t["Value"] for t in fs.get("Tags") or []}
+    capacity: Any = fs.get("StorageCapacity")
+    target = resize_target(fs)
+    if target is not None:   # not settled until FSx has optimized: a resumed step follows it
+        capacity = f"{capacity} GiB, resizing to {target}"
     return Seen({"FileSystemId": fs["FileSystemId"], "FileSystemType": fs.get("FileSystemType"),
-                 "StorageCapacity": fs.get("StorageCapacity"), "SubnetIds": fs.get("SubnetIds"),
+                 "StorageCapacity": capacity, "SubnetIds": fs.get("SubnetIds"),
                  "LustreConfiguration": {
                      "DeploymentType": lustre.get("DeploymentType"),
                      "PerUnitStorageThroughput": lustre.get("PerUnitStorageThroughput")},
