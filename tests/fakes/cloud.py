@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from podplane.cloud.ports import AwsPorts
 from podplane.services.cloud_access import Cloud
 from tests.fakes.account import FakeAccount
+from tests.fakes.amp import FakeAmp
 from tests.fakes.ec2 import FakeEc2
 from tests.fakes.eks import FakeEks
 from tests.fakes.fsx import FakeFsx
@@ -30,9 +31,10 @@ class Fakes:
     account: FakeAccount = field(default_factory=FakeAccount)
     kube: FakeKubeConnector = field(default_factory=FakeKubeConnector)
     fsx: FakeFsx = field(default_factory=FakeFsx)
+    amp: FakeAmp = field(default_factory=FakeAmp)
 
     def cloud(self) -> Cloud:
         aws = AwsPorts(region="us-west-2", eks=self.eks, hyperpod=self.hyperpod, ec2=self.ec2,
                        iam=self.iam, s3=self.s3, sts=self.sts, quotas=self.quotas,
-                       account=self.account, fsx=self.fsx)
+                       account=self.account, fsx=self.fsx, amp=self.amp)
         return Cloud(aws, self.kube)

@@ -45,3 +45,10 @@ class FakeFsx(FakePort):
         if self.systems.pop(file_system_id, None) is None:
             raise self.refuse("delete_file_system", "FileSystemNotFound", file_system_id)
         return {"FileSystemId": file_system_id, "Lifecycle": "DELETING"}
+
+    async def update_storage_capacity(self, file_system_id: str, capacity_gib: int,
+                                      client_token: str | None = None) -> Shape:
+        self._enter("update_file_system", FileSystemId=file_system_id,
+                    StorageCapacity=capacity_gib)
+        self.systems[file_system_id]["StorageCapacity"] = capacity_gib
+        return dict(self.systems[file_system_id])

@@ -25,7 +25,7 @@ from botocore import xform_name
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "podplane"
 SERVICES = ("ec2", "eks", "iam", "s3", "sts", "sagemaker", "service-quotas", "eks-auth",
-            "fsx")
+            "fsx", "amp")
 ADAPTER_SERVICE = {"cloud/aws/eks.py": "eks", "cloud/aws/hyperpod.py": "sagemaker",
                    "cloud/aws/ec2.py": "ec2", "cloud/aws/quotas.py": "service-quotas"}
 # S3 API operations whose IAM action has another name ("Actions, resources, and condition keys

@@ -20,6 +20,7 @@ from werkzeug.serving import make_server
 
 from podplane.cloud.sandbox_secret import SECRET_ENV, control_headers, sandbox_secret
 from podplane_sandbox.aws import moto_side
+from podplane_sandbox.aws.amp import AmpEmulator
 from podplane_sandbox.aws.eks import EksEmulator
 from podplane_sandbox.aws.eks.access import KubeAccess
 from podplane_sandbox.aws.fsx import FsxEmulator
@@ -66,6 +67,7 @@ class Sandbox:
         self.hyperpod = HyperPodEmulator(self.world)
         self.quotas = QuotasEmulator(self.world)
         self.fsx = FsxEmulator(self.world)
+        self.amp = AmpEmulator(self.world)
         # nodes, add-ons, Pod Identity, S3 and registry reachability, as Kubernetes sees them
         self.kube_view = KubeView(self.hyperpod, self.eks, self.world)
         self.store = StateStore(self.folder, self.world)
@@ -95,7 +97,8 @@ class Sandbox:
         control = ControlApi(self.world, self.hyperpod, self.store.save, self.reset)
         guard = Guard(self.secret)
         app = AwsRouter(self.world, self.eks, self.hyperpod, self.quotas, moto_side.make_app(),
-                        control, self.store.save, guard, fsx=self.fsx)
+                        control, self.store.save, guard, fsx=self.fsx,
+                        amp=self.amp)
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no per-request lines
         self._server = make_server(self.host, self.aws_port, app, threaded=True)
         self.aws_port = guard.port = self._server.server_port

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from podplane.cloud.ports_amp import AmpPort
 from podplane.cloud.ports_aws import AccountPort, EksPort, HyperPodPort, QuotasPort
 from podplane.cloud.ports_ec2 import Ec2Port
 from podplane.cloud.ports_fsx import FsxPort
@@ -22,3 +23,4 @@ class AwsPorts:
     quotas: QuotasPort
     account: AccountPort
     fsx: FsxPort
+    amp: AmpPort

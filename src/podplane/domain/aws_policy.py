@@ -19,6 +19,7 @@ HYPERPOD_SLR = ("arn:aws:iam::*:role/aws-service-role/hyperpod.sagemaker.amazona
 EKS_SLR = "arn:aws:iam::*:role/aws-service-role/eks.amazonaws.com/AWSServiceRoleForAmazonEKS"
 FSX_SLR = "arn:aws:iam::*:role/aws-service-role/fsx.amazonaws.com/*"
 FSX_OWN = {"podplane:feature": "fsx-lustre"}  # the tag the fsx-lustre feature puts on its own
+AMP_OWN = {"podplane:feature": "hyperpod-observability"}  # the observability feature's workspace
 EKS_RESOURCES = ["arn:aws:eks:*:*:cluster/*", "arn:aws:eks:*:*:addon/*/*/*",
                  "arn:aws:eks:*:*:access-entry/*/*/*/*/*",
                  "arn:aws:eks:*:*:podidentityassociation/*/*"]
@@ -41,7 +42,7 @@ POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
         "ec2:DescribeNatGateways", "ec2:DescribeNetworkInterfaces", "ec2:DescribeRouteTables",
         "ec2:DescribeSecurityGroupRules", "ec2:DescribeSecurityGroups",
         "ec2:DescribeSubnets", "ec2:DescribeVpcAttribute", "ec2:DescribeVpcEndpoints",
-        "ec2:DescribeVpcs",
+        "ec2:DescribeVpcs", "aps:ListWorkspaces",
         "eks:DescribeAddonVersions", "eks:ListClusters", "fsx:DescribeFileSystems",
         "iam:ListOpenIDConnectProviders",
         "sagemaker:ListClusters", "sagemaker:ListTrainingPlans",
@@ -69,8 +70,17 @@ POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
     _stmt("FsxCreateOwn", ["fsx:CreateFileSystem", "fsx:TagResource"],
           "arn:aws:fsx:*:*:file-system/*",
           {"StringEquals": {f"aws:RequestTag/{k}": v for k, v in FSX_OWN.items()}}),
-    _stmt("FsxDeleteOwn", ["fsx:DeleteFileSystem"], "arn:aws:fsx:*:*:file-system/*",
+    _stmt("FsxDeleteOwn", ["fsx:DeleteFileSystem", "fsx:UpdateFileSystem"],
+          "arn:aws:fsx:*:*:file-system/*",
           {"StringEquals": {f"aws:ResourceTag/{k}": v for k, v in FSX_OWN.items()}}),
+    # the hyperpod-observability feature's Prometheus workspace: made and deleted by its tag;
+    # an existing workspace given by id is only described
+    _stmt("AmpCreateOwn", ["aps:CreateWorkspace", "aps:TagResource"],
+          "arn:aws:aps:*:*:workspace/*",
+          {"StringEquals": {f"aws:RequestTag/{k}": v for k, v in AMP_OWN.items()}}),
+    _stmt("AmpDeleteOwn", ["aps:DeleteWorkspace"], "arn:aws:aps:*:*:workspace/*",
+          {"StringEquals": {f"aws:ResourceTag/{k}": v for k, v in AMP_OWN.items()}}),
+    _stmt("AmpRead", ["aps:DescribeWorkspace"], "arn:aws:aps:*:*:workspace/*"),
     # Imported clusters have any name: EKS resources are scoped by type, not by name
     _stmt("Eks", [
         "eks:AssociateAccessPolicy", "eks:CreateAccessEntry", "eks:CreateAddon",
@@ -131,6 +141,8 @@ IMPLIED: dict[str, str] = {
                                    "an account creates the service's service-linked role with "
                                    "the caller's rights",
     "fsx:TagResource": "CreateFileSystem with Tags (FSx User Guide, tag on creation)",
+    "aps:TagResource": "CreateWorkspace with tags (Service Authorization Reference for "
+                       "Amazon Managed Service for Prometheus)",
     "iam:TagRole": "CreateRole with Tags (IAM User Guide, permissions for tagging)",
     "iam:TagOpenIDConnectProvider": "CreateOpenIDConnectProvider with Tags (IAM User Guide, "
                                     "permissions for tagging)",

@@ -18,6 +18,10 @@ capacity and any security group, and forgets a file system the moment it is dele
   `DNSName` `<id>.fsx.<region>.amazonaws.com`; `LustreConfiguration.MountName` 8 lowercase
   characters (`fsx` for SCRATCH_1), which clients mount as `<dns>@tcp:/<mountname>`.
 
+Storage capacity increases (UpdateFileSystem `StorageCapacity`), sandbox/.../aws/fsx_resize.py:
+botocore `fsx` model UpdateFileSystemRequest.StorageCapacity and AdministrativeAction; FSx
+Lustre User Guide, "Managing storage capacity".
+
 Only LUSTRE is emulated: other types are refused with a message that says so.
 """
 
@@ -29,6 +33,7 @@ from typing import Any, cast
 from podplane_sandbox.aws import moto_side
 from podplane_sandbox.aws.base import Emulator, paginate
 from podplane_sandbox.aws.errors import AwsError
+from podplane_sandbox.aws.fsx_resize import advance_update, start_update
 from podplane_sandbox.aws.world import ACCOUNT, World
 
 CREATE_SECONDS = 10 * 60.0   # PERSISTENT file systems take minutes to create
@@ -68,6 +73,8 @@ class FsxEmulator(Emulator):
                 fs["Lifecycle"] = "AVAILABLE"
             elif fs["Lifecycle"] == "DELETING" and now >= fs["_until"]:
                 del self.systems[fs_id]
+            else:
+                advance_update(fs, now)
 
     # API ------------------------------------------------------------------------------------
     def create_file_system(self, p: dict[str, Any]) -> dict[str, Any]:
@@ -110,6 +117,20 @@ class FsxEmulator(Emulator):
         found = [self.systems[i] for i in ids] if ids else list(self.systems.values())
         page, nxt = paginate(found, p, "MaxResults", "NextToken", default=2147483647)
         return {"FileSystems": page, **({"NextToken": nxt} if nxt else {})}
+
+    def update_file_system(self, p: dict[str, Any]) -> dict[str, Any]:
+        fs_id = p["FileSystemId"]
+        fs = self.systems.get(fs_id)
+        if fs is None:
+            raise not_found(fs_id)
+        token = p.get("ClientRequestToken")
+        if token and fs.get("_update_token") == token:
+            return {"FileSystem": fs}   # an idempotent retry
+        start_update(fs, p, self.w.now())
+        fs["_update_token"] = token
+        self.w.record("fsx", "UpdateFileSystem", fs_id, token,
+                      StorageCapacity=p.get("StorageCapacity"))
+        return {"FileSystem": fs}
 
     def delete_file_system(self, p: dict[str, Any]) -> dict[str, Any]:
         fs_id = p["FileSystemId"]

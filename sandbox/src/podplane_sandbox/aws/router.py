@@ -12,6 +12,7 @@ from typing import Any, cast
 from urllib.parse import parse_qs
 
 from podplane_sandbox.aws import iam_simulate, protocol, s3_rules
+from podplane_sandbox.aws.amp import SIGNING_NAME as AMP_SIGNING
 from podplane_sandbox.aws.base import Emulator
 from podplane_sandbox.aws.callers import access_key_of, caller_of, sts_get_caller_identity
 from podplane_sandbox.aws.ec2_rules import Ec2Rules
@@ -33,9 +34,11 @@ _RESOURCE_ID = re.compile(r"^(arn:|[a-z]+(-[a-z]+)?-[0-9a-f]{8,}$)")
 class AwsRouter:
     def __init__(self, world: World, eks: Emulator, sagemaker: Emulator, quotas: Emulator,
                  moto_app: Any, control: Any, on_mutation: Callable[[bool], None],
-                 guard: Guard | None = None, fsx: Emulator | None = None) -> None:
+                 guard: Guard | None = None, fsx: Emulator | None = None,
+                 amp: Emulator | None = None) -> None:
         self.w, self.eks, self.sm, self.quotas = world, eks, sagemaker, quotas
         self.fsx = fsx  # FSx for Lustre file systems (aws/fsx.py); else moto's
+        self.amp = amp  # Prometheus workspaces (aws/amp.py); else moto's
         self.control, self.on_mutation = control, on_mutation
         self.moto_app = Ec2Rules(world, moto_app)  # EC2 dependencies and slow deletes
         self.guard = guard
@@ -92,6 +95,8 @@ class AwsRouter:
                 return iam_simulate.simulate(body)
         if scope_service == "eks" or (scope_service is None and path.startswith(EKS_PATHS)):
             return self._rest_eks(environ, path, body)
+        if scope_service == AMP_SIGNING and self.amp is not None:
+            return self._rest_eks(environ, path, body, "amp", self.amp, "ValidationException")
         return None
 
     def _json11(self, service: str, emu: Emulator, action: str, body: bytes) -> Response:
@@ -107,22 +112,26 @@ class AwsRouter:
             return protocol.json_error(AwsError("SerializationException", "Invalid JSON body"),
                                        rest=False)
 
-    def _rest_eks(self, environ: dict[str, Any], path: str, body: bytes) -> Response:
+    def _rest_eks(self, environ: dict[str, Any], path: str, body: bytes, service: str = "eks",
+                  emu: Emulator | None = None,
+                  invalid: str = "InvalidParameterException") -> Response:
+        """A rest-json request for EKS (or another rest-json emulator: `service`, `emu`)."""
+        emu = emu or self.eks
         # match on the raw path: ARNs in the path carry %2F, which PATH_INFO has decoded
         raw = environ.get("RAW_URI") or environ.get("REQUEST_URI") or path
-        matched = protocol.match_rest("eks", environ["REQUEST_METHOD"], raw.split("?")[0])
-        if matched is None or not self.eks.handles(matched[0]):
+        matched = protocol.match_rest(service, environ["REQUEST_METHOD"], raw.split("?")[0])
+        if matched is None or not emu.handles(matched[0]):
             what = matched[0] if matched else path
             return protocol.json_error(AwsError(
                 "InvalidRequestException", f"{what} is not emulated by the podplane sandbox.",
                 400), rest=True)
         action, uri = matched
-        op = protocol.service_model("eks").operation_model(action)
+        op = protocol.service_model(service).operation_model(action)
         try:
             params = protocol.parse_rest(op, uri, environ.get("QUERY_STRING", ""), body)
-            protocol.validate(op, params, "InvalidParameterException")
+            protocol.validate(op, params, invalid)
             params["_caller"] = _caller_arn(environ)  # EKS acts on behalf of the signer
-            return protocol.json_ok(self._run(self.eks, action, params), rest=True)
+            return protocol.json_ok(self._run(emu, action, params), rest=True)
         except AwsError as err:
             return protocol.json_error(err, rest=True)
         except json.JSONDecodeError:

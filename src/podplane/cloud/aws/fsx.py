@@ -1,6 +1,6 @@
 """FsxPort over boto3 (FSx API Reference: CreateFileSystem, DescribeFileSystems,
-DeleteFileSystem). DescribeFileSystems pages with NextToken; an unknown id answers
-FileSystemNotFound, which `describe_file_system` reads as None."""
+DeleteFileSystem, UpdateFileSystem with StorageCapacity). DescribeFileSystems pages with
+NextToken; an unknown id answers FileSystemNotFound, which `describe_file_system` reads as None."""
 
 from __future__ import annotations
 
@@ -44,3 +44,12 @@ class FsxAdapter:
         if client_token:
             params["ClientRequestToken"] = client_token
         return await self.aws.call("fsx", "delete_file_system", **params)
+
+    async def update_storage_capacity(self, file_system_id: str, capacity_gib: int,
+                                      client_token: str | None = None) -> Shape:
+        params: dict[str, Any] = {"FileSystemId": file_system_id,
+                                  "StorageCapacity": capacity_gib}
+        if client_token:
+            params["ClientRequestToken"] = client_token
+        result = await self.aws.call("fsx", "update_file_system", **params)
+        return dict(result["FileSystem"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from podplane.cloud.aws.account import AccountAdapter
+from podplane.cloud.aws.amp import AmpAdapter
 from podplane.cloud.aws.caller import AwsCaller
 from podplane.cloud.aws.ec2 import Ec2Adapter
 from podplane.cloud.aws.eks import EksAdapter
@@ -21,7 +22,8 @@ def build_aws(region: str, endpoint_url: str | None = None,
     return AwsPorts(region=region, eks=EksAdapter(caller), hyperpod=HyperPodAdapter(caller),
                     ec2=Ec2Adapter(caller), iam=IamAdapter(caller), s3=S3Adapter(caller),
                     sts=StsAdapter(caller), quotas=QuotasAdapter(caller),
-                    account=AccountAdapter(caller), fsx=FsxAdapter(caller))
+                    account=AccountAdapter(caller), fsx=FsxAdapter(caller),
+                    amp=AmpAdapter(caller))
 
 
 def session_region() -> str | None:

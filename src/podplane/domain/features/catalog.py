@@ -12,6 +12,7 @@ from typing import Any
 
 from podplane.domain.errors import Conflict, InvalidInput, NotFound
 from podplane.domain.features import fsx
+from podplane.domain.features import hyperpod_observability as hpo
 from podplane.domain.features import inference_operator as inference
 from podplane.domain.names import DNS_LABEL_PATTERN
 
@@ -24,6 +25,7 @@ TASK_GOVERNANCE = "task-governance"
 OBSERVABILITY = "observability"
 FSX_LUSTRE = fsx.NAME
 INFERENCE_OPERATOR = inference.NAME
+HYPERPOD_OBSERVABILITY = hpo.NAME
 # Container Insights through the CloudWatch Observability EKS add-on; its agent runs as
 # amazon-cloudwatch/cloudwatch-agent and needs CloudWatchAgentServerPolicy, which add-on 3.1.0+
 # may take through EKS Pod Identity (CloudWatch docs, "Quick start with the Amazon CloudWatch
@@ -135,7 +137,21 @@ FEATURES: tuple[FeatureSpec, ...] = (
                     "(never deleted by podplane)."),
         ),
         notes=("Static provisioning: the driver mounts, calls no AWS API and gets no IAM role.",
-               "Capacity and throughput are fixed once podplane has made the file system.")),
+               "Capacity only grows (FSx for Lustre cannot shrink): an increase resizes "
+               "podplane's file system in place; throughput is fixed once made; an existing "
+               "file system is never resized.")),
+    FeatureSpec(
+        HYPERPOD_OBSERVABILITY, "HyperPod observability (Prometheus)",
+        "Cluster, node, GPU and training metrics in Amazon Managed Service for Prometheus.",
+        f"an Amazon Managed Service for Prometheus workspace (or an existing one by id), an "
+        f"IAM role allowed aps:RemoteWrite on that workspace only, its Pod Identity "
+        f"association for {hpo.NAMESPACE}/{hpo.COLLECTOR}, and the {hpo.ADDON} EKS add-on, "
+        "tagged as podplane's",
+        core=("eks-pod-identity-agent",),
+        settings=(Setting("workspace_id", "text", "", "An existing Prometheus workspace to "
+                          "write to instead (never deleted by podplane)."),),
+        notes=("Amazon Managed Grafana dashboards are not set up here.",
+               "Coexists with Container Insights (a different add-on and service account).")),
 )
 # The HyperPod inference operator (domain/features/inference_operator.py has its sources).
 FEATURES += (
@@ -153,7 +169,7 @@ FEATURES += (
 )
 BY_NAME = {f.name: f for f in FEATURES}
 # Rules across a feature's settings, checked after each setting's own.
-FEATURE_CHECKS = {FSX_LUSTRE: fsx.check}
+FEATURE_CHECKS = {FSX_LUSTRE: fsx.check, HYPERPOD_OBSERVABILITY: hpo.check}
 
 
 def feature(name: str) -> FeatureSpec:

@@ -41,6 +41,8 @@ CLAIM = "fsx-lustre"
 # provisioned dynamically), and naming one keeps the default class from being assigned.
 STATIC_CLASS = "podplane-fsx-static"
 CLUSTER_TAG = "podplane:cluster"
+# In what the services found: the live claim's request in GiB (it never changes, see claim()).
+CLAIMED_GIB = "podplane:claimedGiB"
 
 
 def check(settings: Shape) -> Shape:

@@ -90,9 +90,11 @@ def policy(bucket: str, hyperpod_arn: str) -> Shape:
 
 
 def configuration(role_arn: str, hyperpod_arn: str, bucket: str) -> str:
-    """The add-on's configuration values, as EKS stores them (a JSON string)."""
+    """The add-on's configuration values, as EKS stores them (a JSON string), in the canonical
+    form live values are compared in (services/features/live.py, `same_configuration`)."""
     return json.dumps({"executionRoleArn": role_arn, "hyperpodClusterArn": hyperpod_arn,
-                       "tlsCertificateS3Bucket": f"s3://{bucket}"}, sort_keys=True)
+                       "tlsCertificateS3Bucket": f"s3://{bucket}"}, sort_keys=True,
+                      separators=(",", ":"))
 
 
 def resources(on: bool, cluster: str, account: str, region: str, bucket: str,

@@ -13,6 +13,7 @@ from typing import Any
 
 from podplane.domain.features import catalog as cat
 from podplane.domain.features import fsx
+from podplane.domain.features import hyperpod_observability as hpo
 from podplane.domain.features import inference_operator as inference
 from podplane.domain.features.checkpointing import (
     SERVICE_ACCOUNT,
@@ -113,6 +114,8 @@ def resources(name: str, on: bool, settings: Shape, facts: ClusterFacts,
     if name == cat.INFERENCE_OPERATOR:
         return inference.resources(on, facts.name, facts.account, facts.region, facts.bucket,
                                    facts.hyperpod_arn, (found or {}).get("issuer", ""))
+    if name == cat.HYPERPOD_OBSERVABILITY:
+        return hyperpod_observability(on, settings, facts, found)
     return []   # always-on features are observed, never rendered
 
 
@@ -154,9 +157,21 @@ def fsx_lustre(on: bool, settings: Shape, facts: ClusterFacts, found: Shape | No
     """The CSI driver add-on, the file system (and its ports), then the static PV and its
     claim; disable removes them in reverse (domain/features/fsx.py)."""
     capacity = int((found or {}).get("StorageCapacity") or settings["capacity_gib"])
+    claimed = int((found or {}).get(fsx.CLAIMED_GIB) or capacity)   # kept after a resize
     return [addon(cat.FSX_LUSTRE, fsx.CSI_ADDON, on),
             *fsx.storage(on, settings, facts.name, facts.subnet, facts.security_group),
-            *kube(cat.FSX_LUSTRE, [fsx.volume(found, capacity), fsx.claim(capacity)], on)]
+            *kube(cat.FSX_LUSTRE, [fsx.volume(found, capacity), fsx.claim(claimed)], on)]
+
+
+def hyperpod_observability(on: bool, settings: Shape, facts: ClusterFacts,
+                           found: Shape | None) -> list[Resource]:
+    """`found`: the Prometheus workspace (its ARN and endpoint name it in the role's policy
+    and the add-on's configuration); domain/features/hyperpod_observability.py."""
+    eks_arn = f"arn:aws:eks:{facts.region}:{facts.account}:cluster/{facts.eks}"
+    made = role(hpo.NAME, facts, hpo.ROLE_PURPOSE, hpo.trust(facts.account, eks_arn), None, on)
+    return hpo.resources(on, settings, facts.name, made.desired,
+                         facts.role_arn(hpo.ROLE_PURPOSE), found,
+                         f"arn:aws:aps:{facts.region}:{facts.account}:workspace/pending")
 
 
 def autoscaling(on: bool, settings: Shape, facts: ClusterFacts) -> list[Resource]:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from podplane.domain.errors import CloudError
+from podplane.domain.features.hyperpod_observability import same_configuration
 from podplane.domain.features.model import Resource
 from podplane.domain.reconcile import Verb
 from podplane.ops.context import StepContext
@@ -33,13 +34,17 @@ async def addon_change(ctx: StepContext, live: Live, verb: Verb, res: Resource) 
         return
     await _wait(ctx, live, name, lambda f: f is None or f["status"] != "DELETING")
     config = {k: res.desired[k] for k in ("configurationValues",) if k in res.desired}
-    before = await eks.describe_addon(live.eks, name)
-    if before is None:
+    now = await eks.describe_addon(live.eks, name)
+    if now is None:
         await eks.create_addon(live.eks, name, client_token=ctx.client_token(res.key),
                                tags=res.desired["tags"], **config)
-    elif config and before.get("configurationValues") != config["configurationValues"]:
+    elif config and same_configuration(now.get("configurationValues")) != \
+            config["configurationValues"]:
+        # EKS UpdateAddon: one update at a time, so wait for the add-on to settle first
         await _wait(ctx, live, name, lambda f: f is not None and f["status"] in SETTLED)
-        await eks.update_addon(live.eks, name, **config)   # someone changed our values
+        await eks.update_addon(live.eks, name, client_token=ctx.client_token(res.key + " config"),
+                               resolveConflicts="OVERWRITE", **config)
+        await _wait(ctx, live, name, lambda f: f is not None and f["status"] != "UPDATING")
     found = await _wait(ctx, live, name, lambda f: f is not None and f["status"] in SETTLED)
     if found is not None and found["status"] != "ACTIVE":
         issues = "; ".join(f"{i.get('code')}: {i.get('message')}"

@@ -17,6 +17,7 @@ from podplane.domain.features.render import ClusterFacts, policy_text
 from podplane.domain.reconcile import Verb
 from podplane.ops.context import StepContext
 from podplane.services.features import fsx
+from podplane.services.features import hyperpod_observability as hpo
 from podplane.services.features.addons import addon_change
 from podplane.services.features.inference_operator import provider_change
 from podplane.services.features.live import Live
@@ -45,6 +46,8 @@ async def carry_out(ctx: StepContext, live: Live, facts: ClusterFacts, verb: Ver
         await fsx.rule_change(live, verb, res)
     elif res.kind == "oidc-provider":
         await provider_change(live, verb, res)
+    elif res.kind == "amp-workspace":
+        await hpo.workspace_change(ctx, live, facts.name, verb, res)
     else:
         await _setting(ctx, live, facts, res)
     await ctx.note(f"{verb} {res.key}")

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from podplane.domain.errors import CloudError, Conflict, InvalidInput
+from podplane.domain.errors import CloudError, Conflict, InvalidInput, NotFound
 from podplane.domain.features import fsx
 from podplane.domain.features.model import FEATURE_TAG, Resource, Seen
 from podplane.domain.features.render import ClusterFacts
@@ -30,6 +30,8 @@ if TYPE_CHECKING:   # live.py reads FSx resources through this module
 Shape = dict[str, Any]
 POLL_SECONDS = 30.0
 DEADLINE_SECONDS = 60 * 60.0   # PERSISTENT_2 creation takes minutes, large ones longer
+RESIZE_DEADLINE = 24 * 3600.0   # optimizing rebalances the data: hours on large systems
+RESIZE_POLL_SECONDS = 60.0
 SERVING = ("AVAILABLE", "UPDATING")
 GONE = ("DELETING",)
 
@@ -45,12 +47,34 @@ async def own_file_system(live: Live, cluster: str, deleting: bool = False) -> S
 
 
 async def found(live: Live, settings: Shape, cluster: str) -> Shape | None:
-    """The file system the PV should mount: the existing one named, or podplane's own."""
+    """The file system the PV should mount: the existing one named, or podplane's own; with
+    the request of the claim when it exists (fsx.CLAIMED_GIB)."""
     existing = settings.get("file_system_id")
     if existing:
         fs = await live.cloud.aws.fsx.describe_file_system(existing)
-        return fs if fs and fs.get("Lifecycle") not in GONE else None
-    return await own_file_system(live, cluster)
+        fs = fs if fs and fs.get("Lifecycle") not in GONE else None
+    else:
+        fs = await own_file_system(live, cluster)
+    claimed = await _claimed_gib(live)
+    if claimed is None:
+        return fs
+    return {**(fs or {}), fsx.CLAIMED_GIB: claimed}
+
+
+async def _claimed_gib(live: Live) -> int | None:
+    """What the claim asked for when it was made. Kubernetes changes a bound claim's request
+    only by volume expansion, which needs a StorageClass that allows it (Kubernetes docs,
+    "Expanding Persistent Volumes Claims"); the static claim has none, so after a resize the
+    PV grows and the claim keeps its request (a claim binds a PV at least that large)."""
+    try:
+        claim = await (await live.kube()).get("v1", "PersistentVolumeClaim", fsx.CLAIM,
+                                              JOBS_NAMESPACE)
+    except NotFound:
+        return None
+    request = (((claim or {}).get("spec") or {}).get("resources") or {}).get(
+        "requests", {}).get("storage")
+    text = str(request or "")
+    return int(text.removesuffix("Gi")) if text.removesuffix("Gi").isdigit() else None
 
 
 async def file_system_seen(live: Live, res: Resource, cluster: str) -> Seen:
@@ -66,8 +90,12 @@ async def file_system_seen(live: Live, res: Resource, cluster: str) -> Seen:
         return Seen(None)
     lustre = fs.get("LustreConfiguration") or {}
     tags = {t["Key"]: t["Value"] for t in fs.get("Tags") or []}
+    capacity: Any = fs.get("StorageCapacity")
+    target = resize_target(fs)
+    if target is not None:   # not settled until FSx has optimized: a resumed step follows it
+        capacity = f"{capacity} GiB, resizing to {target}"
     return Seen({"FileSystemId": fs["FileSystemId"], "FileSystemType": fs.get("FileSystemType"),
-                 "StorageCapacity": fs.get("StorageCapacity"), "SubnetIds": fs.get("SubnetIds"),
+                 "StorageCapacity": capacity, "SubnetIds": fs.get("SubnetIds"),
                  "LustreConfiguration": {
                      "DeploymentType": lustre.get("DeploymentType"),
                      "PerUnitStorageThroughput": lustre.get("PerUnitStorageThroughput")},
@@ -116,12 +144,44 @@ async def check(live: Live, settings: Shape, facts: ClusterFacts) -> None:
         await _check_existing(live, existing, facts)
         return
     if mine is not None:
-        lustre = mine.get("LustreConfiguration") or {}
-        now = (mine.get("StorageCapacity"), lustre.get("PerUnitStorageThroughput"))
-        if now != (settings["capacity_gib"], settings["throughput_per_tib"]):
-            raise Conflict(f"The file system {mine['FileSystemId']} has {now[0]} GiB at "
-                           f"{now[1]} MB/s/TiB; podplane does not resize it.",
-                           hint="Keep its settings, or disable (deletes it) and enable again.")
+        _check_resize(mine, settings)
+
+
+def _check_resize(mine: Shape, settings: Shape) -> None:
+    """FSx for Lustre storage only grows, one update at a time; throughput stays as made
+    (FSx Lustre User Guide, "Managing storage capacity"; botocore `fsx` UpdateFileSystem)."""
+    fs_id = mine["FileSystemId"]
+    lustre = mine.get("LustreConfiguration") or {}
+    throughput = lustre.get("PerUnitStorageThroughput")
+    if throughput != settings["throughput_per_tib"]:
+        raise Conflict(f"The file system {fs_id} runs at {throughput} MB/s/TiB; podplane "
+                       "does not change its throughput.",
+                       hint=f"Keep throughput_per_tib {throughput}, or disable (deletes it) "
+                            "and enable again.")
+    now, want = int(mine.get("StorageCapacity") or 0), settings["capacity_gib"]
+    pending = resize_target(mine)
+    if want < now:
+        raise Conflict(f"The file system {fs_id} has {now} GiB; FSx for Lustre cannot "
+                       f"decrease storage capacity, so {want} GiB is refused.",
+                       hint=f"Keep capacity_gib at {now} or more (a multiple of "
+                            f"{fsx.CAPACITY_STEP} GiB).")
+    if pending is not None and want not in (now, pending):
+        raise Conflict(f"The file system {fs_id} is being resized to {pending} GiB; FSx "
+                       "takes one storage update at a time.",
+                       hint="Wait for that resize to finish (the feature's operation shows "
+                            "its progress), then ask again.")
+
+
+def resize_target(fs: Shape) -> int | None:
+    """The capacity of a storage increase still in progress (its FILE_SYSTEM_UPDATE not yet
+    COMPLETED), from DescribeFileSystems AdministrativeActions."""
+    for action in fs.get("AdministrativeActions") or []:
+        if action.get("AdministrativeActionType") == "FILE_SYSTEM_UPDATE" and \
+                action.get("Status") not in ("COMPLETED", "FAILED", "CANCELLED"):
+            target = (action.get("TargetFileSystemValues") or {}).get("StorageCapacity")
+            if target is not None:
+                return int(target)
+    return None
 
 
 async def _check_existing(live: Live, fs_id: str, facts: ClusterFacts) -> None:
@@ -150,11 +210,10 @@ async def file_system_change(ctx: StepContext, live: Live, facts: ClusterFacts, 
                              "exists.", code="file_system_missing", retryable=False,
                              hint="Name another file_system_id, or leave it empty.")
         return   # podplane never changes or deletes a file system it did not make
-    if verb == "update":
-        raise CloudError("podplane's file system differs from its settings and is not "
-                         "resized here.", code="file_system_changed", retryable=False,
-                         hint="Disable and enable again, or change it with FSx directly.")
     mine = await own_file_system(live, facts.name)
+    if verb == "update":
+        await resize(ctx, live, facts.name, res, mine)
+        return
     if verb == "delete":
         if mine is not None:
             await port.delete_file_system(mine["FileSystemId"],
@@ -171,6 +230,60 @@ async def file_system_change(ctx: StepContext, live: Live, facts: ClusterFacts, 
         raise CloudError(f"FSx could not create the file system: {why}.",
                          code="file_system_failed", retryable=False,
                          hint="Fix what FSx names, disable fsx-lustre, then enable it again.")
+
+
+async def resize(ctx: StepContext, live: Live, cluster: str, res: Resource,
+                 mine: Shape | None) -> None:
+    """Grow podplane's file system to the desired capacity (UpdateFileSystem
+    StorageCapacity) and follow it until FSx has finished optimizing; an increase already in
+    progress to that capacity (a resumed step) is followed, not asked for again."""
+    want = int(res.desired["StorageCapacity"])
+    if mine is None:
+        raise CloudError("podplane's file system is gone.", code="file_system_missing",
+                         retryable=True, hint="Retry the step: it makes it again.")
+    fs_id, now = mine["FileSystemId"], int(mine.get("StorageCapacity") or 0)
+    pending = resize_target(mine)
+    if want <= now and pending is None:
+        raise CloudError("podplane's file system differs from its settings in what FSx does "
+                         "not change in place (throughput, subnet or deployment type).",
+                         code="file_system_changed", retryable=False,
+                         hint="Disable and enable again, or change it with FSx directly.")
+    if pending != want and want > now:
+        await ctx.phase(f"resizing {fs_id} to {want} GiB")   # before the call: see phase()
+        await live.cloud.aws.fsx.update_storage_capacity(
+            fs_id, want, client_token=ctx.client_token(f"{res.key} resize {want}"))
+    await _follow_resize(ctx, live, cluster, want)
+
+
+async def _follow_resize(ctx: StepContext, live: Live, cluster: str, want: int) -> None:
+    """FILE_SYSTEM_UPDATE, then STORAGE_OPTIMIZATION with ProgressPercent, until COMPLETED
+    (botocore `fsx` AdministrativeActionType); each change of progress is noted."""
+    said = ""
+    for _ in range(int(RESIZE_DEADLINE / RESIZE_POLL_SECONDS)):
+        live.forget()
+        fs = await own_file_system(live, cluster) or {}
+        actions = {a.get("AdministrativeActionType"): a
+                   for a in fs.get("AdministrativeActions") or []}
+        update = actions.get("FILE_SYSTEM_UPDATE") or {}
+        if update.get("Status") == "FAILED":
+            why = (update.get("FailureDetails") or {}).get("Message", "no details")
+            raise CloudError(f"FSx could not resize the file system: {why}.",
+                             code="file_system_resize_failed", retryable=False)
+        if fs.get("StorageCapacity") == want and update.get("Status") in (None, "COMPLETED"):
+            await ctx.note(f"resized to {want} GiB", progress=100)
+            return
+        optimizing = actions.get("STORAGE_OPTIMIZATION") or {}
+        tens = int(optimizing.get("ProgressPercent") or 0) // 10 * 10   # a note per 10 %
+        now = (f"storage optimization {tens}%" if optimizing
+               else f"adding storage ({update.get('Status', 'PENDING')})")
+        if now != said:
+            said = now
+            await ctx.note(f"resizing to {want} GiB: {now}",
+                           progress=optimizing.get("ProgressPercent", 0))
+        await ctx.sleep(RESIZE_POLL_SECONDS)
+    raise CloudError(f"The resize to {want} GiB did not finish in "
+                     f"{RESIZE_DEADLINE / 3600:.0f} hours.", code="file_system_timeout",
+                     retryable=True, hint="Retry the step: it follows the same resize.")
 
 
 async def _wait(ctx: StepContext, live: Live, cluster: str,

@@ -13,9 +13,11 @@ from typing import Any
 from podplane.cloud.ports_kube import KubePort
 from podplane.domain.errors import CloudError, NotFound
 from podplane.domain.features.checkpointing import POLICY_NAME
+from podplane.domain.features.hyperpod_observability import same_configuration
 from podplane.domain.features.model import FEATURE_LABEL, FEATURE_TAG, Resource, Seen
 from podplane.services.cloud_access import Cloud
 from podplane.services.features import fsx
+from podplane.services.features import hyperpod_observability as hpo
 from podplane.services.features import inference_operator as inference
 
 Shape = dict[str, Any]
@@ -79,6 +81,8 @@ class Live:
             return await self._addon_seen(res)
         if res.kind == "oidc-provider":
             return await inference.provider_seen(self, res)
+        if res.kind == "amp-workspace":
+            return await hpo.workspace_seen(self, res, self.cluster)
         if res.kind in ("fsx-filesystem", "sg-ingress"):
             return await (fsx.rule_seen(self, res) if res.kind == "sg-ingress" else
                           fsx.file_system_seen(self, res, self.cluster))
@@ -92,8 +96,8 @@ class Live:
             return Seen(None)
         mark = (found.get("tags") or {}).get(FEATURE_TAG)
         live = {"addonName": name, "tags": {FEATURE_TAG: mark} if mark else {}}
-        if "configurationValues" in res.desired:
-            live["configurationValues"] = found.get("configurationValues")
+        if "configurationValues" in res.desired:   # compared as canonical JSON
+            live["configurationValues"] = same_configuration(found.get("configurationValues"))
         return Seen(live, owned=mark == res.feature)
 
     async def _kube_seen(self, res: Resource) -> Seen:

@@ -18,6 +18,7 @@ from podplane.domain.features.model import FeaturePlan
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
 from podplane.services.features import fsx
+from podplane.services.features import hyperpod_observability as hpo
 from podplane.services.features import inference_operator as inference
 from podplane.services.features.live import Live
 from podplane.services.features.state import (
@@ -161,6 +162,8 @@ async def _change(ctx: Ctx, cluster: str, name: str, enabled: bool | None,
         await _check_prerequisites(live, name, want)
         if name == cat.FSX_LUSTRE:
             await fsx.check(live, want.settings, facts)
+        if name == cat.HYPERPOD_OBSERVABILITY:
+            await hpo.check(live, want.settings, facts.name)
     found = await plan_for(live, name, want, facts)
     doomed = terminates_nodes(found)
     if doomed and confirm is not None:

@@ -16,6 +16,7 @@ from podplane.services.cloud_access import Cloud
 from podplane.services.clusters.state import facts_of
 from podplane.services.context import AppState
 from podplane.services.features import fsx
+from podplane.services.features import hyperpod_observability as hpo
 from podplane.services.features import inference_operator as inference
 from podplane.services.features.live import Live
 from podplane.services.groups.cloud import ClusterRef
@@ -70,6 +71,8 @@ async def rendered(live: Live, name: str, want: Desired, facts: ClusterFacts
         else None
     if name == cat.INFERENCE_OPERATOR:
         found = await inference.found(live)
+    if name == cat.HYPERPOD_OBSERVABILITY:
+        found = await hpo.found(live, want.settings, facts.name)
     out = resources(name, want.enabled, want.settings, facts, found)
     kinds = SWEPT.get(name, ())
     if kinds:

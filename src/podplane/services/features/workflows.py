@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from podplane.domain.errors import CloudError
-from podplane.domain.features.catalog import FSX_LUSTRE
+from podplane.domain.features.catalog import FSX_LUSTRE, HYPERPOD_OBSERVABILITY
 from podplane.domain.features.model import FeaturePlan
 from podplane.domain.features.render import ClusterFacts
 from podplane.ops.context import StepContext
@@ -22,7 +22,7 @@ from podplane.services.features.state import Desired, plan_for, rendered
 
 FEATURE_SET = "feature.set"
 # Features whose resources name what an earlier step made (rendered afresh before each step).
-LIVE_RENDERED = (FSX_LUSTRE,)
+LIVE_RENDERED = (FSX_LUSTRE, HYPERPOD_OBSERVABILITY)
 Shape = dict[str, Any]
 POLL_SECONDS = 10.0
 READY_DEADLINE = 15 * 60.0

@@ -7,6 +7,7 @@ import json
 import uuid
 from typing import Any, cast
 
+from podplane_sandbox.aws.amp_health import observability_issue
 from podplane_sandbox.aws.base import paginate
 from podplane_sandbox.aws.eks import inference_addon
 from podplane_sandbox.aws.eks.addon_health import (
@@ -217,6 +218,8 @@ class AddonsMixin(AddonIdentityMixin):
             problem = permission_issue(name, NO_FACTS)  # sticky: see _settle_addon
         if problem is None and name == inference_addon.ADDON:
             problem = inference_addon.running_issue(addon, facts, self._issuer(addon))
+        if problem is None:  # HyperPod observability: workspace, role, remote write
+            problem = observability_issue(self.w, self.s, addon)
         if problem is None:
             self._set(addon, "ACTIVE", None)
         else:
