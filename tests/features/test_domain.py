@@ -22,6 +22,14 @@ def test_dependencies_are_refused_both_ways() -> None:
     assert cat.dependants("training-operator") == ["tiered-checkpointing"]
 
 
+def test_a_feature_whose_driver_another_uses_stays_on_while_that_one_is() -> None:
+    # the inference operator's init container checks for the FSx CSI driver (chart
+    # config/manager/manager.yaml) that fsx-lustre installs
+    with pytest.raises(Conflict, match="inference-operator use"):
+        cat.check_switch("fsx-lustre", False, {"fsx-lustre", "inference-operator"})
+    cat.check_switch("fsx-lustre", False, {"fsx-lustre"})
+
+
 def test_settings_are_checked_and_defaults_filled() -> None:
     tiered = cat.feature("tiered-checkpointing")
     assert cat.check_settings(tiered, {}) == {"memory_percent": 20, "namespace": "default"}

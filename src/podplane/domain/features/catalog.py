@@ -65,6 +65,9 @@ class FeatureSpec:
     always_on: bool = False      # part of every podplane cluster: shown, never switched off
     version: str | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # Features whose add-ons this one uses when they are there, without needing the feature
+    # itself on: switching one of those off is refused while this one is on.
+    relies_on: tuple[str, ...] = ()
 
 
 FEATURES: tuple[FeatureSpec, ...] = (
@@ -161,9 +164,10 @@ FEATURES += (
         f"an IAM OIDC provider for the cluster's issuer (unless one exists), the operator's "
         f"execution role (models and TLS certificates in the cluster's bucket only) and the "
         f"{inference.ADDON} EKS add-on, tagged as podplane's",
-        core=("cert-manager", inference.S3_CSI_ADDON),
+        core=("cert-manager", inference.S3_CSI_ADDON), relies_on=(FSX_LUSTRE,),
         notes=(f"The operator checks for the FSx CSI driver at start: enable fsx-lustre or "
-               f"install the {inference.FSX_CSI_ADDON} add-on first.",
+               f"install the {inference.FSX_CSI_ADDON} add-on first; fsx-lustre then stays "
+               "on while this feature is on.",
                "An add-on, role or OIDC provider of the same name that podplane did not make "
                "is reported and left alone.")),
 )
@@ -240,6 +244,11 @@ def check_switch(name: str, enabled: bool, on: set[str]) -> None:
     if users:
         raise Conflict(f"{', '.join(users)} need {name}.",
                        hint=f"Disable {', '.join(users)} first.")
+    relying = [f.name for f in FEATURES if name in f.relies_on and f.name in on]
+    if relying:  # e.g. fsx-lustre's CSI driver, which the inference operator checks at start
+        raise Conflict(f"{', '.join(relying)} use(s) what {name} installed; switching it off "
+                       "would break them.",
+                       hint=f"Disable {', '.join(relying)} first.")
 
 
 def dependants(name: str) -> list[str]:
