@@ -13,6 +13,7 @@ from tests.fakes.fsx import FakeFsx
 from tests.fakes.hyperpod import FakeHyperPod
 from tests.fakes.iam import FakeIam
 from tests.fakes.kube import FakeKubeConnector
+from tests.fakes.mlflow import FakeMlflow
 from tests.fakes.quotas import FakeQuotas
 from tests.fakes.s3 import FakeS3
 from tests.fakes.sts import FakeSts
@@ -30,9 +31,10 @@ class Fakes:
     account: FakeAccount = field(default_factory=FakeAccount)
     kube: FakeKubeConnector = field(default_factory=FakeKubeConnector)
     fsx: FakeFsx = field(default_factory=FakeFsx)
+    mlflow: FakeMlflow = field(default_factory=FakeMlflow)
 
     def cloud(self) -> Cloud:
         aws = AwsPorts(region="us-west-2", eks=self.eks, hyperpod=self.hyperpod, ec2=self.ec2,
                        iam=self.iam, s3=self.s3, sts=self.sts, quotas=self.quotas,
-                       account=self.account, fsx=self.fsx)
+                       account=self.account, fsx=self.fsx, mlflow=self.mlflow)
         return Cloud(aws, self.kube)

@@ -8,6 +8,7 @@ from podplane.cloud.ports_aws import AccountPort, EksPort, HyperPodPort, QuotasP
 from podplane.cloud.ports_ec2 import Ec2Port
 from podplane.cloud.ports_fsx import FsxPort
 from podplane.cloud.ports_iam import IamPort, S3Port, StsPort
+from podplane.cloud.ports_mlflow import MlflowPort
 
 
 @dataclass(frozen=True)
@@ -22,3 +23,4 @@ class AwsPorts:
     quotas: QuotasPort
     account: AccountPort
     fsx: FsxPort
+    mlflow: MlflowPort

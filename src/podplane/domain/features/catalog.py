@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from podplane.domain.errors import Conflict, InvalidInput, NotFound
-from podplane.domain.features import fsx
+from podplane.domain.features import fsx, mlflow
 from podplane.domain.names import DNS_LABEL_PATTERN
 
 TRAINING_OPERATOR = "training-operator"
@@ -22,6 +22,7 @@ MANAGED_AUTOSCALING = "managed-autoscaling"
 TASK_GOVERNANCE = "task-governance"
 OBSERVABILITY = "observability"
 FSX_LUSTRE = fsx.NAME
+MLFLOW = mlflow.NAME
 # Container Insights through the CloudWatch Observability EKS add-on; its agent runs as
 # amazon-cloudwatch/cloudwatch-agent and needs CloudWatchAgentServerPolicy, which add-on 3.1.0+
 # may take through EKS Pod Identity (CloudWatch docs, "Quick start with the Amazon CloudWatch
@@ -134,10 +135,27 @@ FEATURES: tuple[FeatureSpec, ...] = (
         ),
         notes=("Static provisioning: the driver mounts, calls no AWS API and gets no IAM role.",
                "Capacity and throughput are fixed once podplane has made the file system.")),
+    FeatureSpec(
+        MLFLOW, "SageMaker managed MLflow",
+        "Jobs log runs and metrics to a SageMaker MLflow tracking server.",
+        "an IAM role and a tracking server whose artifacts go to the cluster bucket's "
+        "mlflow/<cluster>/ prefix (or an existing server by name or ARN); the jobs' IAM role "
+        f"(sagemaker-mlflow actions on that server only), its Pod Identity association and "
+        f"ServiceAccount {mlflow.SERVICE_ACCOUNT}",
+        core=("eks-pod-identity-agent",),
+        settings=(
+            Setting("size", "text", "Small", "TrackingServerSize: Small, Medium or Large."),
+            Setting("tracking_server", "text", "", "An existing tracking server's name or "
+                    "ARN to use instead (never deleted by podplane)."),
+        ),
+        notes=("Jobs submitted while it is on get MLFLOW_TRACKING_URI (the server's ARN, "
+               "resolved by the sagemaker-mlflow plugin) and MLFLOW_EXPERIMENT_NAME (the "
+               "job's name).",
+               "Creating a tracking server takes minutes; it is billed while it exists.")),
 )
 BY_NAME = {f.name: f for f in FEATURES}
 # Rules across a feature's settings, checked after each setting's own.
-FEATURE_CHECKS = {FSX_LUSTRE: fsx.check}
+FEATURE_CHECKS = {FSX_LUSTRE: fsx.check, MLFLOW: mlflow.check}
 
 
 def feature(name: str) -> FeatureSpec:

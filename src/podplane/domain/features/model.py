@@ -17,7 +17,7 @@ from typing import Any, Literal
 from podplane.domain import reconcile
 
 Kind = Literal["kube", "hyperpod-setting", "iam-role", "pod-identity", "eks-addon",
-               "fsx-filesystem", "sg-ingress"]
+               "fsx-filesystem", "sg-ingress", "mlflow-server"]
 Shape = dict[str, Any]
 FEATURE_LABEL = "podplane.io/feature"
 MANAGED_LABEL = "app.kubernetes.io/managed-by"

@@ -13,6 +13,7 @@ from typing import Any
 
 from podplane.domain.features import catalog as cat
 from podplane.domain.features import fsx
+from podplane.domain.features import mlflow as mlf
 from podplane.domain.features.checkpointing import (
     SERVICE_ACCOUNT,
     checkpoint_policy,
@@ -109,6 +110,8 @@ def resources(name: str, on: bool, settings: Shape, facts: ClusterFacts,
         return observability(on, facts)
     if name == cat.FSX_LUSTRE:
         return fsx_lustre(on, settings, facts, found)
+    if name == cat.MLFLOW:
+        return mlflow(on, settings, facts)
     return []   # always-on features are observed, never rendered
 
 
@@ -153,6 +156,24 @@ def fsx_lustre(on: bool, settings: Shape, facts: ClusterFacts, found: Shape | No
     return [addon(cat.FSX_LUSTRE, fsx.CSI_ADDON, on),
             *fsx.storage(on, settings, facts.name, facts.subnet, facts.security_group),
             *kube(cat.FSX_LUSTRE, [fsx.volume(found, capacity), fsx.claim(capacity)], on)]
+
+
+def mlflow(on: bool, settings: Shape, facts: ClusterFacts) -> list[Resource]:
+    """The tracking server with its role (or the user's own server), then the jobs' identity
+    chain: role -> Pod Identity -> ServiceAccount (domain/features/mlflow.py)."""
+    name, mine = cat.MLFLOW, mlf.existing_name(settings)
+    server_name = mine or mlf.server_name(facts.name)
+    arn = mlf.server_arn(facts.account, facts.region, server_name)
+    made = [role(name, facts, "mlflow", service_trust("sagemaker.amazonaws.com"),
+                 mlf.server_policy(facts.bucket, facts.name), on),
+            mlf.server(on, settings, facts.name, facts.bucket, facts.role_arn("mlflow"))]
+    ns, account = mlf.service_account(arn)["metadata"]["namespace"], mlf.SERVICE_ACCOUNT
+    return [*([mlf.existing(on, mine)] if mine else made),
+            role(name, facts, "mlflow-jobs", pod_identity_trust(), mlf.job_policy(arn), on),
+            Resource(name, "pod-identity", f"pod identity {ns}/{account}",
+                     {"namespace": ns, "serviceAccount": account,
+                      "roleArn": facts.role_arn("mlflow-jobs")}, on),
+            *kube(name, [mlf.service_account(arn)], on)]
 
 
 def autoscaling(on: bool, settings: Shape, facts: ClusterFacts) -> list[Resource]:

@@ -15,7 +15,7 @@ from podplane.domain.errors import CloudError, NotFound
 from podplane.domain.features.checkpointing import POLICY_NAME
 from podplane.domain.features.model import FEATURE_LABEL, FEATURE_TAG, Resource, Seen
 from podplane.services.cloud_access import Cloud
-from podplane.services.features import fsx
+from podplane.services.features import fsx, mlflow
 
 Shape = dict[str, Any]
 # A HyperPod setting that was never set reads as switched off.
@@ -76,6 +76,8 @@ class Live:
             return await self._role_seen(res)
         if res.kind == "eks-addon":
             return await self._addon_seen(res)
+        if res.kind == "mlflow-server":
+            return await mlflow.server_seen(self, res)
         if res.kind in ("fsx-filesystem", "sg-ingress"):
             return await (fsx.rule_seen(self, res) if res.kind == "sg-ingress" else
                           fsx.file_system_seen(self, res, self.cluster))

@@ -304,6 +304,9 @@ class Kubelet(Controller):
         if code == 0 and (refused := s3_mounts.write_outputs(self.ctx, pod, finished - started)):
             code = 1  # the training process could not save its result (s3_mounts.py)
             self.ctx.event(pod, "OutputWriteFailed", refused, "Warning")
+        if refused := mlflow_runs.log(self.ctx, pod, started, finished, code == 0):
+            code = 1  # the MLflow client raised (kube/mlflow_runs.py)
+            self.ctx.event(pod, "MlflowLoggingFailed", refused, "Warning")
         status = clone(pod.get("status") or {})
         status["phase"] = "Succeeded" if code == 0 else "Failed"
         state = {
