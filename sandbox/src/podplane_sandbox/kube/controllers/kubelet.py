@@ -8,6 +8,7 @@ from typing import Any
 
 from podplane_sandbox.kube import (
     fsx_mounts,  # FSx for Lustre volumes
+    mlflow_runs,  # training runs logged to SageMaker MLflow
     s3_mounts,
 )
 from podplane_sandbox.kube.controllers import pod_start
