@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
+import pytest_asyncio
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
@@ -28,13 +29,20 @@ from podplane.domain.features import mlflow as mlf
 from podplane_sandbox.aws.mlflow import CREATE_SECONDS, DELETE_SECONDS
 from tests.features.conftest import mutations, same_again_changes_nothing
 from tests.groups.conftest import finish
-from tests.jobs.conftest import CLUSTER, JOBS, cluster, job, settle, submit  # noqa: F401
+from tests.jobs.conftest import CLUSTER, JOBS, job, settle, submit
+from tests.jobs.conftest import cluster as made  # noqa: F401 - fixture reuse
 from tests.stack import Stack
 
 IN_ORDER = pytest.mark.asyncio(loop_scope="module")
 URL = f"/api/v1/clusters/{CLUSTER}/features/mlflow"
 SERVER = mlf.server_name(CLUSTER)
 ON = {"enabled": True}
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def alpha(made: tuple[Stack, str]) -> tuple[Stack, str]:  # noqa: F811
+    """The podplane-made cluster (stack, its instance group)."""
+    return made
 
 
 def _server(stack: Stack) -> dict[str, Any] | None:
@@ -97,9 +105,9 @@ async def _run_to_end(stack: Stack, api: httpx.AsyncClient, name: str, group: st
 
 
 @IN_ORDER
-async def test_a_bad_setting_is_refused_and_changes_nothing(cluster: tuple[Stack, str]
-                                                            ) -> None:  # noqa: F811
-    stack, _ = cluster
+async def test_a_bad_setting_is_refused_and_changes_nothing(alpha: tuple[Stack, str]
+                                                             ) -> None:
+    stack, _ = alpha
     count = len(stack.ledger())
     async with stack.client("operator") as api:
         for settings, field in (({"size": "Huge"}, "size"),
@@ -112,9 +120,9 @@ async def test_a_bad_setting_is_refused_and_changes_nothing(cluster: tuple[Stack
 
 
 @IN_ORDER
-async def test_enable_makes_the_server_and_the_jobs_identity(cluster: tuple[Stack, str]
-                                                             ) -> None:  # noqa: F811
-    stack, _ = cluster
+async def test_enable_makes_the_server_and_the_jobs_identity(alpha: tuple[Stack, str]
+                                                              ) -> None:
+    stack, _ = alpha
     before = len(stack.ledger())
     async with stack.client("operator") as api:
         plan = (await api.post(f"{URL}/plan", json=ON)).json()["plan"]
@@ -144,18 +152,18 @@ async def test_enable_makes_the_server_and_the_jobs_identity(cluster: tuple[Stac
 
 
 @IN_ORDER
-async def test_the_same_request_again_changes_nothing(cluster: tuple[Stack, str]
-                                                      ) -> None:  # noqa: F811
-    stack, _ = cluster
+async def test_the_same_request_again_changes_nothing(alpha: tuple[Stack, str]
+                                                       ) -> None:
+    stack, _ = alpha
     async with stack.client("operator") as api:
         await same_again_changes_nothing(api, SimpleNamespace(stack=stack),  # type: ignore[arg-type]
                                          URL, ON)
 
 
 @IN_ORDER
-async def test_a_job_logs_its_run_and_the_view_links_it(cluster: tuple[Stack, str]
-                                                        ) -> None:  # noqa: F811
-    stack, group = cluster
+async def test_a_job_logs_its_run_and_the_view_links_it(alpha: tuple[Stack, str]
+                                                         ) -> None:
+    stack, group = alpha
     server = _server(stack)
     assert server is not None
     arn = server["TrackingServerArn"]
@@ -182,9 +190,9 @@ async def test_a_job_logs_its_run_and_the_view_links_it(cluster: tuple[Stack, st
 
 
 @IN_ORDER
-async def test_drift_is_shown_and_one_request_repairs_it(cluster: tuple[Stack, str]
-                                                         ) -> None:  # noqa: F811
-    stack, _ = cluster
+async def test_drift_is_shown_and_one_request_repairs_it(alpha: tuple[Stack, str]
+                                                          ) -> None:
+    stack, _ = alpha
     jobs_role = max(_roles(stack), key=len)
     stack.aws("iam").put_role_policy(
         RoleName=jobs_role, PolicyName="podplane-checkpoints", PolicyDocument=json.dumps({
@@ -209,9 +217,9 @@ async def test_drift_is_shown_and_one_request_repairs_it(cluster: tuple[Stack, s
 
 
 @IN_ORDER
-async def test_disable_removes_what_it_made_and_jobs_lose_the_env(cluster: tuple[Stack, str]
-                                                                  ) -> None:  # noqa: F811
-    stack, group = cluster
+async def test_disable_removes_what_it_made_and_jobs_lose_the_env(alpha: tuple[Stack, str]
+                                                                   ) -> None:
+    stack, group = alpha
     before = len(stack.ledger())
     async with stack.client("operator") as api:
         await _set(api, {"enabled": False})

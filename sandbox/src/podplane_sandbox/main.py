@@ -23,9 +23,9 @@ from podplane_sandbox.aws import moto_side
 from podplane_sandbox.aws.eks import EksEmulator
 from podplane_sandbox.aws.eks.access import KubeAccess
 from podplane_sandbox.aws.fsx import FsxEmulator
-from podplane_sandbox.aws.mlflow import MlflowEmulator
 from podplane_sandbox.aws.hyperpod import HyperPodEmulator
 from podplane_sandbox.aws.kube_view import KubeView
+from podplane_sandbox.aws.mlflow import MlflowEmulator
 from podplane_sandbox.aws.quotas import QuotasEmulator
 from podplane_sandbox.aws.router import AwsRouter
 from podplane_sandbox.aws.world import KubeTarget, World
