@@ -25,7 +25,10 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 from botocore.exceptions import ClientError
 
+from podplane.domain.errors import InvalidInput
 from podplane.domain.features import mlflow as mlf
+from podplane.domain.features import render
+from podplane.domain.features.render import ClusterFacts
 from podplane_sandbox.aws.mlflow import CREATE_SECONDS, DELETE_SECONDS
 from tests.features.conftest import mutations, same_again_changes_nothing
 from tests.groups.conftest import finish
@@ -102,6 +105,22 @@ async def _run_to_end(stack: Stack, api: httpx.AsyncClient, name: str, group: st
         if view["status"] in ("Succeeded", "Failed"):
             break
     return view
+
+
+def test_an_existing_server_by_arn_renders_no_server_to_make() -> None:
+    """Pure: with `tracking_server` set, nothing of the server's is made; the jobs' grant
+    names that server (and only it)."""
+    arn = "arn:aws:sagemaker:us-west-2:123456789012:mlflow-tracking-server/team"
+    facts = ClusterFacts("c1", "c1", "c1", "123456789012", "us-west-2", "b", "arn:hp")
+    settings = mlf.check({"size": "Small", "tracking_server": arn})
+    res = render.resources(mlf.NAME, True, settings, facts)
+    assert [(r.kind, r.key) for r in res][:1] == [("mlflow-server",
+                                                   "mlflow tracking server team")]
+    assert "RoleArn" not in res[0].desired
+    assert [r.desired["policy"]["Statement"][0]["Resource"] for r in res
+            if r.kind == "iam-role"] == [arn]
+    with pytest.raises(InvalidInput):
+        mlf.check({"size": "Tiny", "tracking_server": ""})
 
 
 @IN_ORDER
@@ -239,3 +258,39 @@ async def test_disable_removes_what_it_made_and_jobs_lose_the_env(alpha: tuple[S
     assert done.count("sagemaker:DeleteMlflowTrackingServer") == 1
     assert done.count("iam:DeleteRole") == 2
     assert done.count("eks:DeletePodIdentityAssociation") == 1
+
+
+@IN_ORDER
+async def test_an_existing_server_is_used_and_never_deleted(alpha: tuple[Stack, str]
+                                                            ) -> None:
+    stack, group = alpha
+    sm = stack.aws("sagemaker")
+    server = _server(stack)
+    assert server is None
+    trust = {"Version": "2012-10-17", "Statement": [{
+        "Effect": "Allow", "Action": "sts:AssumeRole",
+        "Principal": {"Service": "sagemaker.amazonaws.com"}}]}
+    role = stack.aws("iam").create_role(RoleName="team-tracking",
+                                        AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
+    stack.advance(60)
+    bucket = stack.aws("s3").list_buckets()["Buckets"][0]["Name"]
+    arn = sm.create_mlflow_tracking_server(TrackingServerName="team", RoleArn=role,
+                                           ArtifactStoreUri=f"s3://{bucket}/team/"
+                                           )["TrackingServerArn"]
+    stack.advance(CREATE_SECONDS + 1)
+    before = len(stack.ledger())
+    async with stack.client("operator") as api:
+        await _set(api, {"enabled": True, "settings": {"tracking_server": arn}})
+        r = await api.post(JOBS, params={"dry_run": "true"}, json={
+            "name": "on-team", "recipe": "pytorch-ddp", "instance_group": group, "replicas": 1})
+        env = {e["name"]: e["value"] for e in r.json()["plan"]["manifest"]["spec"][
+            "replicaSpecs"][0]["template"]["spec"]["containers"][0]["env"]}
+        assert env["MLFLOW_TRACKING_URI"] == arn
+        (jobs_role,) = _roles(stack)
+        assert _policy(stack, jobs_role)["Statement"][0]["Resource"] == arn
+        await _set(api, {"enabled": False})
+    done = mutations(stack.ledger()[before:])
+    assert not any("MlflowTrackingServer" in m for m in done), done
+    assert sm.describe_mlflow_tracking_server(TrackingServerName="team")[
+        "TrackingServerStatus"] == "Created"
+    assert _roles(stack) == set()
