@@ -63,6 +63,8 @@ class MlflowEmulator(Emulator):
             status = server["TrackingServerStatus"]
             if status == "Deleting":
                 del self.servers[name]
+                self.w.service_state("sagemaker").get("tags", {}).pop(
+                    server["TrackingServerArn"], None)
             elif status in ("Creating", "Updating"):
                 server["TrackingServerStatus"] = "Created" if status == "Creating" \
                     else "Updated"
@@ -90,6 +92,9 @@ class MlflowEmulator(Emulator):
             "Tue:03:30", "AutomaticModelRegistration": bool(p.get("AutomaticModelRegistration")),
             "CreationTime": now, "LastModifiedTime": now,
             "_tags": list(p.get("Tags") or []), "_until": now + CREATE_SECONDS}
+        # tags live where SageMaker's AddTags/ListTags find them (hyperpod/tags.py)
+        self.w.service_state("sagemaker").setdefault("tags", {})[arn] = list(
+            p.get("Tags") or [])
         self.w.record("sagemaker", "CreateMlflowTrackingServer", arn, None)
         return {"TrackingServerArn": arn}
 
