@@ -11,12 +11,13 @@ import time
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.browser import test_jobs as jobs
 from tests.browser.cloud import CloudServer
 from tests.browser.conftest import shot, sign_in
-from tests.browser.test_jobs import CLUSTER, JOBS, _advance, _finish
 from tests.browser.test_jobs import cloud, cloud_token, site  # noqa: F401 - fixture reuse
 
 JOB = "tracked"
+CLUSTER, JOBS = jobs.CLUSTER, jobs.JOBS
 pytestmark = pytest.mark.slow
 
 
@@ -28,17 +29,17 @@ def test_the_job_page_links_its_mlflow_run(page: Page, cloud: CloudServer,  # no
         deadline = time.monotonic() + 240
         op = r.json()
         while op["status"] not in ("succeeded", "failed"):
-            _advance(cloud, 120)   # the tracking server takes virtual minutes
+            jobs._advance(cloud, 120)   # the tracking server takes virtual minutes
             op = api.get(f"/api/v1/operations/{op['id']}").json()
             assert time.monotonic() < deadline, op
         assert op["status"] == "succeeded", op
         r = api.post(JOBS, json={"name": JOB, "recipe": "pytorch-ddp",
                                  "instance_group": "accelerated-1", "replicas": 1})
         assert r.status_code == 202, r.text
-        _advance(cloud, 10)
-        assert _finish(api, r.json())["status"] == "succeeded"
+        jobs._advance(cloud, 10)
+        assert jobs._finish(api, r.json())["status"] == "succeeded"
         for _ in range(60):
-            _advance(cloud, 10)
+            jobs._advance(cloud, 10)
             view = api.get(f"{JOBS}/{JOB}").json()
             if view["status"] in ("Succeeded", "Failed"):
                 break
