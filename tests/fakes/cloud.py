@@ -14,6 +14,7 @@ from tests.fakes.fsx import FakeFsx
 from tests.fakes.hyperpod import FakeHyperPod
 from tests.fakes.iam import FakeIam
 from tests.fakes.kube import FakeKubeConnector
+from tests.fakes.mlflow import FakeMlflow
 from tests.fakes.quotas import FakeQuotas
 from tests.fakes.s3 import FakeS3
 from tests.fakes.sts import FakeSts
@@ -32,9 +33,10 @@ class Fakes:
     kube: FakeKubeConnector = field(default_factory=FakeKubeConnector)
     fsx: FakeFsx = field(default_factory=FakeFsx)
     amp: FakeAmp = field(default_factory=FakeAmp)
+    mlflow: FakeMlflow = field(default_factory=FakeMlflow)
 
     def cloud(self) -> Cloud:
         aws = AwsPorts(region="us-west-2", eks=self.eks, hyperpod=self.hyperpod, ec2=self.ec2,
                        iam=self.iam, s3=self.s3, sts=self.sts, quotas=self.quotas,
-                       account=self.account, fsx=self.fsx, amp=self.amp)
+                       account=self.account, fsx=self.fsx, amp=self.amp, mlflow=self.mlflow)
         return Cloud(aws, self.kube)

@@ -3,6 +3,8 @@ MLflow tracking servers."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from botocore.exceptions import ClientError
 
@@ -99,12 +101,24 @@ def test_training_plan_is_bound_to_one_az(box: Box) -> None:
 
 
 def test_mlflow_tracking_server(box: Box) -> None:
+    # the server's role must exist and trust SageMaker, its artifact store must exist
+    # (aws/mlflow.py; tests/sandbox_aws/test_mlflow.py has the refusals)
+    trust = {"Version": "2012-10-17", "Statement": [{
+        "Effect": "Allow", "Action": "sts:AssumeRole",
+        "Principal": {"Service": "sagemaker.amazonaws.com"}}]}
+    box.client("iam").create_role(RoleName="mlflow", AssumeRolePolicyDocument=json.dumps(trust))
+    box.client("s3").create_bucket(Bucket="mlflow-art", CreateBucketConfiguration={
+        "LocationConstraint": "us-west-2"})
+    box.advance(60)   # IAM propagation
     sm = box.client("sagemaker")
-    sm.create_mlflow_tracking_server(TrackingServerName="mlf", ArtifactStoreUri="s3://b/mlflow",
-                                     RoleArn="arn:aws:iam::123456789012:role/mlflow")
+    sm.create_mlflow_tracking_server(TrackingServerName="mlf", ArtifactStoreUri="s3://mlflow-art/mlflow",
+                                     RoleArn="arn:aws:iam::123456789012:role/mlflow",
+                                     Tags=[{"Key": "team", "Value": "ml"}])
     assert sm.describe_mlflow_tracking_server(TrackingServerName="mlf")[
         "TrackingServerStatus"] == "Creating"
     box.advance(1201)
     ready = sm.describe_mlflow_tracking_server(TrackingServerName="mlf")
     assert ready["TrackingServerStatus"] == "Created" and ready["IsActive"] == "Active"
     assert ready["TrackingServerUrl"].startswith("https://")
+    assert sm.list_tags(ResourceArn=ready["TrackingServerArn"])["Tags"] == [
+        {"Key": "team", "Value": "ml"}]

@@ -26,6 +26,7 @@ from podplane_sandbox.aws.eks.access import KubeAccess
 from podplane_sandbox.aws.fsx import FsxEmulator
 from podplane_sandbox.aws.hyperpod import HyperPodEmulator
 from podplane_sandbox.aws.kube_view import KubeView
+from podplane_sandbox.aws.mlflow import MlflowEmulator
 from podplane_sandbox.aws.quotas import QuotasEmulator
 from podplane_sandbox.aws.router import AwsRouter
 from podplane_sandbox.aws.world import KubeTarget, World
@@ -68,6 +69,7 @@ class Sandbox:
         self.quotas = QuotasEmulator(self.world)
         self.fsx = FsxEmulator(self.world)
         self.amp = AmpEmulator(self.world)
+        self.mlflow = MlflowEmulator(self.world)
         # nodes, add-ons, Pod Identity, S3 and registry reachability, as Kubernetes sees them
         self.kube_view = KubeView(self.hyperpod, self.eks, self.world)
         self.store = StateStore(self.folder, self.world)
@@ -98,7 +100,7 @@ class Sandbox:
         guard = Guard(self.secret)
         app = AwsRouter(self.world, self.eks, self.hyperpod, self.quotas, moto_side.make_app(),
                         control, self.store.save, guard, fsx=self.fsx,
-                        amp=self.amp)
+                        amp=self.amp, mlflow=self.mlflow)
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no per-request lines
         self._server = make_server(self.host, self.aws_port, app, threaded=True)
         self.aws_port = guard.port = self._server.server_port

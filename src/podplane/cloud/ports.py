@@ -9,6 +9,7 @@ from podplane.cloud.ports_aws import AccountPort, EksPort, HyperPodPort, QuotasP
 from podplane.cloud.ports_ec2 import Ec2Port
 from podplane.cloud.ports_fsx import FsxPort
 from podplane.cloud.ports_iam import IamPort, S3Port, StsPort
+from podplane.cloud.ports_mlflow import MlflowPort
 
 
 @dataclass(frozen=True)
@@ -24,3 +25,4 @@ class AwsPorts:
     account: AccountPort
     fsx: FsxPort
     amp: AmpPort
+    mlflow: MlflowPort

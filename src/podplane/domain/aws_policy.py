@@ -20,6 +20,9 @@ EKS_SLR = "arn:aws:iam::*:role/aws-service-role/eks.amazonaws.com/AWSServiceRole
 FSX_SLR = "arn:aws:iam::*:role/aws-service-role/fsx.amazonaws.com/*"
 FSX_OWN = {"podplane:feature": "fsx-lustre"}  # the tag the fsx-lustre feature puts on its own
 AMP_OWN = {"podplane:feature": "hyperpod-observability"}  # the observability feature's workspace
+# Authorized per MLflow REST call (Service Authorization Reference, Amazon SageMaker with
+# MLflow); no botocore model has them: podplane sends them to the tracking server itself.
+MLFLOW_REST = frozenset({"sagemaker-mlflow:GetExperimentByName", "sagemaker-mlflow:SearchRuns"})
 EKS_RESOURCES = ["arn:aws:eks:*:*:cluster/*", "arn:aws:eks:*:*:addon/*/*/*",
                  "arn:aws:eks:*:*:access-entry/*/*/*/*/*",
                  "arn:aws:eks:*:*:podidentityassociation/*/*"]
@@ -99,6 +102,14 @@ POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
         "sagemaker:ListClusterEvents", "sagemaker:ListClusterNodes", "sagemaker:ListTags",
         "sagemaker:UpdateCluster", "sagemaker:UpdateClusterSoftware"],
         ["arn:aws:sagemaker:*:*:cluster/*", "arn:aws:sagemaker:*:*:training-plan/*"]),
+    # the mlflow feature's tracking server (podplane's is named podplane-<cluster>; a server
+    # the user names is only described), and the job view's reads of the runs logged there
+    _stmt("MlflowTrackingServers", [
+        "sagemaker:AddTags", "sagemaker:CreateMlflowTrackingServer",
+        "sagemaker:DeleteMlflowTrackingServer", "sagemaker:DescribeMlflowTrackingServer",
+        "sagemaker:UpdateMlflowTrackingServer"],
+        "arn:aws:sagemaker:*:*:mlflow-tracking-server/*"),
+    _stmt("MlflowRuns", sorted(MLFLOW_REST), "arn:aws:sagemaker:*:*:mlflow-tracking-server/*"),
     _stmt("OwnRoles", [
         "iam:AttachRolePolicy", "iam:CreateRole", "iam:DeleteRole", "iam:DeleteRolePolicy",
         "iam:DetachRolePolicy", "iam:GetRole", "iam:GetRolePolicy",
@@ -147,7 +158,11 @@ IMPLIED: dict[str, str] = {
     "iam:TagOpenIDConnectProvider": "CreateOpenIDConnectProvider with Tags (IAM User Guide, "
                                     "permissions for tagging)",
     "ec2:CreateTags": "Create* calls with TagSpecifications (EC2 tag-on-create)",
-    "sagemaker:AddTags": "CreateCluster with Tags (SageMaker tagging permissions)",
+    "sagemaker:AddTags": "CreateCluster and CreateMlflowTrackingServer with Tags (SageMaker "
+                         "tagging permissions)",
+    "sagemaker-mlflow:GetExperimentByName": "the job view reads the job's MLflow experiment "
+                                            "(MLflow REST, services/features/mlflow_runs.py)",
+    "sagemaker-mlflow:SearchRuns": "the job view reads the job's newest MLflow run",
     "eks:DescribeAccessEntry": "HyperPod creates its access entries with the caller's rights",
     "eks:DeleteAccessEntry": "HyperPod removes its access entries with the caller's rights",
 }

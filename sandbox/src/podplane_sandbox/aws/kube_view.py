@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from podplane_sandbox.aws import fsx, pull_reach
+from podplane_sandbox.aws import fsx, mlflow_client, pull_reach
 from podplane_sandbox.aws.hyperpod import autoscaling
 from podplane_sandbox.aws.world import ACCOUNT, World
 from podplane_sandbox.contracts import AddonSource, NodeSource, SandboxAddon, SandboxNode
@@ -69,6 +69,13 @@ class KubeView:
         """An FSx file system as DescribeFileSystems shows it (what the FSx CSI node plugin
         mounts), or None."""
         return fsx.lifecycle_of(self.world, fs_id) if self.world is not None else None
+
+    def mlflow_log_run(self, role_arn: str | None, arn: str, experiment: str,
+                       run: dict[str, Any]) -> str | None:
+        """A training script's MLflow run, logged with the pod's role (aws/mlflow_client.py)."""
+        if self.world is None:
+            return None
+        return mlflow_client.log_training_run(self.world, role_arn, arn, experiment, run)
 
     def s3_object(self, bucket: str, key: str) -> bytes | None:
         """An object's bytes from the sandbox's S3 (what Mountpoint would read), or None."""

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, cast
 from urllib.parse import parse_qs
 
-from podplane_sandbox.aws import iam_simulate, protocol, s3_rules
+from podplane_sandbox.aws import iam_simulate, mlflow_tracking, protocol, s3_rules
 from podplane_sandbox.aws.amp import SIGNING_NAME as AMP_SIGNING
 from podplane_sandbox.aws.base import Emulator
 from podplane_sandbox.aws.callers import access_key_of, caller_of, sts_get_caller_identity
@@ -35,10 +35,12 @@ class AwsRouter:
     def __init__(self, world: World, eks: Emulator, sagemaker: Emulator, quotas: Emulator,
                  moto_app: Any, control: Any, on_mutation: Callable[[bool], None],
                  guard: Guard | None = None, fsx: Emulator | None = None,
-                 amp: Emulator | None = None) -> None:
+                 amp: Emulator | None = None,
+                 mlflow: Emulator | None = None) -> None:
         self.w, self.eks, self.sm, self.quotas = world, eks, sagemaker, quotas
         self.fsx = fsx  # FSx for Lustre file systems (aws/fsx.py); else moto's
         self.amp = amp  # Prometheus workspaces (aws/amp.py); else moto's
+        self.mlflow = mlflow  # SageMaker MLflow tracking servers (aws/mlflow.py)
         self.control, self.on_mutation = control, on_mutation
         self.moto_app = Ec2Rules(world, moto_app)  # EC2 dependencies and slow deletes
         self.guard = guard
@@ -78,14 +80,20 @@ class AwsRouter:
     # our emulators -------------------------------------------------------------------------
     def _ours(self, environ: dict[str, Any], path: str, body: bytes) -> Response | None:
         target = environ.get("HTTP_X_AMZ_TARGET", "")
-        for prefix, service, emu in (("SageMaker.", "sagemaker", self.sm),
+        if mlflow_tracking.handles(path):  # a tracking server's MLflow REST API
+            return mlflow_tracking.serve(self.w, environ, body)
+        for prefix, service, emu in (("SageMaker.", "sagemaker", self.mlflow),
+                                     ("SageMaker.", "sagemaker", self.sm),
                                      ("ServiceQuotasV20190624.", "service-quotas", self.quotas),
                                      (FSX_TARGET, "fsx", self.fsx)):
             if emu is not None and target.startswith(prefix):
                 action = target.split(".", 1)[1]
                 with self.w.lock:
                     mine = emu.accepts(action, _json_or_empty(body))
-                return self._json11(service, emu, action, body) if mine else None
+                if mine:
+                    return self._json11(service, emu, action, body)
+                if emu is not self.mlflow:  # a SageMaker call MLflow's emulator passed on
+                    return None
         scope_service = _scope_service(environ)
         if scope_service == "s3":
             with self.w.lock:

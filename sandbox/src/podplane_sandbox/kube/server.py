@@ -18,7 +18,14 @@ import yaml
 from podplane.cloud.kube.eks_token import eks_token, static_session
 from podplane_sandbox.clock import VirtualClock
 from podplane_sandbox.contracts import SANDBOX_KEY, SANDBOX_SECRET, AccessSource, NodeSource
-from podplane_sandbox.kube import addon_objects, admission, pod_identity, s3_mounts, validation
+from podplane_sandbox.kube import (
+    addon_objects,
+    admission,
+    mlflow_runs,
+    pod_identity,
+    s3_mounts,
+    validation,
+)
 from podplane_sandbox.kube.app import build_app
 from podplane_sandbox.kube.controllers import inference_operator, karpenter
 from podplane_sandbox.kube.controllers.framework import Controller, Ctx, Runner
@@ -115,6 +122,7 @@ class KubeApiServer:
         self.controllers += karpenter.controllers(self.ctx, node_source, eks_cluster_name)
         self.controllers += inference_operator.controllers(self.ctx, node_source, eks_cluster_name)
         s3_mounts.install(self.ctx, node_source, eks_cluster_name)
+        mlflow_runs.install(self.ctx, node_source, eks_cluster_name)
         for ctrl in self.controllers:
             if isinstance(ctrl, NodeController):
                 ctrl.eks_cluster_name = eks_cluster_name

@@ -168,6 +168,19 @@ class StallOut(BaseModel):
     pod: str = Field(description="The pod that wrote it.")
 
 
+class MlflowRunOut(BaseModel):
+    tracking_server_arn: str = Field(description="MLFLOW_TRACKING_URI of the job's pods.")
+    experiment: str
+    service_account: str
+    run_id: str | None = Field(description="The experiment's newest run; null before one.")
+    run_name: str | None = None
+    status: str | None = Field(description="RUNNING, FINISHED, FAILED or KILLED (MLflow).")
+    metrics: dict[str, float] = Field(description="Each metric's last value.")
+    url: str | None = Field(description="The run in the tracking server's MLflow UI (needs "
+                            "an AWS console session or a presigned URL).")
+    error: str | None = Field(description="Why the tracking server could not be read.")
+
+
 class JobOut(JobSummaryOut):
     stalled: StallOut | None = Field(description="Set while the job runs but no pod has "
                                      "written a log line for `since_seconds`: a hang.")
@@ -181,6 +194,9 @@ class JobOut(JobSummaryOut):
                                               "prefixes, newest first (at most 100); null when "
                                               "the bucket could not be read.")
     ray: RayOut | None = Field(None, description="RayJobs: KubeRay's view of the job.")
+    mlflow: MlflowRunOut | None = Field(None, description="The run the job logged to "
+                                        "SageMaker MLflow (jobs submitted while the mlflow "
+                                        "feature was on); null otherwise.")
 
 
 class LogLineOut(BaseModel):

@@ -10,6 +10,7 @@ from podplane.cloud.aws.eks import EksAdapter
 from podplane.cloud.aws.fsx import FsxAdapter
 from podplane.cloud.aws.hyperpod import HyperPodAdapter
 from podplane.cloud.aws.iam import IamAdapter, S3Adapter, StsAdapter
+from podplane.cloud.aws.mlflow import MlflowAdapter
 from podplane.cloud.aws.quotas import QuotasAdapter
 from podplane.cloud.ports import AwsPorts
 from podplane.cloud.ports_aws import RetryObserver
@@ -23,7 +24,7 @@ def build_aws(region: str, endpoint_url: str | None = None,
                     ec2=Ec2Adapter(caller), iam=IamAdapter(caller), s3=S3Adapter(caller),
                     sts=StsAdapter(caller), quotas=QuotasAdapter(caller),
                     account=AccountAdapter(caller), fsx=FsxAdapter(caller),
-                    amp=AmpAdapter(caller))
+                    amp=AmpAdapter(caller), mlflow=MlflowAdapter(caller))
 
 
 def session_region() -> str | None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from podplane.domain.errors import Conflict, InvalidInput, NotFound
-from podplane.domain.features import fsx
+from podplane.domain.features import fsx, mlflow
 from podplane.domain.features import hyperpod_observability as hpo
 from podplane.domain.features import inference_operator as inference
 from podplane.domain.names import DNS_LABEL_PATTERN
@@ -26,6 +26,7 @@ OBSERVABILITY = "observability"
 FSX_LUSTRE = fsx.NAME
 INFERENCE_OPERATOR = inference.NAME
 HYPERPOD_OBSERVABILITY = hpo.NAME
+MLFLOW = mlflow.NAME
 # Container Insights through the CloudWatch Observability EKS add-on; its agent runs as
 # amazon-cloudwatch/cloudwatch-agent and needs CloudWatchAgentServerPolicy, which add-on 3.1.0+
 # may take through EKS Pod Identity (CloudWatch docs, "Quick start with the Amazon CloudWatch
@@ -155,6 +156,23 @@ FEATURES: tuple[FeatureSpec, ...] = (
                           "write to instead (never deleted by podplane)."),),
         notes=("Amazon Managed Grafana dashboards are not set up here.",
                "Coexists with Container Insights (a different add-on and service account).")),
+    FeatureSpec(
+        MLFLOW, "SageMaker managed MLflow",
+        "Jobs log runs and metrics to a SageMaker MLflow tracking server.",
+        "an IAM role and a tracking server whose artifacts go to the cluster bucket's "
+        "mlflow/<cluster>/ prefix (or an existing server by name or ARN); the jobs' IAM role "
+        f"(sagemaker-mlflow actions on that server only), its Pod Identity association and "
+        f"ServiceAccount {mlflow.SERVICE_ACCOUNT}",
+        core=("eks-pod-identity-agent",),
+        settings=(
+            Setting("size", "text", "Small", "TrackingServerSize: Small, Medium or Large."),
+            Setting("tracking_server", "text", "", "An existing tracking server's name or "
+                    "ARN to use instead (never deleted by podplane)."),
+        ),
+        notes=("Jobs submitted while it is on get MLFLOW_TRACKING_URI (the server's ARN, "
+               "resolved by the sagemaker-mlflow plugin) and MLFLOW_EXPERIMENT_NAME (the "
+               "job's name).",
+               "Creating a tracking server takes minutes; it is billed while it exists.")),
 )
 # The HyperPod inference operator (domain/features/inference_operator.py has its sources).
 FEATURES += (
@@ -173,7 +191,8 @@ FEATURES += (
 )
 BY_NAME = {f.name: f for f in FEATURES}
 # Rules across a feature's settings, checked after each setting's own.
-FEATURE_CHECKS = {FSX_LUSTRE: fsx.check, HYPERPOD_OBSERVABILITY: hpo.check}
+FEATURE_CHECKS = {FSX_LUSTRE: fsx.check, HYPERPOD_OBSERVABILITY: hpo.check,
+                  MLFLOW: mlflow.check}
 
 
 def feature(name: str) -> FeatureSpec:

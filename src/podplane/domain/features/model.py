@@ -17,7 +17,8 @@ from typing import Any, Literal
 from podplane.domain import reconcile
 
 Kind = Literal["kube", "hyperpod-setting", "iam-role", "pod-identity", "eks-addon",
-               "fsx-filesystem", "sg-ingress", "oidc-provider", "amp-workspace"]
+               "fsx-filesystem", "sg-ingress", "oidc-provider", "amp-workspace",
+               "mlflow-server"]
 Shape = dict[str, Any]
 FEATURE_LABEL = "podplane.io/feature"
 MANAGED_LABEL = "app.kubernetes.io/managed-by"

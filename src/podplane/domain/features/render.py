@@ -15,6 +15,7 @@ from podplane.domain.features import catalog as cat
 from podplane.domain.features import fsx
 from podplane.domain.features import hyperpod_observability as hpo
 from podplane.domain.features import inference_operator as inference
+from podplane.domain.features import mlflow as mlf
 from podplane.domain.features.checkpointing import (
     SERVICE_ACCOUNT,
     checkpoint_policy,
@@ -116,6 +117,8 @@ def resources(name: str, on: bool, settings: Shape, facts: ClusterFacts,
                                    facts.hyperpod_arn, (found or {}).get("issuer", ""))
     if name == cat.HYPERPOD_OBSERVABILITY:
         return hyperpod_observability(on, settings, facts, found)
+    if name == cat.MLFLOW:
+        return mlflow(on, settings, facts)
     return []   # always-on features are observed, never rendered
 
 
@@ -172,6 +175,24 @@ def hyperpod_observability(on: bool, settings: Shape, facts: ClusterFacts,
     return hpo.resources(on, settings, facts.name, made.desired,
                          facts.role_arn(hpo.ROLE_PURPOSE), found,
                          f"arn:aws:aps:{facts.region}:{facts.account}:workspace/pending")
+
+
+def mlflow(on: bool, settings: Shape, facts: ClusterFacts) -> list[Resource]:
+    """The tracking server with its role (or the user's own server), then the jobs' identity
+    chain: role -> Pod Identity -> ServiceAccount (domain/features/mlflow.py)."""
+    name, mine = cat.MLFLOW, mlf.existing_name(settings)
+    server_name = mine or mlf.server_name(facts.name)
+    arn = mlf.server_arn(facts.account, facts.region, server_name)
+    made = [role(name, facts, "mlflow", service_trust("sagemaker.amazonaws.com"),
+                 mlf.server_policy(facts.bucket, facts.name), on),
+            mlf.server(on, settings, facts.name, facts.bucket, facts.role_arn("mlflow"))]
+    ns, account = mlf.service_account(arn)["metadata"]["namespace"], mlf.SERVICE_ACCOUNT
+    return [*([mlf.existing(on, mine)] if mine else made),
+            role(name, facts, "mlflow-jobs", pod_identity_trust(), mlf.job_policy(arn), on),
+            Resource(name, "pod-identity", f"pod identity {ns}/{account}",
+                     {"namespace": ns, "serviceAccount": account,
+                      "roleArn": facts.role_arn("mlflow-jobs")}, on),
+            *kube(name, [mlf.service_account(arn)], on)]
 
 
 def autoscaling(on: bool, settings: Shape, facts: ClusterFacts) -> list[Resource]:

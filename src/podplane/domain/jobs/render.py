@@ -18,6 +18,8 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
+from podplane.domain.features.mlflow import SERVICE_ACCOUNT as MLFLOW_ACCOUNT
+from podplane.domain.features.mlflow import job_env as mlflow_env
 from podplane.domain.jobs.kinds import (
     GROUP_LABEL,
     HEALTH_LABEL,
@@ -51,6 +53,7 @@ class Placement:
     efa_per_replica: int
     bucket: str | None
     fsx_claim: str | None = None  # the fsx-lustre feature's claim, mounted at /fsx when set
+    mlflow_arn: str | None = None  # the mlflow feature's tracking server (logged to when set)
 
 
 def prefixes(bucket: str | None, job: str) -> dict[str, str | None]:
@@ -147,8 +150,12 @@ def _pod_template(recipe: Recipe, job: str, params: dict[str, Any],
         "nodeSelectorTerms": [{"matchExpressions": [
             {"key": HEALTH_LABEL, "operator": "In", "values": ["Schedulable"]},
             {"key": GROUP_LABEL, "operator": "In", "values": [where.instance_group]}]}]}}}
+    spec: Manifest = {"containers": [container], "volumes": volumes, "affinity": affinity}
+    if where.mlflow_arn:  # the run logs to MLflow as the feature's identity (features.md)
+        env += mlflow_env(where.mlflow_arn, job)
+        spec["serviceAccountName"] = MLFLOW_ACCOUNT
     return {"metadata": {"labels": {MANAGED_BY: "podplane", RECIPE_LABEL: recipe.name}},
-            "spec": {"containers": [container], "volumes": volumes, "affinity": affinity}}
+            "spec": spec}
 
 
 def manifest_from(request: dict[str, Any], facts: dict[str, Any]) -> Manifest:
@@ -162,6 +169,7 @@ def manifest_from(request: dict[str, Any], facts: dict[str, Any]) -> Manifest:
     gpus = request.get("gpus_per_replica")
     where = Placement(request["instance_group"], replicas,
                       facts["gpus_per_node"] if gpus is None else gpus,
-                      facts["efa_per_node"], facts.get("bucket"), facts.get("fsx_claim"))
+                      facts["efa_per_node"], facts.get("bucket"), facts.get("fsx_claim"),
+                      facts.get("mlflow_arn"))
     return render(chosen, request["name"], chosen.resolve(request.get("params") or {}), where,
                   request.get("max_restarts", 2), bool(request.get("elastic")))

@@ -16,7 +16,7 @@ from podplane.domain.features.model import Resource
 from podplane.domain.features.render import ClusterFacts, policy_text
 from podplane.domain.reconcile import Verb
 from podplane.ops.context import StepContext
-from podplane.services.features import fsx
+from podplane.services.features import fsx, mlflow
 from podplane.services.features import hyperpod_observability as hpo
 from podplane.services.features.addons import addon_change
 from podplane.services.features.inference_operator import provider_change
@@ -42,6 +42,8 @@ async def carry_out(ctx: StepContext, live: Live, facts: ClusterFacts, verb: Ver
         await addon_change(ctx, live, verb, res)
     elif res.kind == "fsx-filesystem":
         await fsx.file_system_change(ctx, live, facts, verb, res)
+    elif res.kind == "mlflow-server":
+        await mlflow.server_change(ctx, live, verb, res)
     elif res.kind == "sg-ingress":
         await fsx.rule_change(live, verb, res)
     elif res.kind == "oidc-provider":

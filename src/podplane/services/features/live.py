@@ -16,7 +16,7 @@ from podplane.domain.features.checkpointing import POLICY_NAME
 from podplane.domain.features.hyperpod_observability import same_configuration
 from podplane.domain.features.model import FEATURE_LABEL, FEATURE_TAG, Resource, Seen
 from podplane.services.cloud_access import Cloud
-from podplane.services.features import fsx
+from podplane.services.features import fsx, mlflow
 from podplane.services.features import hyperpod_observability as hpo
 from podplane.services.features import inference_operator as inference
 
@@ -83,6 +83,8 @@ class Live:
             return await inference.provider_seen(self, res)
         if res.kind == "amp-workspace":
             return await hpo.workspace_seen(self, res, self.cluster)
+        if res.kind == "mlflow-server":
+            return await mlflow.server_seen(self, res)
         if res.kind in ("fsx-filesystem", "sg-ingress"):
             return await (fsx.rule_seen(self, res) if res.kind == "sg-ingress" else
                           fsx.file_system_seen(self, res, self.cluster))

@@ -17,7 +17,7 @@ from podplane.domain.features import catalog as cat
 from podplane.domain.features.model import FeaturePlan
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
-from podplane.services.features import fsx
+from podplane.services.features import fsx, mlflow
 from podplane.services.features import hyperpod_observability as hpo
 from podplane.services.features import inference_operator as inference
 from podplane.services.features.live import Live
@@ -164,6 +164,8 @@ async def _change(ctx: Ctx, cluster: str, name: str, enabled: bool | None,
             await fsx.check(live, want.settings, facts)
         if name == cat.HYPERPOD_OBSERVABILITY:
             await hpo.check(live, want.settings, facts.name)
+        if name == cat.MLFLOW:
+            await mlflow.check(live, want.settings)
     found = await plan_for(live, name, want, facts)
     doomed = terminates_nodes(found)
     if doomed and confirm is not None:

@@ -9,6 +9,7 @@ from typing import Any
 from podplane.domain.effects import Effect
 from podplane.domain.errors import ConfirmationRequired, InvalidInput, NotFound
 from podplane.domain.features.fsx import CLAIM as FSX_CLAIM
+from podplane.domain.features.mlflow import ARN_ANNOTATION, SERVICE_ACCOUNT
 from podplane.domain.instance_groups import CapacityType, shape_of
 from podplane.domain.jobs import render as rj
 from podplane.domain.jobs import views
@@ -19,6 +20,7 @@ from podplane.domain.jobs.requests import JobRequest
 from podplane.domain.manifests.storage import CLAIM
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
+from podplane.services.features.mlflow_runs import run_view
 from podplane.services.groups import cloud as gc
 from podplane.services.groups.outcome import Outcome, key_used, start
 from podplane.services.jobs import cluster as jc
@@ -69,7 +71,8 @@ async def get_job(ctx: Ctx, cluster: str, job: str) -> Shape:
                           rj.prefixes(bucket, job))
     stalled = await stall_of(kube, pods, ctx.app.settings.job_stall_seconds) \
         if view["status"] == "Running" else None
-    return {**view, "stalled": stalled, "files": await jc.files_of(ctx, bucket, job)}
+    return {**view, "stalled": stalled, "files": await jc.files_of(ctx, bucket, job),
+            "mlflow": await run_view(cloud_of(ctx.app).aws.mlflow, found)}
 
 
 @service(Effect.READ, "job.events")
@@ -109,7 +112,8 @@ async def submit_job(ctx: Ctx, cluster: str, request: JobRequest, *,
     bucket = await jc.bucket_of(ctx, cluster) if await _has_claim(kube) else None
     fsx = FSX_CLAIM if await _has_claim(kube, FSX_CLAIM) else None
     facts = {"bucket": bucket, "gpus_per_node": gpus.gpus_per_node,
-             "efa_per_node": gpus.efa_per_node, "fsx_claim": fsx}
+             "efa_per_node": gpus.efa_per_node, "fsx_claim": fsx,
+             "mlflow_arn": await _mlflow_arn(kube)}
     body = {k: v for k, v in asdict(request).items() if k != "dry_run"}
     op_params = {"cluster_ref": ref.params(), "job": request.name, "kind": chosen.kind,
                  "request": body, "facts": facts}
@@ -122,6 +126,9 @@ async def submit_job(ctx: Ctx, cluster: str, request: JobRequest, *,
     if not bucket:
         plan["notes"].append("The cluster has no shared S3 claim: /data, /models, "
                              "/checkpoints and /outputs are not mounted.")
+    if facts["mlflow_arn"]:
+        plan["notes"].append(f"Logs to SageMaker MLflow ({facts['mlflow_arn']}), experiment "
+                             f"{request.name!r}.")
     if fsx:
         plan["notes"].append(f"FSx for Lustre (claim {fsx}) is mounted at {rj.FSX_PATH}.")
     if request.dry_run:
@@ -175,6 +182,12 @@ async def _refuse_existing(kube: Any, cluster: str, name: str) -> None:
         return
     raise JobExists(f"A job named {name!r} already exists on {cluster!r}.",
                     hint="Choose another name, or delete the old job.")
+
+
+async def _mlflow_arn(kube: Any) -> str | None:
+    """The tracking server jobs log to: the mlflow feature's ServiceAccount names it."""
+    account = await kube.get("v1", "ServiceAccount", SERVICE_ACCOUNT, NAMESPACE)
+    return ((account or {}).get("metadata", {}).get("annotations") or {}).get(ARN_ANNOTATION)
 
 
 async def _has_claim(kube: Any, claim: str = CLAIM) -> bool:

@@ -6,6 +6,7 @@ import Button from "@cloudscape-design/components/button";
 import Container from "@cloudscape-design/components/container";
 import Header from "@cloudscape-design/components/header";
 import KeyValuePairs from "@cloudscape-design/components/key-value-pairs";
+import Link from "@cloudscape-design/components/link";
 import SpaceBetween from "@cloudscape-design/components/space-between";
 import StatusIndicator from "@cloudscape-design/components/status-indicator";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
@@ -107,6 +108,7 @@ export default function JobDetail({ params }: PageProps) {
             { label: "Completed", value: <Time value={job.completed_at} /> },
             { label: "Checkpoints", value: job.outputs.checkpoints ?? "-" },
             { label: "Outputs", value: job.outputs.outputs ?? "-" },
+            ...(job.mlflow ? [{ label: "MLflow run", value: <MlflowRun run={job.mlflow} /> }] : []),
           ]}
         />
       </Container>
@@ -141,5 +143,21 @@ function FaultAlert({ job }: { job: Job }) {
       {where && ` (${where})`}
       {f.restart_type && ` · restart: ${f.restart_type}`}
     </Alert>
+  );
+}
+
+// The run the job logged to SageMaker MLflow (the mlflow feature): a link into the tracking
+// server's UI, with the last loss when there is one.
+function MlflowRun({ run }: { run: NonNullable<Job["mlflow"]> }) {
+  if (run.error) return <StatusIndicator type="warning">{run.error}</StatusIndicator>;
+  if (!run.run_id) return <span data-testid="job-mlflow">no run yet ({run.experiment})</span>;
+  const loss = run.metrics.train_loss;
+  const label = `${run.run_name ?? run.run_id} (${run.status ?? "?"}${loss === undefined ? "" : `, train_loss ${loss}`})`;
+  return run.url ? (
+    <Link external href={run.url} data-testid="job-mlflow">
+      {label}
+    </Link>
+  ) : (
+    <span data-testid="job-mlflow">{label}</span>
   );
 }

@@ -1,4 +1,5 @@
-"""SageMaker HyperPod emulator (JSON 1.1): clusters, nodes, training plans, MLflow."""
+"""SageMaker HyperPod emulator (JSON 1.1): clusters, nodes, training plans (MLflow tracking
+servers: aws/mlflow.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Training plans (reserved capacity bound to one AZ) and MLflow tracking servers."""
+"""Training plans (reserved capacity bound to one AZ). MLflow tracking servers: aws/mlflow.py."""
 
 from __future__ import annotations
 
@@ -9,8 +9,6 @@ from podplane_sandbox.aws.base import paginate
 from podplane_sandbox.aws.errors import sm_in_use, sm_not_found, sm_validation
 from podplane_sandbox.aws.hyperpod.node_api import NodeApiMixin
 from podplane_sandbox.aws.world import AZ_IDS, AZS
-
-MLFLOW_SECONDS = 1200.0
 
 
 class PlansMixin(NodeApiMixin):
@@ -114,49 +112,3 @@ class PlansMixin(NodeApiMixin):
                                 f"the instance group's subnets are in {', '.join(azs)}.")
         group["_plan_az"] = plan["_az"]
         group["TrainingPlanStatus"] = plan["Status"]
-
-    # MLflow ------------------------------------------------------------------------------
-    def create_mlflow_tracking_server(self, p: dict[str, Any]) -> dict[str, Any]:
-        name = p["TrackingServerName"]
-        if name in self.table("mlflow"):
-            raise sm_in_use(f"Tracking server {name} already exists")
-        now = self.w.now()
-        server = {"TrackingServerArn": self.w.arn("sagemaker", f"mlflow-tracking-server/{name}"),
-                  "TrackingServerName": name, "ArtifactStoreUri": p["ArtifactStoreUri"],
-                  "TrackingServerSize": p.get("TrackingServerSize", "Small"),
-                  "MlflowVersion": p.get("MlflowVersion", "2.16.2"), "RoleArn": p["RoleArn"],
-                  "TrackingServerStatus": "Creating", "IsActive": "Inactive",
-                  "AutomaticModelRegistration": p.get("AutomaticModelRegistration", False),
-                  "WeeklyMaintenanceWindowStart": p.get("WeeklyMaintenanceWindowStart",
-                                                        "Tue:03:30"),
-                  "CreationTime": now, "LastModifiedTime": now, "_ready_at": now + MLFLOW_SECONDS}
-        self.table("mlflow")[name] = server
-        self.table("tags")[server["TrackingServerArn"]] = list(p.get("Tags", []))
-        self.w.record("sagemaker", "CreateMlflowTrackingServer", name)
-        return {"TrackingServerArn": server["TrackingServerArn"]}
-
-    def describe_mlflow_tracking_server(self, p: dict[str, Any]) -> dict[str, Any]:
-        server = self.table("mlflow").get(p["TrackingServerName"].rsplit("/", 1)[-1])
-        if server is None:
-            raise sm_not_found(f"Tracking server {p['TrackingServerName']} not found")
-        if server["TrackingServerStatus"] == "Creating" and self.w.now() >= server["_ready_at"]:
-            server.update(TrackingServerStatus="Created", IsActive="Active",
-                          TrackingServerUrl=f"https://t-{self.w.hex_id(12)}.{self.w.region}"
-                                            ".experiments.sagemaker.aws")
-        return cast("dict[str, Any]", server)
-
-    def list_mlflow_tracking_servers(self, p: dict[str, Any]) -> dict[str, Any]:
-        items = [{k: s[k] for k in ("TrackingServerArn", "TrackingServerName", "CreationTime",
-                                    "LastModifiedTime", "TrackingServerStatus", "IsActive",
-                                    "MlflowVersion")}
-                 for s in (self.describe_mlflow_tracking_server({"TrackingServerName": n})
-                           for n in list(self.table("mlflow")))]
-        page, nxt = paginate(items, p, "MaxResults", "NextToken")
-        return {"TrackingServerSummaries": page, **({"NextToken": nxt} if nxt else {})}
-
-    def delete_mlflow_tracking_server(self, p: dict[str, Any]) -> dict[str, Any]:
-        server = self.describe_mlflow_tracking_server(p)
-        del self.table("mlflow")[server["TrackingServerName"]]
-        self.table("tags").pop(server["TrackingServerArn"], None)
-        self.w.record("sagemaker", "DeleteMlflowTrackingServer", server["TrackingServerName"])
-        return {"TrackingServerArn": server["TrackingServerArn"]}

@@ -19,7 +19,8 @@ class TagsMixin(ClustersMixin):
     def owns_arn(self, arn: str) -> bool:
         arns = {c["ClusterArn"] for c in self.table("clusters").values()}
         arns |= {p["TrainingPlanArn"] for p in self.table("plans").values()}
-        arns |= {m["TrackingServerArn"] for m in self.table("mlflow").values()}
+        arns |= {m["TrackingServerArn"] for m in  # aws/mlflow.py keeps them
+                 self.w.service_state("sagemaker-mlflow").get("tracking_servers", {}).values()}
         return arn in arns
 
     def _tags(self, arn: str) -> list[dict[str, str]]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from podplane_sandbox.kube import (
     fsx_mounts,  # FSx for Lustre volumes
+    mlflow_runs,  # training runs logged to SageMaker MLflow
     s3_mounts,
 )
 from podplane_sandbox.kube.controllers import pod_start
@@ -304,6 +305,9 @@ class Kubelet(Controller):
         if code == 0 and (refused := s3_mounts.write_outputs(self.ctx, pod, finished - started)):
             code = 1  # the training process could not save its result (s3_mounts.py)
             self.ctx.event(pod, "OutputWriteFailed", refused, "Warning")
+        if refused := mlflow_runs.log(self.ctx, pod, started, finished, code == 0):
+            code = 1  # the MLflow client raised (kube/mlflow_runs.py)
+            self.ctx.event(pod, "MlflowLoggingFailed", refused, "Warning")
         status = clone(pod.get("status") or {})
         status["phase"] = "Succeeded" if code == 0 else "Failed"
         state = {
