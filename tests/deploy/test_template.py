@@ -70,10 +70,9 @@ def test_no_role_of_the_stack_is_one_podplane_manages() -> None:
     assert pattern.match(param["Default"]) and pattern.match("a" * 59)
     assert not pattern.match("podplane-control-plane") and not pattern.match("a" * 60)
     assert not pattern.match("SageMakerHyperPodInference-podplane-x")
-    inference = [s["Resource"] for s in POLICY["Statement"] if s["Sid"] == "InferenceOperatorRole"]
-    assert inference == ["arn:aws:iam::*:role/SageMakerHyperPodInference-podplane-*"]
     own = [s["Resource"] for s in POLICY["Statement"] if s["Sid"] == "OwnRoles"]
-    assert own == ["arn:aws:iam::*:role/podplane-*"]
+    assert own == [["arn:aws:iam::*:role/podplane-*",
+                    "arn:aws:iam::*:role/SageMakerHyperPodInference-podplane-*"]]
     names = {name: res["Properties"].get("RoleName")
              for name, res in t["Resources"].items() if res["Type"] == "AWS::IAM::Role"}
     assert names == {"ControlPlaneRole": {"Ref": "ControlPlaneRoleName"},

@@ -66,7 +66,7 @@ def test_each_command_is_one_rest_call(sent: list[tuple[str, str, Any]]) -> None
     assert sent[0] == ("POST", base, {
         "name": "qwen", "instance_group": "workers", "model": "Qwen/Qwen2.5-0.5B-Instruct",
         "engine": "vllm", "tensor_parallel": 2, "dtype": "auto", "replicas": 1,
-        "exposure": "load_balancer", "dry_run": True})
+        "exposure": "load_balancer", "kind": "self_managed", "dry_run": True})
     assert sent[1][:2] == ("GET", base)
     assert sent[3] == ("POST", f"{base}/qwen/invoke",
                        {"prompt": "hi", "max_tokens": 3, "chat": False})

@@ -28,6 +28,17 @@ EKS_RESOURCES = ["arn:aws:eks:*:*:cluster/*", "arn:aws:eks:*:*:addon/*/*/*",
                  "arn:aws:eks:*:*:podidentityassociation/*/*"]
 
 
+# (copied per statement: one list in two places is a YAML alias, which CloudFormation refuses)
+FEATURE_STORAGE = ("arn:aws:fsx:*:*:file-system/*", "arn:aws:aps:*:*:workspace/*")
+
+
+def _tag_is(kind: str) -> dict[str, Any]:
+    """The feature tag podplane puts on the file system and the workspace it makes."""
+    values = sorted({*FSX_OWN.values(), *AMP_OWN.values()})
+    assert set(FSX_OWN) == set(AMP_OWN) == {"podplane:feature"}
+    return {f"aws:{kind}/podplane:feature": values}
+
+
 def _stmt(sid: str, actions: list[str], resource: str | list[str],
           condition: dict[str, Any] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"Sid": sid, "Effect": "Allow", "Action": sorted(actions),
@@ -38,14 +49,18 @@ def _stmt(sid: str, actions: list[str], resource: str | list[str],
 
 
 POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
-    # Reads that IAM cannot scope to a resource (the reference lists no resource type for them)
+    # Reads that IAM cannot scope to a resource (the reference lists no resource type for them),
+    # and aps:DescribeWorkspace, which the observability feature may call on any workspace (an
+    # existing one given by id) so workspace/* would grant no less.
+    # A customer managed policy holds 6,144 characters: statements whose resource types differ
+    # share one statement where they may (an action never applies to another type's ARN).
     _stmt("ReadAccount", [
         "ec2:DescribeAddresses", "ec2:DescribeAvailabilityZones",
         "ec2:DescribeInstanceTypeOfferings", "ec2:DescribeInternetGateways",
         "ec2:DescribeNatGateways", "ec2:DescribeNetworkInterfaces", "ec2:DescribeRouteTables",
         "ec2:DescribeSecurityGroupRules", "ec2:DescribeSecurityGroups",
         "ec2:DescribeSubnets", "ec2:DescribeVpcAttribute", "ec2:DescribeVpcEndpoints",
-        "ec2:DescribeVpcs", "aps:ListWorkspaces",
+        "ec2:DescribeVpcs", "aps:DescribeWorkspace", "aps:ListWorkspaces",
         "eks:DescribeAddonVersions", "eks:ListClusters", "fsx:DescribeFileSystems",
         "iam:ListOpenIDConnectProviders",
         "sagemaker:ListClusters", "sagemaker:ListTrainingPlans",
@@ -70,20 +85,15 @@ POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
     # the fsx-lustre feature's Lustre ports on the cluster's node group (it revokes only the
     # rules it tagged; an imported cluster's group carries no podplane tag to scope by)
     _stmt("LustrePorts", ["ec2:RevokeSecurityGroupIngress"], "arn:aws:ec2:*:*:security-group/*"),
-    _stmt("FsxCreateOwn", ["fsx:CreateFileSystem", "fsx:TagResource"],
-          "arn:aws:fsx:*:*:file-system/*",
-          {"StringEquals": {f"aws:RequestTag/{k}": v for k, v in FSX_OWN.items()}}),
-    _stmt("FsxDeleteOwn", ["fsx:DeleteFileSystem", "fsx:UpdateFileSystem"],
-          "arn:aws:fsx:*:*:file-system/*",
-          {"StringEquals": {f"aws:ResourceTag/{k}": v for k, v in FSX_OWN.items()}}),
-    # the hyperpod-observability feature's Prometheus workspace: made and deleted by its tag;
-    # an existing workspace given by id is only described
-    _stmt("AmpCreateOwn", ["aps:CreateWorkspace", "aps:TagResource"],
-          "arn:aws:aps:*:*:workspace/*",
-          {"StringEquals": {f"aws:RequestTag/{k}": v for k, v in AMP_OWN.items()}}),
-    _stmt("AmpDeleteOwn", ["aps:DeleteWorkspace"], "arn:aws:aps:*:*:workspace/*",
-          {"StringEquals": {f"aws:ResourceTag/{k}": v for k, v in AMP_OWN.items()}}),
-    _stmt("AmpRead", ["aps:DescribeWorkspace"], "arn:aws:aps:*:*:workspace/*"),
+    # the fsx-lustre feature's file system and the hyperpod-observability feature's Prometheus
+    # workspace: made, changed and deleted by their feature tag; an existing file system or
+    # workspace given by id is only described
+    _stmt("FeatureStorageCreateOwn", ["fsx:CreateFileSystem", "fsx:TagResource",
+                                      "aps:CreateWorkspace", "aps:TagResource"],
+          list(FEATURE_STORAGE), {"StringEquals": _tag_is("RequestTag")}),
+    _stmt("FeatureStorageChangeOwn", ["fsx:DeleteFileSystem", "fsx:UpdateFileSystem",
+                                      "aps:DeleteWorkspace"],
+          list(FEATURE_STORAGE), {"StringEquals": _tag_is("ResourceTag")}),
     # Imported clusters have any name: EKS resources are scoped by type, not by name
     _stmt("Eks", [
         "eks:AssociateAccessPolicy", "eks:CreateAccessEntry", "eks:CreateAddon",
@@ -104,24 +114,19 @@ POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
         ["arn:aws:sagemaker:*:*:cluster/*", "arn:aws:sagemaker:*:*:training-plan/*"]),
     # the mlflow feature's tracking server (podplane's is named podplane-<cluster>; a server
     # the user names is only described), and the job view's reads of the runs logged there
-    _stmt("MlflowTrackingServers", [
+    _stmt("Mlflow", [
         "sagemaker:AddTags", "sagemaker:CreateMlflowTrackingServer",
         "sagemaker:DeleteMlflowTrackingServer", "sagemaker:DescribeMlflowTrackingServer",
-        "sagemaker:UpdateMlflowTrackingServer"],
+        "sagemaker:UpdateMlflowTrackingServer", *sorted(MLFLOW_REST)],
         "arn:aws:sagemaker:*:*:mlflow-tracking-server/*"),
-    _stmt("MlflowRuns", sorted(MLFLOW_REST), "arn:aws:sagemaker:*:*:mlflow-tracking-server/*"),
     _stmt("OwnRoles", [
         "iam:AttachRolePolicy", "iam:CreateRole", "iam:DeleteRole", "iam:DeleteRolePolicy",
         "iam:DetachRolePolicy", "iam:GetRole", "iam:GetRolePolicy",
         "iam:ListAttachedRolePolicies",
         "iam:ListRolePolicies", "iam:PutRolePolicy", "iam:TagRole"],
-        "arn:aws:iam::*:role/podplane-*"),
-    # the inference operator add-on refuses an execution role without this prefix
-    _stmt("InferenceOperatorRole", [
-        "iam:CreateRole", "iam:DeleteRole", "iam:DeleteRolePolicy", "iam:GetRole",
-        "iam:GetRolePolicy", "iam:ListAttachedRolePolicies", "iam:ListRolePolicies",
-        "iam:PutRolePolicy", "iam:TagRole"],
-        "arn:aws:iam::*:role/SageMakerHyperPodInference-podplane-*"),
+        # the inference operator add-on refuses an execution role without the second prefix
+        ["arn:aws:iam::*:role/podplane-*",
+         "arn:aws:iam::*:role/SageMakerHyperPodInference-podplane-*"]),
     _stmt("PassOwnRoles", ["iam:PassRole"], "arn:aws:iam::*:role/podplane-*",
           {"StringEquals": {"iam:PassedToService": [
               "eks.amazonaws.com", "pods.eks.amazonaws.com", "sagemaker.amazonaws.com"]}}),
