@@ -16,7 +16,9 @@ def test_probes_try_every_granted_action_on_the_granted_shape() -> None:
     found = probes("111122223333", "eu-west-1", "aws-cn")
     assert {a for p in found for a in p.actions} == policy_actions()
     roles = next(p for p in found if p.statement == "OwnRoles")
-    assert roles.resources == ("arn:aws-cn:iam::111122223333:role/podplane-doctor",)
+    assert roles.resources == (
+        "arn:aws-cn:iam::111122223333:role/podplane-doctor",
+        "arn:aws-cn:iam::111122223333:role/SageMakerHyperPodInference-podplane-doctor")
     passes = [p.context for p in found if p.statement == "PassOwnRoles"]
     assert (("iam:PassedToService", "sagemaker.amazonaws.com"),) in passes and len(passes) == 3
     eks = next(p for p in found if p.statement == "Eks")
