@@ -74,3 +74,19 @@ def render(name: str, model: str, bucket: str, region: str, instance_type: Insta
                 "app.kubernetes.io/component": "inference-endpoint",
                 "podplane.io/endpoint": name, "podplane.io/engine": "managed"}},
             "spec": spec}
+
+
+def container(config: Manifest) -> Manifest:
+    """The image and arguments the operator runs for this config's worker (what a rollout
+    waits for in the pods)."""
+    worker = config["spec"].get("worker") or {}
+    return {"image": worker.get("image"), "args": worker.get("args")}
+
+
+def as_it_was(config: Manifest) -> Manifest:
+    """The config as podplane applies it again (a rollback): identity and spec only."""
+    meta = config["metadata"]
+    return {"apiVersion": config["apiVersion"], "kind": config["kind"],
+            "metadata": {"name": meta["name"], "namespace": meta.get("namespace", "default"),
+                         "labels": dict(meta.get("labels") or {})},
+            "spec": config["spec"]}

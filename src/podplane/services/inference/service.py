@@ -23,7 +23,7 @@ from podplane.services.context import Ctx
 from podplane.services.groups import cloud as gc
 from podplane.services.groups.outcome import Outcome, key_used, start
 from podplane.services.inference import cluster as ic
-from podplane.services.inference import managed
+from podplane.services.inference import managed, managed_ops, managed_update
 from podplane.services.inference.workflows import CREATE, DELETE, SCALE, UPDATE
 from podplane.services.jobs.cluster import group_gpus, kube_of
 from podplane.services.registry import service
@@ -52,13 +52,15 @@ async def list_endpoints(ctx: Ctx, cluster: str) -> list[Shape]:
     _, kube = await kube_of(ctx, cluster)
     services = await ic.services_by_name(kube)
     found = [views.summary(d, services.get(d["metadata"]["name"]))
-             for d in await ic.deployments(kube)]
+             for d in await ic.deployments(kube)] + await managed_ops.summaries(kube)
     return sorted(found, key=lambda s: s["name"])
 
 
 @service(Effect.READ, "endpoint.get")
 async def get_endpoint(ctx: Ctx, cluster: str, name: str) -> Shape:
     _, kube = await kube_of(ctx, cluster)
+    if (seen := await managed_ops.view(kube, name)) is not None:
+        return seen
     dep, svc = await ic.find(kube, cluster, name)
     return views.endpoint_view(dep, svc, await ic.pods_of(kube, name))
 
@@ -139,8 +141,12 @@ async def scale_endpoint(ctx: Ctx, cluster: str, name: str, replicas: int, *,
     params = {"cluster_ref": ref.params(), "endpoint": name, "replicas": replicas}
     if await key_used(ctx, idempotency_key):
         return await start(ctx, SCALE, target(cluster, name), params, idempotency_key, {})
-    dep, _ = await ic.find(kube, cluster, name)
-    current = int((dep.get("spec") or {}).get("replicas", 0))
+    dep: Shape = {"metadata": {}}
+    if (current := await managed_ops.replicas(kube, name)) is not None:
+        params["managed"] = True   # the operator's config (its pods are placed by it)
+    else:
+        dep, _ = await ic.find(kube, cluster, name)
+        current = int((dep.get("spec") or {}).get("replicas", 0))
     plan = {"endpoint": name, "from": current, "to": replicas}
     if current == replicas:
         return Outcome(False, plan)
@@ -163,6 +169,12 @@ async def update_endpoint(ctx: Ctx, cluster: str, name: str, update: EndpointUpd
     params: Shape = {"cluster_ref": ref.params(), "endpoint": name}
     if await key_used(ctx, idempotency_key):
         return await start(ctx, UPDATE, target(cluster, name), params, idempotency_key, {})
+    if (config := await managed.config_of(kube, name)) is not None:
+        told, extra = await managed_update.plan(ctx, kube, cluster, config, update)
+        if not extra or update.dry_run:
+            return Outcome(bool(extra), told, dry_run=update.dry_run)
+        return await start(ctx, UPDATE, target(cluster, name), {**params, **extra},
+                           idempotency_key, told)
     dep, svc = await ic.find(kube, cluster, name)
     current = views.request_of(dep, svc)
     changes = {k: v for k, v in update.changes().items() if v != current.get(k)}

@@ -195,7 +195,13 @@ def _deployment_status(status: Obj, config: Obj, deployment: Obj, now: str) -> N
     live = deployment.get("status") or {}
     wanted = int(config["spec"].get("replicas", 1))
     available = int(live.get("availableReplicas", 0) or 0)
-    done = (available >= wanted and int(live.get("updatedReplicas", 0) or 0) >= wanted
+    # A spec change reaches the pods as a rolling update of the operator's Deployment (the
+    # CRD's `status.deploymentStatus` is "the native kubernetes deployment that hosts the
+    # model", with its updatedReplicas): complete only once the Deployment controller saw
+    # the new template and every pod runs it.
+    seen = int(live.get("observedGeneration", 0) or 0) >= int(
+        deployment["metadata"].get("generation", 1))
+    done = (seen and available >= wanted and int(live.get("updatedReplicas", 0) or 0) >= wanted
             and int(live.get("replicas", 0) or 0) == wanted)
     state = "DeploymentComplete" if done else "DeploymentInProgress"
     status["deploymentStatus"] = {
@@ -209,12 +215,12 @@ def _deployment_status(status: Obj, config: Obj, deployment: Obj, now: str) -> N
 
 
 def _set_state(status: Obj, config: Obj, state: str, message: str, now: str) -> None:
+    generation = int(config["metadata"].get("generation", 1))
+    status["observedGeneration"] = generation   # this generation was reconciled
     if status.get("state") == state and (status.get("conditions") or [{}])[-1].get(
             "message") == message:
         return
     status["state"] = state
-    generation = int(config["metadata"].get("generation", 1))
-    status["observedGeneration"] = generation
     conditions = [c for c in status.get("conditions") or [] if c.get("type") != state]
     for c in conditions:
         c["status"] = "False"
