@@ -16,6 +16,8 @@ import yaml
 from podplane.domain.catalog import lookup
 from podplane.domain.errors import Conflict, InvalidInput
 from podplane.domain.inference import managed
+from podplane.domain.inference import managed_sources as sources
+from podplane.domain.inference.render import render
 from tests.clusters.test_kubeflow_manifests import SHARED_CRDS
 
 CRD = SHARED_CRDS / "hyperpod-inference" / \
@@ -77,3 +79,50 @@ def test_without_the_operator_it_is_a_conflict() -> None:
     with pytest.raises(Conflict):
         managed.require_operator(False, "gpu")
     managed.require_operator(True, "gpu")
+
+
+JUMPSTART_CRD = SHARED_CRDS / "hyperpod-inference" / \
+    "inference.sagemaker.aws.amazon.com_jumpstartmodels.yaml"
+PV = {"spec": {"csi": {"driver": "fsx.csi.aws.com", "volumeHandle": "fs-0123456789abcdef0",
+                       "volumeAttributes": {"dnsname": "fs-0123.fsx.us-west-2.amazonaws.com",
+                                            "mountname": "abcdefgh"}}}}
+
+
+def test_an_fsx_model_is_valid_under_the_crd_and_needs_the_feature() -> None:
+    g5 = lookup("ml.g5.12xlarge")
+    assert g5 is not None
+    source = sources.fsx_source("fsx:models/llama", PV, True)
+    obj = managed.render("llama", "fsx:models/llama", BUCKET, "us-west-2", g5, fsx=source)
+    jsonschema.validate(obj, schema())
+    assert obj["spec"]["modelSourceConfig"] == {
+        "modelSourceType": "fsx", "modelLocation": "models/llama", "fsxStorage": {
+            "fileSystemId": "fs-0123456789abcdef0", "mountName": "abcdefgh",
+            "dnsName": "fs-0123.fsx.us-west-2.amazonaws.com"}}
+    with pytest.raises(Conflict):
+        sources.fsx_source("fsx:models/llama", None, False)
+    with pytest.raises(InvalidInput):
+        sources.fsx_source("fsx:../etc", PV, True)
+
+
+def test_a_jumpstart_model_is_valid_under_its_crd() -> None:
+    crd = yaml.load(JUMPSTART_CRD.read_text(), Loader=yaml.CSafeLoader)
+    (v1,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
+    g5 = lookup("ml.g5.12xlarge")
+    assert g5 is not None
+    obj = sources.render_jumpstart("ds", "jumpstart:deepseek-llm-r1-distill-qwen-1-5b@2.0.4",
+                                   g5, replicas=2, load_balancer=True,
+                                   labels=managed.labels("ds"))
+    jsonschema.validate(obj, v1["schema"]["openAPIV3Schema"])
+    assert obj["spec"]["model"]["modelVersion"] == "2.0.4"
+    assert obj["kind"] == crd["spec"]["names"]["kind"]
+    for bad in ("jumpstart:-x", "jumpstart:ok@2.0"):
+        with pytest.raises(InvalidInput):
+            sources.jumpstart_model(bad)
+
+
+@pytest.mark.parametrize("model", ["fsx:models/x", "jumpstart:deepseek-llm-r1-distill-qwen-1-5b"])
+def test_self_managed_endpoints_refuse_operator_only_sources(model: str) -> None:
+    with pytest.raises(InvalidInput) as err:
+        render({"name": "x", "engine": "vllm", "model": model, "instance_group": "g",
+                "tensor_parallel": 1, "replicas": 1, "exposure": "service"})
+    assert err.value.extra["field"] == "model"

@@ -41,14 +41,18 @@ def grow(cluster: Cluster, count: int) -> None:
     cluster.stack.advance(20 * 60)
 
 
-async def deployed(cluster: Cluster, body: dict[str, Any] | None = None) -> None:
+async def deployed(cluster: Cluster, body: dict[str, Any] | None = None,
+                   succeeds: bool = True) -> None:
     _prerequisites(cluster, "cert-manager", "aws-mountpoint-s3-csi-driver",
                    "aws-fsx-csi-driver")
     await _enable(cluster)
     async with cluster.stack.client("operator") as client:
         made = await client.post(URL, json=body or BODY)
         assert made.status_code == 202, made.text
-        assert (await finish(client, made.json()))["status"] == "succeeded"
+        done = await finish(client, made.json())
+        assert (done["status"] == "succeeded") is succeeds, done
+        if not succeeds:
+            assert "acceptEula" in done["error"]["message"], done
 
 
 async def pods(cluster: Cluster) -> list[dict[str, Any]]:
@@ -113,3 +117,34 @@ async def test_list_get_scale_and_update_a_managed_endpoint(
         assert len(running) == 2
         answer = await client.post(f"{URL}/llama/invoke", json={"prompt": "still there?"})
         assert answer.status_code == 200, answer.text
+
+
+async def test_jumpstart_and_fsx_sources(feature_cluster: Cluster) -> None:  # noqa: F811
+    cluster = feature_cluster
+    js = {**BODY, "name": "ds", "model": "jumpstart:deepseek-llm-r1-distill-qwen-1-5b@2.0.4"}
+    gated = {**BODY, "name": "llama8",
+             "model": "jumpstart:meta-textgeneration-llama-3-1-8b-instruct"}
+    await deployed(cluster, gated, succeeds=False)   # the licence was not accepted
+    kube = await cloud_of(cluster.stack.app.state.podplane).kube_for(CLUSTER)
+    async with cluster.stack.client("operator") as client:
+        made = await client.post(URL, json=js)
+        assert made.status_code == 202, made.text
+        assert (await finish(client, made.json()))["status"] == "succeeded"
+    model = await kube.get(managed.API_VERSION, "JumpStartModel", "ds", "default")
+    assert model is not None and model["status"]["state"] == "DeploymentComplete"
+    dep = await kube.get("apps/v1", "Deployment", "ds", "default")
+    assert dep is not None and dep["metadata"]["ownerReferences"][0]["kind"] == "JumpStartModel"
+    async with cluster.stack.client("operator") as client:
+        view = (await client.get(f"{URL}/ds")).json()
+        assert (view["engine"], view["model"], view["status"]) == (
+            "jumpstart", js["model"], "Ready"), view
+        refused = await client.patch(f"{URL}/ds", json={"image": NEW})
+        assert refused.status_code == 422, refused.text
+
+        count = len(cluster.stack.ledger())
+        on_fsx = await client.post(URL, json={**BODY, "name": "fx", "model": "fsx:models/x"})
+        assert on_fsx.status_code == 409 and "fsx-lustre" in on_fsx.json()["hint"], on_fsx.text
+        assert len(cluster.stack.ledger()) == count
+        self_managed = await client.post(URL, json={**BODY, "kind": "self_managed",
+                                                    "model": "fsx:models/x"})
+        assert self_managed.status_code == 422 and self_managed.json()["field"] == "model"

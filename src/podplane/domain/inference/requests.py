@@ -16,8 +16,10 @@ ENDPOINT_NAME_MAX = 40
 EndpointName = Annotated[str, Field(min_length=1, max_length=ENDPOINT_NAME_MAX,
                                     pattern=DNS_LABEL_PATTERN,
                                     description="Endpoint.")]
-# An S3 URI (s3://bucket/prefix) or a Hugging Face model id (`org/name`, or `name`).
+# An S3 URI (s3://bucket/prefix) or a Hugging Face model id (`org/name`, or `name`); managed
+# only: `fsx:<path>` or `jumpstart:<id>[@<version>]` (managed_sources.py).
 MODEL_PATTERN = (r"^(s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9](/[A-Za-z0-9._\-/]*)?"
+                 r"|fsx:[A-Za-z0-9._\-/]{1,400}|jumpstart:[A-Za-z0-9\-]{1,63}(@[0-9.]{5,14})?"
                  r"|[A-Za-z0-9][A-Za-z0-9._\-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._\-]{0,95})?)$")
 IMAGE_PATTERN = r"^[a-z0-9][a-z0-9._\-/:@]{0,254}$"
 MAX_REPLICAS = 32
@@ -38,7 +40,7 @@ class EndpointRequest:
                                          pattern=DNS_LABEL_PATTERN,
                                          description="Instance group.")]
     model: Annotated[str, Field(min_length=1, max_length=512, pattern=MODEL_PATTERN,
-                                description="s3:// prefix or Hugging Face id.")]
+                                description="s3://, HF id; managed: fsx:path, jumpstart:id.")]
     engine: Engine = "vllm"
     image: Annotated[str | None, Field(max_length=255, pattern=IMAGE_PATTERN, description=(
         "Default: the engine's pinned release."))] = None

@@ -13,8 +13,10 @@ from podplane.cloud.ports_kube import KubePort
 from podplane.domain.catalog import lookup
 from podplane.domain.clusters import shared_bucket
 from podplane.domain.errors import CloudError, InvalidInput, NotFound
-from podplane.domain.features.catalog import INFERENCE_OPERATOR
+from podplane.domain.features import fsx
+from podplane.domain.features.catalog import FSX_LUSTRE, INFERENCE_OPERATOR
 from podplane.domain.inference import managed
+from podplane.domain.inference import managed_sources as sources
 from podplane.domain.inference.errors import EndpointExists
 from podplane.domain.inference.managed_views import JUMPSTART_KIND
 from podplane.ops.context import StepContext
@@ -44,15 +46,33 @@ async def render_for(ctx: Ctx, ref: gc.ClusterRef, kube: KubePort, cluster: str,
     if instance_type is None:
         raise InvalidInput(f"Unknown instance type {group.get('InstanceType')!r}.",
                            field="instance_group")
-    bucket = await bucket_of(ctx, cluster)
-    manifest = managed.render(body["name"], body["model"], bucket, cloud.aws.region,
-                              instance_type, tensor_parallel=body["tensor_parallel"],
-                              replicas=body["replicas"], image=body["image"],
-                              load_balancer=body["exposure"] == "load_balancer")
-    if await kube.get(managed.API_VERSION, managed.KIND, body["name"], "default") is not None:
+    lb = body["exposure"] == "load_balancer"
+    if sources.is_jumpstart(body["model"]):
+        manifest = sources.render_jumpstart(body["name"], body["model"], instance_type,
+                                            replicas=body["replicas"], load_balancer=lb,
+                                            labels=managed.labels(body["name"]))
+    else:
+        manifest = managed.render(body["name"], body["model"], await bucket_of(ctx, cluster),
+                                  cloud.aws.region, instance_type,
+                                  tensor_parallel=body["tensor_parallel"],
+                                  replicas=body["replicas"], image=body["image"],
+                                  load_balancer=lb,
+                                  fsx=await fsx_source(ctx, kube, cluster, body["model"]))
+    if await kube.get(managed.API_VERSION, manifest["kind"], body["name"], NAMESPACE):
         raise EndpointExists(f"An InferenceEndpointConfig named {body['name']!r} already "
                              f"exists on {cluster!r}.", hint="Choose another name.")
     return manifest
+
+
+async def fsx_source(ctx: Ctx, kube: KubePort, cluster: str, model: str) -> Shape | None:
+    """The `modelSourceConfig` of an `fsx:` model: the fsx-lustre feature's file system, as
+    its PersistentVolume names it; None for a model in the bucket."""
+    if not model.startswith(sources.FSX):
+        return None
+    wants = await desired_of(ctx.app, cluster)
+    volume = await kube.get("v1", "PersistentVolume", fsx.PV_NAME) \
+        if wants[FSX_LUSTRE].enabled else None
+    return sources.fsx_source(model, volume, wants[FSX_LUSTRE].enabled)
 
 
 async def bucket_of(ctx: Ctx, cluster: str) -> str:

@@ -34,6 +34,10 @@ def current_of(config: Shape) -> Shape:
 
 def _refuse_unsupported(update: EndpointUpdate, config: Shape) -> None:
     for field in update.changes():
+        if config.get("kind") == managed_views.JUMPSTART_KIND:
+            raise InvalidInput("A JumpStart endpoint runs the hub's container for its model; "
+                               "it cannot be updated in place.", field=field,
+                               hint="Create a new endpoint, then delete this one.")
         if field not in UPDATABLE:
             raise InvalidInput(f"A managed endpoint's {field} cannot be changed; it takes "
                                f"{', '.join(UPDATABLE)}.", field=field)

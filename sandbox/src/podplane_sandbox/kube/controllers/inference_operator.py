@@ -45,11 +45,14 @@ POLL_SECONDS = 15.0
 def controllers(ctx: Ctx, source: Any, eks_cluster_name: str | None) -> list[Controller]:
     if not hasattr(source, "sandbox_addons"):
         return []
-    return [InferenceOperator(ctx, source, eks_cluster_name)]
+    from podplane_sandbox.kube.controllers.jumpstart_operator import JumpStartOperator
+    return [InferenceOperator(ctx, source, eks_cluster_name),
+            JumpStartOperator(ctx, source, eks_cluster_name)]
 
 
 class InferenceOperator(Controller):
     primary = CONFIGS
+    kind = KIND
 
     def __init__(self, ctx: Ctx, source: Any, eks_cluster_name: str | None) -> None:
         super().__init__(ctx)
@@ -58,21 +61,25 @@ class InferenceOperator(Controller):
     def keys_for(self, event: Event) -> Iterable[Key]:
         meta = event.obj["metadata"]
         ns = meta.get("namespace", "")
-        if event.rt_key == CONFIGS:
+        if event.rt_key == self.primary:
             yield (ns, meta["name"])
         elif event.rt_key in ("apps/deployments", "services", "networking.k8s.io/ingresses"):
             for ref in meta.get("ownerReferences") or []:
-                if ref.get("controller") and ref.get("kind") == KIND:
+                if ref.get("controller") and ref.get("kind") == self.kind:
                     yield (ns, ref["name"])
             if event.rt_key == "apps/deployments" and (ns, meta["name"]) == OPERATOR:
                 yield from self.initial_keys()
 
     def initial_keys(self) -> Iterable[Key]:
-        if self.ctx.store.registry.by_key(CONFIGS) is not None:
+        if self.ctx.store.registry.by_key(self.primary) is not None:
             yield from super().initial_keys()
 
+    def resolved(self, config: Obj) -> tuple[Obj, str | None]:
+        """The config with the worker to run, or why it cannot run."""
+        return config, _invalid(config)
+
     def reconcile(self, key: Key) -> float | None:
-        if self.ctx.store.registry.by_key(CONFIGS) is None:
+        if self.ctx.store.registry.by_key(self.primary) is None:
             return None
         config = self.primary_obj(key)
         if config is None or config["metadata"].get("deletionTimestamp"):
@@ -80,13 +87,13 @@ class InferenceOperator(Controller):
         if not self._running():
             return POLL_SECONDS   # the add-on's health is not a Kubernetes event: look again
         status = clone(config.get("status") or {})
-        problem = _invalid(config)
+        worker, problem = self.resolved(config)
         if problem is None:
-            deployment = self._ensure(config)
+            deployment = self._ensure(worker)
             _deployment_status(status, config, deployment, self.ctx.now_iso())
         else:
             _set_state(status, config, "DeploymentFailed", problem, self.ctx.now_iso())
-        self.ctx.update_status(CONFIGS, config, status)
+        self.ctx.update_status(self.primary, config, status)
         return None
 
     def _running(self) -> bool:
