@@ -127,6 +127,14 @@ async def test_jumpstart_and_fsx_sources(feature_cluster: Cluster) -> None:  # n
     await deployed(cluster, gated, succeeds=False)   # the licence was not accepted
     kube = await cloud_of(cluster.stack.app.state.podplane).kube_for(CLUSTER)
     async with cluster.stack.client("operator") as client:
+        bad = await client.post(URL, json={**BODY, "name": "kv", "kv_cache": "redis"})
+        assert bad.status_code == 422 and bad.json()["field"] == "kv_cache_url", bad.text
+        plan = await client.post(URL, json={**BODY, "name": "kv", "kv_cache": "tieredstorage",
+                                            "routing": "kvaware", "dry_run": True})
+        assert plan.status_code == 200, plan.text
+        spec = plan.json()["plan"]["manifests"][0]["spec"]
+        assert spec["intelligentRoutingSpec"] == {"enabled": True, "routingStrategy": "kvaware"}
+        assert spec["kvCacheSpec"]["l2CacheSpec"] == {"l2CacheBackend": "tieredstorage"}
         made = await client.post(URL, json=js)
         assert made.status_code == 202, made.text
         assert (await finish(client, made.json()))["status"] == "succeeded"

@@ -52,6 +52,12 @@ class EndpointRequest:
     replicas: Annotated[int, Field(ge=1, le=MAX_REPLICAS, description="Pods.")] = 1
     exposure: Annotated[Exposure, Field(description=(
         "load_balancer adds an external load balancer."))] = "service"
+    routing: Annotated[Literal["prefixaware", "kvaware", "session", "roundrobin"] | None,
+                       Field(description="Managed: intelligent routing.")] = None
+    kv_cache: Annotated[Literal["l1", "tieredstorage", "redis"] | None, Field(description=(
+        "Managed: KV cache, L1 CPU memory (+ L2 backend)."))] = None
+    kv_cache_url: Annotated[str | None, Field(max_length=300, description=(
+        "Redis URL (kv_cache=redis)."))] = None
     kind: Annotated[Literal["self_managed", "managed"], Field(description=(
         "managed: the HyperPod inference operator serves it."))] = "self_managed"
     dry_run: Annotated[bool, Field(description="Plan only.")] = False

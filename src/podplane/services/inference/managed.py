@@ -25,6 +25,7 @@ from podplane.services.clusters.state import facts_of
 from podplane.services.context import Ctx
 from podplane.services.features.state import desired_of
 from podplane.services.groups import cloud as gc
+from podplane.services.inference import managed_options
 from podplane.services.inference.cluster import OWNED, is_ours
 
 Shape = dict[str, Any]
@@ -58,6 +59,7 @@ async def render_for(ctx: Ctx, ref: gc.ClusterRef, kube: KubePort, cluster: str,
                                   replicas=body["replicas"], image=body["image"],
                                   load_balancer=lb,
                                   fsx=await fsx_source(ctx, kube, cluster, body["model"]))
+    manifest["spec"].update(await managed_options.spec_fields(ctx, cluster, body))
     if await kube.get(managed.API_VERSION, manifest["kind"], body["name"], NAMESPACE):
         raise EndpointExists(f"An InferenceEndpointConfig named {body['name']!r} already "
                              f"exists on {cluster!r}.", hint="Choose another name.")

@@ -12,8 +12,8 @@ from pydantic import ConfigDict, Field
 from podplane.domain.catalog import lookup
 from podplane.domain.effects import Effect, Role
 from podplane.domain.errors import CloudError, ConfirmationRequired, InvalidInput, NotFound
+from podplane.domain.inference import managed_options, views
 from podplane.domain.inference import render as ir
-from podplane.domain.inference import views
 from podplane.domain.inference.engines import ENGINES
 from podplane.domain.inference.errors import EndpointExists, EndpointUnavailable
 from podplane.domain.inference.requests import MAX_REPLICAS, EndpointRequest, EndpointUpdate
@@ -83,6 +83,7 @@ async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
         op_params["manifest"] = await managed.render_for(ctx, ref, kube, cluster, body)
         manifests = [op_params["manifest"]]
     else:
+        managed_options.check(body)  # routing and KV cache are the operator's (422 here)
         manifests = ir.render(body)  # refuses what the engine cannot do (422 naming the field)
     await _refuse_taken(kube, cluster, request.name)
     free = await _refuse_no_room(kube, request.instance_group, ir.gpus_per_pod(body),

@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from podplane_sandbox.kube.addon_manifests import INFERENCE_GROUP, INFERENCE_NS, INFERENCE_SA
+from podplane_sandbox.kube.controllers import inference_autoscaling as autoscaling
 from podplane_sandbox.kube.controllers.framework import Controller, Ctx, Key, owner_ref
 from podplane_sandbox.kube.store import Event
 from podplane_sandbox.kube.util import clone
@@ -107,6 +108,8 @@ class InferenceOperator(Controller):
         ns, name = meta.get("namespace", "default"), meta["name"]
         wanted = _deployment(config)
         found = self.ctx.store.find("apps/deployments", ns, name)
+        if found is not None and config["spec"].get("autoScalingSpec"):
+            del wanted["spec"]["replicas"]   # KEDA sets them (inference_autoscaling.py)
         if found is None:
             found = self.ctx.create("apps/deployments", wanted)
         elif any(found["spec"].get(k) != v for k, v in wanted["spec"].items()):
@@ -114,6 +117,7 @@ class InferenceOperator(Controller):
             new = clone(found)
             new["spec"].update(wanted["spec"])
             found = self.ctx.update("apps/deployments", new)
+        autoscaling.ensure(self.ctx, config, name)
         if self.ctx.store.find("services", ns, name) is None:
             self.ctx.create("services", _service(config))
         if (config["spec"].get("loadBalancer") is not None
@@ -201,6 +205,8 @@ def _alb_hostname(ns: str, name: str) -> str:
 def _deployment_status(status: Obj, config: Obj, deployment: Obj, now: str) -> None:
     live = deployment.get("status") or {}
     wanted = int(config["spec"].get("replicas", 1))
+    if config["spec"].get("autoScalingSpec"):   # KEDA's count, not the config's
+        wanted = int(deployment["spec"].get("replicas", wanted))
     available = int(live.get("availableReplicas", 0) or 0)
     # A spec change reaches the pods as a rolling update of the operator's Deployment (the
     # CRD's `status.deploymentStatus` is "the native kubernetes deployment that hosts the
