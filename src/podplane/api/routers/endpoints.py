@@ -53,8 +53,15 @@ class EndpointPatchIn(EndpointUpdate):
         "Pods wanted (0 stops serving)."))] = None
 
 
+class ManagedAutoscalingOut(BaseModel):
+    min_replicas: int | None
+    max_replicas: int | None
+    trigger: str | None = Field(description="prometheus or cloudwatch.")
+
+
 class EndpointSummaryOut(BaseModel):
     name: str
+    kind: str = Field("self_managed", description="self_managed or managed.")
     engine: str
     image: str | None
     model: str | None
@@ -68,6 +75,10 @@ class EndpointSummaryOut(BaseModel):
     exposure: str
     port: int | None
     created_at: str | None
+    state: str | None = Field(None, description="Managed: the operator's status.state.")
+    routing: str | None = Field(None, description="Managed: intelligent routing strategy.")
+    kv_cache: str | None = Field(None, description="Managed: off, l1, tieredstorage, redis.")
+    autoscaling: ManagedAutoscalingOut | None = None
 
 
 class EndpointPodOut(BaseModel):
@@ -80,6 +91,7 @@ class EndpointPodOut(BaseModel):
 class EndpointOut(EndpointSummaryOut):
     service: str | None
     load_balancer: str | None = Field(description="The load balancer's hostname, if any.")
+    message: str | None = Field(None, description="Managed: the operator's last message.")
     pods: list[EndpointPodOut]
 
 

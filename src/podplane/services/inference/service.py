@@ -12,8 +12,8 @@ from pydantic import ConfigDict, Field
 from podplane.domain.catalog import lookup
 from podplane.domain.effects import Effect, Role
 from podplane.domain.errors import CloudError, ConfirmationRequired, InvalidInput, NotFound
+from podplane.domain.inference import managed_options, views
 from podplane.domain.inference import render as ir
-from podplane.domain.inference import views
 from podplane.domain.inference.engines import ENGINES
 from podplane.domain.inference.errors import EndpointExists, EndpointUnavailable
 from podplane.domain.inference.requests import MAX_REPLICAS, EndpointRequest, EndpointUpdate
@@ -23,7 +23,7 @@ from podplane.services.context import Ctx
 from podplane.services.groups import cloud as gc
 from podplane.services.groups.outcome import Outcome, key_used, start
 from podplane.services.inference import cluster as ic
-from podplane.services.inference import managed
+from podplane.services.inference import managed, managed_ops, managed_update
 from podplane.services.inference.workflows import CREATE, DELETE, SCALE, UPDATE
 from podplane.services.jobs.cluster import group_gpus, kube_of
 from podplane.services.registry import service
@@ -52,13 +52,15 @@ async def list_endpoints(ctx: Ctx, cluster: str) -> list[Shape]:
     _, kube = await kube_of(ctx, cluster)
     services = await ic.services_by_name(kube)
     found = [views.summary(d, services.get(d["metadata"]["name"]))
-             for d in await ic.deployments(kube)]
+             for d in await ic.deployments(kube)] + await managed_ops.summaries(kube)
     return sorted(found, key=lambda s: s["name"])
 
 
 @service(Effect.READ, "endpoint.get")
 async def get_endpoint(ctx: Ctx, cluster: str, name: str) -> Shape:
     _, kube = await kube_of(ctx, cluster)
+    if (seen := await managed_ops.view(kube, name)) is not None:
+        return seen
     dep, svc = await ic.find(kube, cluster, name)
     return views.endpoint_view(dep, svc, await ic.pods_of(kube, name))
 
@@ -81,6 +83,7 @@ async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
         op_params["manifest"] = await managed.render_for(ctx, ref, kube, cluster, body)
         manifests = [op_params["manifest"]]
     else:
+        managed_options.check(body)  # routing and KV cache are the operator's (422 here)
         manifests = ir.render(body)  # refuses what the engine cannot do (422 naming the field)
     await _refuse_taken(kube, cluster, request.name)
     free = await _refuse_no_room(kube, request.instance_group, ir.gpus_per_pod(body),
@@ -139,8 +142,12 @@ async def scale_endpoint(ctx: Ctx, cluster: str, name: str, replicas: int, *,
     params = {"cluster_ref": ref.params(), "endpoint": name, "replicas": replicas}
     if await key_used(ctx, idempotency_key):
         return await start(ctx, SCALE, target(cluster, name), params, idempotency_key, {})
-    dep, _ = await ic.find(kube, cluster, name)
-    current = int((dep.get("spec") or {}).get("replicas", 0))
+    dep: Shape = {"metadata": {}}
+    if (current := await managed_ops.replicas(kube, name)) is not None:
+        params["managed"] = True   # the operator's config (its pods are placed by it)
+    else:
+        dep, _ = await ic.find(kube, cluster, name)
+        current = int((dep.get("spec") or {}).get("replicas", 0))
     plan = {"endpoint": name, "from": current, "to": replicas}
     if current == replicas:
         return Outcome(False, plan)
@@ -163,6 +170,12 @@ async def update_endpoint(ctx: Ctx, cluster: str, name: str, update: EndpointUpd
     params: Shape = {"cluster_ref": ref.params(), "endpoint": name}
     if await key_used(ctx, idempotency_key):
         return await start(ctx, UPDATE, target(cluster, name), params, idempotency_key, {})
+    if (config := await managed.config_of(kube, name)) is not None:
+        told, extra = await managed_update.plan(ctx, kube, cluster, config, update)
+        if not extra or update.dry_run:
+            return Outcome(bool(extra), told, dry_run=update.dry_run)
+        return await start(ctx, UPDATE, target(cluster, name), {**params, **extra},
+                           idempotency_key, told)
     dep, svc = await ic.find(kube, cluster, name)
     current = views.request_of(dep, svc)
     changes = {k: v for k, v in update.changes().items() if v != current.get(k)}
