@@ -47,5 +47,5 @@ class AssignRequest:
     __pydantic_config__ = ConfigDict(extra="forbid")
     endpoint: EndpointName
     pods: Annotated[int, Field(ge=0, le=MAX_REPLICAS, description=(
-        "Pods for the endpoint; fewer drains the extra ones."))] = 1
+        "Pods (0 unassigns)."))] = 1
     dry_run: Annotated[bool, Field(description="Plan only.")] = False
