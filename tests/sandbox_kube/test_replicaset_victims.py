@@ -7,9 +7,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
+
 from podplane_sandbox.kube.controllers.pod_ranks import DELETION_COST, order_for_deletion
+from tests.sandbox_kube.conftest import Sandbox
+from tests.sandbox_kube.test_controllers import PODS, box, client  # noqa: F401 (fixtures)
 
 NOW = 1_780_000_000.0
+SETS = "/apis/apps/v1/namespaces/default/replicasets"
+MERGE = "application/merge-patch+json"
 
 
 def pod(name: str, *, node: str | None = "n1", phase: str = "Running", ready: bool = True,
@@ -57,3 +63,29 @@ def test_the_newer_pod_goes_first_when_ages_differ_on_a_log_scale() -> None:
     old = pod("old", node="n1", created="2026-01-01T00:00:00Z", ready_at="2026-01-01T00:01:00Z")
     new = pod("new", node="n2", created="2026-06-01T11:00:00Z", ready_at="2026-06-01T11:01:00Z")
     assert names([old, new]) == ["new", "old"]
+
+
+def test_the_sandbox_replicaset_removes_the_lowest_cost_pods(box: Sandbox,
+                                                             client: httpx.Client) -> None:
+    """Through the API, as a real cluster is driven: the pod given the lowest cost goes first,
+    then the next lowest; the one with the highest cost stays (names play no part)."""
+    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "warm"},
+          "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "warm"}},
+                   "template": {"metadata": {"labels": {"app": "warm"}}, "spec": {
+                       "containers": [{"name": "c", "image": "busybox:1.36"}]}}}}
+    client.post(f"{SETS}", json=rs).raise_for_status()
+    box.advance(3)
+    pods = sorted(p["metadata"]["name"] for p in client.get(PODS, params={
+        "labelSelector": "app=warm"}).json()["items"])
+    assert len(pods) == 3
+    for name, cost in zip(pods, ("5", "-1", "-7"), strict=True):  # the last name: cheapest
+        client.patch(f"{PODS}/{name}", json={"metadata": {"annotations": {DELETION_COST: cost}}},
+                     headers={"Content-Type": MERGE}).raise_for_status()
+    for replicas, left in ((2, pods[:2]), (1, pods[:1])):
+        client.patch(f"{SETS}/warm", json={"spec": {"replicas": replicas}},
+                     headers={"Content-Type": MERGE}).raise_for_status()
+        box.advance(60)
+        alive = sorted(p["metadata"]["name"] for p in client.get(PODS, params={
+            "labelSelector": "app=warm"}).json()["items"]
+            if not p["metadata"].get("deletionTimestamp"))
+        assert alive == left
