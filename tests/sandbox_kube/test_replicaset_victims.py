@@ -65,8 +65,8 @@ def test_the_newer_pod_goes_first_when_ages_differ_on_a_log_scale() -> None:
     assert names([old, new]) == ["new", "old"]
 
 
-def test_the_sandbox_replicaset_removes_the_lowest_cost_pods(box: Sandbox,
-                                                             client: httpx.Client) -> None:
+def test_the_sandbox_replicaset_removes_the_lowest_cost_pods(  # noqa: F811 (fixtures)
+        box: Sandbox, client: httpx.Client) -> None:  # noqa: F811
     """Through the API, as a real cluster is driven: the pod given the lowest cost goes first,
     then the next lowest; the one with the highest cost stays (names play no part)."""
     rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "warm"},
