@@ -7,7 +7,14 @@ with an error object) and "Production Metrics" (`vllm:request_success_total`,
 `vllm:prompt_tokens_total`, `vllm:generation_tokens_total`, label `model_name`); SGLang docs
 "Production Metrics" (`sglang:num_requests_total`, `sglang:prompt_tokens_total`,
 `sglang:generation_tokens_total`; `/metrics` only with `--enable-metrics`); Prometheus
-"Exposition formats" (text format 0.0.4).
+"Exposition formats" (text format 0.0.4). Requests in flight: the gauges
+`vllm:num_requests_running` (vLLM "Production Metrics": requests in model execution batches)
+and `sglang:num_running_reqs` (SGLang "Production Metrics").
+
+A request is answered at once unless `busy_seconds` is set (tests set it): then each completion
+stays in flight that many virtual seconds, counted by the running gauge, and fails as a reset
+connection when its pod is deleted meanwhile (stricter than an engine that finishes its
+requests within the grace period: a plan that deletes a serving pod shows here).
 
 The text is deterministic (words picked by a hash of the prompt and the pod), and tokens are
 counted by whitespace: a stand-in tokenizer, stated as such.
@@ -50,6 +57,8 @@ class Counters:
     requests: int = 0
     prompt_tokens: int = 0
     generation_tokens: int = 0
+    running: int = 0
+    last_answered: float | None = None  # virtual time of the last completion answered
 
 
 @dataclass
@@ -58,6 +67,10 @@ class FakeEngines:
 
     counters: dict[str, Counters] = field(default_factory=dict)
     created: int = 1_700_000_000
+    busy_seconds: float = 0.0
+
+    def seen(self, pod: Obj) -> Counters:
+        return self.counters.setdefault(pod["metadata"]["uid"], Counters())
 
     def answer(self, pod: Obj, container: Obj, method: str, path: str,
                body: bytes) -> tuple[int, str, str]:
@@ -66,8 +79,7 @@ class FakeEngines:
         args = [str(a) for a in container.get("args") or []]
         model = _arg(args, "--model", "--model-path") or "model"
         served = _arg(args, "--served-model-name") or model
-        uid = pod["metadata"]["uid"]
-        seen = self.counters.setdefault(uid, Counters())
+        seen = self.seen(pod)
         path = "/" + path.lstrip("/")
         if method == "GET" and path == "/health":
             return 200, "text/plain", ""
@@ -134,6 +146,9 @@ def _error(status: int, kind: str, message: str) -> tuple[int, str, str]:
 def metrics(engine: str, model: str, seen: Counters) -> str:
     escaped = model.replace('"', '\\"')
     label = f'{{model_name="{escaped}"}}'
+    running = ("sglang:num_running_reqs" if engine == "sglang" else "vllm:num_requests_running")
+    lines = [f"# HELP {running} Number of requests running.", f"# TYPE {running} gauge",
+             f"{running}{label} {float(seen.running)}"]
     if engine == "sglang":
         rows = [("sglang:num_requests_total", "Number of requests processed.", seen.requests),
                 ("sglang:prompt_tokens_total", "Number of prefill tokens processed.",
@@ -147,7 +162,6 @@ def metrics(engine: str, model: str, seen: Counters) -> str:
                  seen.prompt_tokens),
                 ("vllm:generation_tokens_total", "Number of generation tokens processed.",
                  seen.generation_tokens)]
-    lines = []
     for name, help_text, value in rows:
         lines += [f"# HELP {name} {help_text}", f"# TYPE {name} counter",
                   f"{name}{label} {float(value)}"]

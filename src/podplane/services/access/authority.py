@@ -51,6 +51,10 @@ KINDS: dict[str, Authority] = {
     "endpoint.scale": OPERATOR,  # serving capacity only; the instance group stays
     "endpoint.delete": DESTROY,
     "endpoint.update": OPERATOR,  # the pod template only; a failure rolls back
+    "pool.create": OPERATOR,
+    "pool.scale": OPERATOR,  # scale-in removes free pods only
+    "pool.assign": OPERATOR,  # labels; an unassignment drains first
+    "pool.delete": DESTROY,
     "diagnose.nccl": OPERATOR,  # runs a short workload on the chosen nodes, then deletes it
 }
 

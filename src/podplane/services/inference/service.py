@@ -16,6 +16,7 @@ from podplane.domain.inference import managed_options, views
 from podplane.domain.inference import render as ir
 from podplane.domain.inference.engines import ENGINES
 from podplane.domain.inference.errors import EndpointExists, EndpointUnavailable
+from podplane.domain.inference.pool import SERVED_MODEL
 from podplane.domain.inference.requests import MAX_REPLICAS, EndpointRequest, EndpointUpdate
 from podplane.domain.jobs.errors import InsufficientGpus
 from podplane.services.cloud_access import cloud_of
@@ -23,7 +24,7 @@ from podplane.services.context import Ctx
 from podplane.services.groups import cloud as gc
 from podplane.services.groups.outcome import Outcome, key_used, start
 from podplane.services.inference import cluster as ic
-from podplane.services.inference import managed, managed_ops, managed_update
+from podplane.services.inference import managed, managed_ops, managed_update, pool
 from podplane.services.inference.workflows import CREATE, DELETE, SCALE, UPDATE
 from podplane.services.jobs.cluster import group_gpus, kube_of
 from podplane.services.registry import service
@@ -230,17 +231,19 @@ async def invoke_endpoint(ctx: Ctx, cluster: str, name: str, request: InvokeRequ
     """One OpenAI-compatible request through the API server's service proxy, as podplane: no
     public load balancer needed, nothing exposed."""
     _, kube = await kube_of(ctx, cluster)
-    dep, svc = await managed.objects(kube, name) or await ic.find(kube, cluster, name)
+    dep, svc = await managed.objects(kube, name) or await pool.endpoint_objects(kube, name) \
+        or await ic.find(kube, cluster, name)
     if svc is None:
         raise NotFound(f"Endpoint {name!r} has no Service.", hint="Delete and recreate it.")
     port = int(svc["spec"]["ports"][0]["port"])
+    model = (svc["metadata"].get("annotations") or {}).get(SERVED_MODEL, name)  # a pool's
     if request.chat:
         path = "v1/chat/completions"
-        payload: Shape = {"model": name, "max_tokens": request.max_tokens,
+        payload: Shape = {"model": model, "max_tokens": request.max_tokens,
                           "messages": [{"role": "user", "content": request.prompt}]}
     else:
         path = "v1/completions"
-        payload = {"model": name, "prompt": request.prompt, "max_tokens": request.max_tokens}
+        payload = {"model": model, "prompt": request.prompt, "max_tokens": request.max_tokens}
     status, answer = await kube.proxy("POST", ir.NAMESPACE, name, port, path, payload)
     if status == 503:
         raise EndpointUnavailable(f"Endpoint {name!r} has no Ready pod behind its Service.",
