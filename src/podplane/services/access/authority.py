@@ -51,6 +51,7 @@ KINDS: dict[str, Authority] = {
     "endpoint.scale": OPERATOR,  # serving capacity only; the instance group stays
     "endpoint.delete": DESTROY,
     "endpoint.update": OPERATOR,  # the pod template only; a failure rolls back
+    "endpoint.autoscale": OPERATOR,  # podplane's ScaledObject of the endpoint only
     "diagnose.nccl": OPERATOR,  # runs a short workload on the chosen nodes, then deletes it
 }
 
