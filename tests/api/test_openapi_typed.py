@@ -19,6 +19,7 @@ FREE_FORM = {
     # their schemas are Kubernetes' and the engine's, not ours.
     "CreatePlanOut.manifests": "the Kubernetes objects, shown as applied",
     "UpdatePlanOut.manifest": "the Deployment, shown as applied",
+    "AutoscaleChangeOut.to": "the KEDA ScaledObject, shown as applied",
     "InvokeOut.response": "the engine's OpenAI-compatible answer, passed through",
     # A training job's Kubernetes object as it is applied (HyperPodPyTorchJob or PyTorchJob),
     # shown in the plan for review; its schema is the operator's CRD, not ours.

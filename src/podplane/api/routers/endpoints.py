@@ -155,10 +155,16 @@ class DeletePlanOut(BaseModel):
     warning: str
 
 
+class AutoscaleChangeOut(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    from_: AutoscalingOut | None = Field(alias="from", description="As endpoint get showed.")
+    to: dict[str, Any] | None = Field(description="The ScaledObject applied; null: stopped.")
+
+
 class AutoscalePlanOut(BaseModel):
     endpoint: str
-    autoscaling: dict[str, Any] = Field(description="{from: what get showed, to: the "
-                                        "ScaledObject applied, or null when stopped}.")
+    autoscaling: AutoscaleChangeOut
 
 
 EndpointPlan = CreatePlanOut | ScalePlanOut | UpdatePlanOut | DeletePlanOut | AutoscalePlanOut
