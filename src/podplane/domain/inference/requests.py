@@ -30,16 +30,14 @@ PipelineParallel = Annotated[int, Field(ge=1, le=16, description=(
 
 @dataclass(frozen=True, kw_only=True)
 class Autoscaling:
-    """KEDA scales the pods on the engine's requests per pod (feature keda)."""
+    """KEDA on the engine's requests per pod."""
 
     __pydantic_config__ = ConfigDict(extra="forbid")
     min_replicas: Annotated[int, Field(ge=1, le=MAX_REPLICAS)] = 1
     max_replicas: Annotated[int, Field(ge=1, le=MAX_REPLICAS)]
-    metric: Annotated[Literal["running", "waiting"], Field(description=(
-        "Engine gauge: requests running or queued."))] = "running"
-    target: Annotated[float, Field(gt=0, le=10_000, description="Per pod.")] = 8.0
-    cooldown_seconds: Annotated[int, Field(ge=0, le=3600, description=(
-        "Low load this long before scale-in."))] = 300
+    metric: Literal["running", "waiting"] = "running"
+    target: Annotated[float, Field(gt=0, description="Per pod.")] = 8.0
+    cooldown_seconds: Annotated[int, Field(ge=0, le=3600)] = 300
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,7 +87,7 @@ class EndpointUpdate:
     max_model_len: Annotated[int | None, Field(ge=128, le=1_048_576)] = None
     dtype: Dtype | None = None
     autoscaling: Annotated[Autoscaling | Literal["off"] | None, Field(description=(
-        "Alone: set or stop autoscaling."))] = None
+        "Alone."))] = None
     dry_run: Annotated[bool, Field(description="Plan only.")] = False
 
     def changes(self) -> dict[str, object]:
