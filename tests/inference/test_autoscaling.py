@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from podplane.api.routers.endpoints import AutoscalePlanOut, EndpointNoChangeOut
 from podplane_sandbox.kube.fake_engine import engines_of
 from tests.groups.conftest import finish
 from tests.inference.conftest import ENDPOINTS, kubectl_json, owned_objects, settle, store
@@ -118,6 +119,12 @@ async def _off_and_delete(stack: Stack, api: Any) -> None:
     assert scaled_objects(stack) == {"someone-elses"}
     assert "keda-hpa-auto" not in {h["metadata"]["name"] for h in kubectl_json(
         stack, "get", "hpa", "-n", "default")["items"]}
+    plan = await api.patch(f"{ENDPOINTS}/auto", params={"dry_run": "true"},
+                           json={"autoscaling": AUTO})
+    assert plan.status_code == 200, plan.text
+    shown = EndpointNoChangeOut.model_validate(plan.json()).plan
+    assert isinstance(shown, AutoscalePlanOut) and shown.autoscaling.from_ is None
+    assert scaled_objects(stack) == {"someone-elses"}   # a dry run changes nothing
     again = await api.patch(f"{ENDPOINTS}/auto", json={"autoscaling": AUTO})
     assert again.status_code == 202, again.text
     assert (await finish(api, again.json()))["status"] == "succeeded"
