@@ -95,7 +95,8 @@ def run(home: Path, label: str, env: dict[str, str], args: argparse.Namespace) -
         url = f"{cp.url}/api/v1"
         httpx.get(f"{url}/operations", params={"limit": 20},
                   headers={"Authorization": f"Bearer {token}"}).raise_for_status()
-        plain = {path: wrk(f"{url}{path}", token, 200, args.seconds)
+        pid = cp.proc.pid  # type: ignore[union-attr]
+        plain = {path: wrk(f"{url}{path}", token, 200, args.seconds, server_pid=pid)
                  for path in ("/health", "/session", "/operations?limit=20")}
         raw = home / "profile.txt"
         spy = threading.Thread(target=profile, args=(cp.proc.pid, args.seconds, raw))  # type: ignore[union-attr]
@@ -107,7 +108,8 @@ def run(home: Path, label: str, env: dict[str, str], args: argparse.Namespace) -
     print(f"\n== {label} ==")
     for path, got in plain.items():
         print(f"GET {path:<22} wrk 200 clients: {got['rps']:6.0f} req/s, p50 "
-              f"{got['p50_ms']:6.1f} ms, p99 {got['p99_ms']:6.1f} ms, errors {got['errors']}")
+              f"{got['p50_ms']:6.1f} ms, p99 {got['p99_ms']:6.1f} ms, errors {got['errors']}, "
+              f"server CPU {got['cpu_ms']:.3f} ms/request")
     ms = {p: 1000 / g["rps"] for p, g in plain.items()}  # server time per request (2 cores)
     auth = ms["/session"] - ms["/health"]
     rest = ms["/operations?limit=20"] - ms["/session"]

@@ -210,3 +210,53 @@ async def test_face_comes_from_how_the_caller_authenticated(app) -> None:  # typ
         (row,) = (await a.get("/api/v1/audit", params={"principal": "liar"})).json()
     assert (row["face"], row["action"], row["result"]) == ("api", "token.list",
                                                            "error:forbidden")
+
+
+async def test_concurrent_misses_of_one_token_share_one_lookup(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """When the cached answer expires under load, the requests in flight make one token read
+    (and one last-used write), not one each (issue 21: that queue was the latency tail)."""
+    app = build_app(_settings(tmp_path))  # the default rate limit lets 30 at once through
+    async with app.router.lifespan_context(app):
+        await _thirty_at_once_twice(app, monkeypatch)
+
+
+async def _thirty_at_once_twice(app: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    state = app.state.podplane
+    clock = Clock()
+    lookups_of(state.sessions).clock = clock
+    token = await mint(app, "busy", Role.VIEWER)
+    reads = 0
+    by_secret = token_rows.by_secret
+
+    async def counted(db: Any, secret: str) -> Any:
+        nonlocal reads
+        reads += 1
+        await asyncio.sleep(0)  # let the other requests arrive while this one reads
+        return await by_secret(db, secret)
+
+    monkeypatch.setattr(token_rows, "by_secret", counted)
+    async with client_for(app, token) as c:
+        for _ in range(2):  # a cold cache, then an expired entry
+            answers = await asyncio.gather(*(c.get("/api/v1/session") for _ in range(30)))
+            assert [r.status_code for r in answers] == [200] * 30
+            clock.now += TTL_SECONDS
+    assert reads == 2
+
+
+async def test_a_lookup_that_a_revocation_overtakes_is_not_kept() -> None:
+    from podplane.domain.principal import Principal
+    from podplane.services.access.lookups import Lookups
+
+    cache, release = Lookups(), asyncio.Event()
+    principal = Principal(name="t", role=Role.VIEWER, token_id="t-1", face="api")
+
+    async def slow_read() -> Principal:
+        await release.wait()  # the row was read before the revocation committed
+        return principal
+
+    reading = asyncio.create_task(cache.once("token", "secret", slow_read))
+    await asyncio.sleep(0)
+    cache.revoked("t-1")
+    release.set()
+    assert await reading == principal  # that request had begun before the revocation
+    assert cache.get("token", "secret") is None  # but nothing is kept for the next one

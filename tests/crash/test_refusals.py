@@ -39,6 +39,8 @@ EP_BODY = {"name": "e1", "instance_group": FIRST_GROUP, "model": "Qwen/Qwen2.5-0
 EP, EP_INVOKE = "/api/v1/clusters/{cluster}/endpoints/{name}", \
     "/api/v1/clusters/{cluster}/endpoints/{name}/invoke"
 NCCL = "/api/v1/clusters/{cluster}/diagnostics/nccl"
+POOLS, POOL = f"/api/v1/clusters/{CLUSTER}/pools", "/api/v1/clusters/{cluster}/pools/{name}"
+POOL_BODY = {"name": "p1", "instance_group": FIRST_GROUP, "model": "Qwen/Qwen2.5-0.5B-Instruct"}
 NCCL_BODY = {"nodes": ["i-0123456789abcdef0", "i-0123456789abcdef1"]}
 JOB_BODY = {"name": "j1", "recipe": "pytorch-ddp", "instance_group": FIRST_GROUP, "replicas": 1}
 GOOD_CLUSTER = {"name": "fresh", "region": "us-west-2", "availability_zone": "us-west-2a",
@@ -231,6 +233,20 @@ REFUSALS = [
       body={"prompt": ""}),
     R("POST", EP_INVOKE, "403 role", 403, path=f"{ENDPOINTS}/e1/invoke",
       body={"prompt": "hi"}, role="viewer"),
+    R("POST", "/api/v1/clusters/{cluster}/pools", "422 TP > GPUs per node", 422, path=POOLS,
+      body={**POOL_BODY, "tensor_parallel": 2}),
+    R("POST", "/api/v1/clusters/{cluster}/pools", "403 role", 403, path=POOLS,
+      body=POOL_BODY, role="viewer"),
+    R("PATCH", POOL, "404 pool", 404, path=f"{POOLS}/p1", body={"replicas": 0}),
+    R("PATCH", POOL, "403 role", 403, path=f"{POOLS}/p1", body={"replicas": 0},
+      role="viewer"),
+    R("POST", POOL + "/assign", "404 pool", 404, path=f"{POOLS}/p1/assign",
+      body={"endpoint": "e1"}),
+    R("POST", POOL + "/assign", "422 pods", 422, path=f"{POOLS}/p1/assign",
+      body={"endpoint": "e1", "pods": -1}),
+    R("DELETE", POOL, "404 pool", 404, path=f"{POOLS}/p1", query={"confirm": True}),
+    R("DELETE", POOL, "403 role", 403, path=f"{POOLS}/p1", query={"confirm": True},
+      role="operator"),
 ]
 
 

@@ -16,6 +16,9 @@ import yaml
 from podplane.domain.catalog import lookup
 from podplane.domain.errors import Conflict, InvalidInput
 from podplane.domain.inference import managed
+from podplane.domain.inference import managed_options as options
+from podplane.domain.inference import managed_sources as sources
+from podplane.domain.inference.render import render
 from tests.clusters.test_kubeflow_manifests import SHARED_CRDS
 
 CRD = SHARED_CRDS / "hyperpod-inference" / \
@@ -77,3 +80,114 @@ def test_without_the_operator_it_is_a_conflict() -> None:
     with pytest.raises(Conflict):
         managed.require_operator(False, "gpu")
     managed.require_operator(True, "gpu")
+
+
+JUMPSTART_CRD = SHARED_CRDS / "hyperpod-inference" / \
+    "inference.sagemaker.aws.amazon.com_jumpstartmodels.yaml"
+PV = {"spec": {"csi": {"driver": "fsx.csi.aws.com", "volumeHandle": "fs-0123456789abcdef0",
+                       "volumeAttributes": {"dnsname": "fs-0123.fsx.us-west-2.amazonaws.com",
+                                            "mountname": "abcdefgh"}}}}
+
+
+def test_an_fsx_model_is_valid_under_the_crd_and_needs_the_feature() -> None:
+    g5 = lookup("ml.g5.12xlarge")
+    assert g5 is not None
+    source = sources.fsx_source("fsx:models/llama", PV, True)
+    obj = managed.render("llama", "fsx:models/llama", BUCKET, "us-west-2", g5, fsx=source)
+    jsonschema.validate(obj, schema())
+    assert obj["spec"]["modelSourceConfig"] == {
+        "modelSourceType": "fsx", "modelLocation": "models/llama", "fsxStorage": {
+            "fileSystemId": "fs-0123456789abcdef0", "mountName": "abcdefgh",
+            "dnsName": "fs-0123.fsx.us-west-2.amazonaws.com"}}
+    with pytest.raises(Conflict):
+        sources.fsx_source("fsx:models/llama", None, False)
+    with pytest.raises(InvalidInput):
+        sources.fsx_source("fsx:../etc", PV, True)
+
+
+def test_a_jumpstart_model_is_valid_under_its_crd() -> None:
+    crd = yaml.load(JUMPSTART_CRD.read_text(), Loader=yaml.CSafeLoader)
+    (v1,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
+    g5 = lookup("ml.g5.12xlarge")
+    assert g5 is not None
+    obj = sources.render_jumpstart("ds", "jumpstart:deepseek-llm-r1-distill-qwen-1-5b@2.0.4",
+                                   g5, replicas=2, load_balancer=True,
+                                   labels=managed.labels("ds"))
+    jsonschema.validate(obj, v1["schema"]["openAPIV3Schema"])
+    assert obj["spec"]["model"]["modelVersion"] == "2.0.4"
+    assert obj["kind"] == crd["spec"]["names"]["kind"]
+    for bad in ("jumpstart:-x", "jumpstart:ok@2.0"):
+        with pytest.raises(InvalidInput):
+            sources.jumpstart_model(bad)
+
+
+@pytest.mark.parametrize("model", ["fsx:models/x", "jumpstart:deepseek-llm-r1-distill-qwen-1-5b"])
+def test_self_managed_endpoints_refuse_operator_only_sources(model: str) -> None:
+    with pytest.raises(InvalidInput) as err:
+        render({"name": "x", "engine": "vllm", "model": model, "instance_group": "g",
+                "tensor_parallel": 1, "replicas": 1, "exposure": "service"})
+    assert err.value.extra["field"] == "model"
+
+
+AMP = "https://aps-workspaces.us-west-2.amazonaws.com/workspaces/ws-1a2b3c4d-5e6f"
+AUTO = {"min_replicas": 1, "max_replicas": 4, "metric": "waiting", "target": 2.0,
+        "cooldown_seconds": 120}
+
+
+@pytest.mark.parametrize(("kv", "url", "routing"), [
+    ("l1", None, "prefixaware"), ("tieredstorage", None, "kvaware"),
+    ("redis", "redis://cache.internal:6379", "session"), (None, None, "roundrobin")])
+def test_kv_cache_routing_and_autoscaling_are_valid_under_both_crds(
+        kv: str | None, url: str | None, routing: str) -> None:
+    body = {"name": "llama", "kind": "managed", "kv_cache": kv, "kv_cache_url": url,
+            "routing": routing, "autoscaling": AUTO}
+    options.check(body)
+    extra = options.options(body, AMP)
+    config = _render()
+    config["spec"].update(extra)
+    jsonschema.validate(config, schema())
+    g5 = lookup("ml.g5.12xlarge")
+    assert g5 is not None
+    js = sources.render_jumpstart("llama", "jumpstart:deepseek-llm-r1-distill-qwen-1-5b", g5,
+                                  labels=managed.labels("llama"))
+    js["spec"].update(extra)
+    crd = yaml.load(JUMPSTART_CRD.read_text(), Loader=yaml.CSafeLoader)
+    (v1,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
+    jsonschema.validate(js, v1["schema"]["openAPIV3Schema"])
+    assert extra["intelligentRoutingSpec"] == {"enabled": True, "routingStrategy": routing}
+    assert ("kvCacheSpec" in extra) is (kv is not None)
+    auto = extra["autoScalingSpec"]
+    assert (auto["minReplicaCount"], auto["maxReplicaCount"], auto["cooldownPeriod"]) == (
+        1, 4, 120)
+    assert auto["prometheusTrigger"]["query"] == \
+        'sum(vllm:num_requests_waiting{model_name="llama"})'
+
+
+def test_the_crd_refuses_an_l2_backend_it_does_not_know() -> None:
+    config = _render()
+    config["spec"]["kvCacheSpec"] = {"enableL2Cache": True,
+                                     "l2CacheSpec": {"l2CacheBackend": "memcached"}}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(config, schema())
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"kind": "managed", "kv_cache": "redis"}, "kv_cache_url"),
+    ({"kind": "managed", "kv_cache": "l1", "kv_cache_url": "redis://x:6379"}, "kv_cache_url"),
+    ({"kind": "managed", "kv_cache": "redis", "kv_cache_url": "http://x"}, "kv_cache_url"),
+    ({"kind": "managed", "routing": "kvaware", "image": "docker.io/lmsysorg/sglang:latest"},
+     "routing"),
+    ({"kind": "self_managed", "routing": "session"}, "routing"),
+    ({"kind": "self_managed", "kv_cache": "l1"}, "kv_cache")])
+def test_bad_combinations_are_refused_naming_the_field(body: dict[str, Any], field: str) -> None:
+    with pytest.raises(InvalidInput) as err:
+        options.check(body)
+    assert err.value.extra["field"] == field
+
+
+def test_autoscaling_bounds_and_server_are_checked() -> None:
+    with pytest.raises(InvalidInput) as err:
+        options.autoscaling_spec("x", {**AUTO, "min_replicas": 5}, AMP)
+    assert err.value.extra["field"] == "autoscaling.max_replicas"
+    with pytest.raises(InvalidInput):
+        options.autoscaling_spec("x", AUTO, "http://prometheus:9090")

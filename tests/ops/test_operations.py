@@ -247,3 +247,23 @@ async def test_hostile_inputs_are_problems_not_500s(admin, db_url: str) -> None:
     for r in await asyncio.gather(*probes):
         assert r.status_code in (404, 422), (r.request.url, r.status_code, r.text)
         assert r.headers["content-type"] == "application/problem+json"
+
+
+async def test_a_polled_list_shows_every_change(admin, clock: ManualClock) -> None:
+    """The list's JSON is kept while nothing changes (issue 21); any change shows at once."""
+    clock.auto = False
+    params = {"limit": 5}
+    before = (await admin.get("/api/v1/operations", params=params)).json()["items"]
+    op = (await start(admin, "test/polled", delay=600, poll=5)).json()
+    await until(admin, op["id"], IN_POLLING)
+    listed = (await admin.get("/api/v1/operations", params=params)).json()["items"]
+    assert [o["id"] for o in listed] == [op["id"], *[o["id"] for o in before]][:5]
+    assert listed[0]["status"] == "running"
+    again = await admin.get("/api/v1/operations", params=params)
+    assert again.json()["items"] == listed and again.headers["content-type"] == \
+        "application/json"
+    assert (await admin.post(f"/api/v1/operations/{op['id']}/cancel")).status_code == 202
+    await clock.advance(5)  # the poll sleep ends; the step sees the cancel and stops
+    await settle(admin, op["id"])
+    after = (await admin.get("/api/v1/operations", params=params)).json()["items"]
+    assert after[0]["id"] == op["id"] and after[0]["status"] == "cancelled"

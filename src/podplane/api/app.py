@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
-from fastapi import APIRouter, FastAPI
+from fastapi import FastAPI
 from starlette.middleware.gzip import GZipMiddleware
 
 from podplane import __version__
@@ -25,6 +25,7 @@ from podplane.api.routers import (
     jobs,
     nodes,
     operations,
+    pools,
     session,
     tokens,
 )
@@ -34,7 +35,7 @@ Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 API_ROUTERS = [health.router, session.router, tokens.router, audit.router, operations.router,
                clusters.router, inspect.router, instance_groups.router, nodes.router,
                doctor.router, jobs.router, features.router, diagnostics.router,
-               endpoints.router, diagnostics_nccl.router]
+               endpoints.router, diagnostics_nccl.router, pools.router]
 
 
 def create_app(state: AppState, lifespan: Lifespan | None = None) -> FastAPI:
@@ -43,13 +44,16 @@ def create_app(state: AppState, lifespan: Lifespan | None = None) -> FastAPI:
         description="Control plane for GPU clusters on AWS (EKS + SageMaker HyperPod).",
         # /api/docs is served by the console face (web.docs) under its CSP, assets local.
         docs_url=None, redoc_url=None,
+        # FastAPI's own OpenTelemetry hooks cost ~0.05 ms per request (a provider lookup that
+        # reads the environment each time) and podplane exports no traces: off (issue 21).
+        telemetry={"tracing": False, "metrics": False, "logs": False, "operation_spans": False},
     )
     app.state.podplane = state
     problems.install(app)
-    api = APIRouter(prefix="/api/v1")
+    # Each router straight onto the app: one more level of included routers is walked (with
+    # its version checks) on every request, ~0.1 ms of CPU each (bench/profile_operations.py).
     for router in API_ROUTERS:
-        api.include_router(router)
-    app.include_router(api)
+        app.include_router(router, prefix="/api/v1")
     app.add_middleware(BodyLimit, max_bytes=state.settings.max_body_bytes)
     # node lists of 1,000 nodes shrink ~20x; event streams (MCP) are never compressed
     app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=5)

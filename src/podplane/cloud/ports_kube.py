@@ -92,11 +92,12 @@ class KubePort(Protocol):
 
     async def proxy(
         self, method: str, namespace: str, service: str, port: int, path: str,
-        body: Manifest | None = None,
+        body: Manifest | None = None, *, resource: Literal["services", "pods"] = "services",
     ) -> tuple[int, Any]:
         """One HTTP request to a Service through the API server's proxy subresource
         (`/api/v1/namespaces/{ns}/services/{name}:{port}/proxy/{path}`): (status, JSON or
-        text). The API server answers 503 itself when the Service has no ready endpoint."""
+        text). The API server answers 503 itself when the Service has no ready endpoint.
+        `resource="pods"`: to one pod by name (`pods/{name}:{port}/proxy`)."""
         ...
 
     async def close(self) -> None: ...

@@ -14,6 +14,7 @@ from podplane.mcp import (
     tools_features,
     tools_jobs,
     tools_nodes,
+    tools_pools,
 )
 from podplane.mcp.tool import Tool, boolean, integer, text
 from podplane.services import operations
@@ -100,5 +101,6 @@ TOOLS: tuple[Tool, ...] = (
 )
 
 TOOLS = (TOOLS + tools_clusters.TOOLS + tools_nodes.TOOLS + tools_jobs.TOOLS
-         + tools_features.TOOLS + tools_diagnostics.TOOLS + tools_endpoints.TOOLS)
+         + tools_features.TOOLS + tools_diagnostics.TOOLS + tools_endpoints.TOOLS
+         + tools_pools.TOOLS)
 BY_NAME: dict[str, Tool] = {t.name: t for t in TOOLS}

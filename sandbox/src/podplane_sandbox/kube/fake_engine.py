@@ -7,7 +7,14 @@ with an error object) and "Production Metrics" (`vllm:request_success_total`,
 `vllm:prompt_tokens_total`, `vllm:generation_tokens_total`, label `model_name`); SGLang docs
 "Production Metrics" (`sglang:num_requests_total`, `sglang:prompt_tokens_total`,
 `sglang:generation_tokens_total`; `/metrics` only with `--enable-metrics`); Prometheus
-"Exposition formats" (text format 0.0.4).
+"Exposition formats" (text format 0.0.4). Requests in flight: the gauges
+`vllm:num_requests_running` (vLLM "Production Metrics": requests in model execution batches)
+and `sglang:num_running_reqs` (SGLang "Production Metrics").
+
+A request is answered at once unless `busy_seconds` is set (tests set it): then each completion
+stays in flight that many virtual seconds, counted by the running gauge, and fails as a reset
+connection when its pod is deleted meanwhile (stricter than an engine that finishes its
+requests within the grace period: a plan that deletes a serving pod shows here).
 
 Load: a test sets how many requests are in flight on a Service (`set_load`, the sandbox's
 control); they are spread over the Service's ready pods in turn, as the proxy spreads
@@ -59,6 +66,8 @@ class Counters:
     requests: int = 0
     prompt_tokens: int = 0
     generation_tokens: int = 0
+    running: int = 0
+    last_answered: float | None = None  # virtual time of the last completion answered
 
 
 @dataclass
@@ -67,6 +76,10 @@ class FakeEngines:
 
     counters: dict[str, Counters] = field(default_factory=dict)
     created: int = 1_700_000_000
+    busy_seconds: float = 0.0
+
+    def seen(self, pod: Obj) -> Counters:
+        return self.counters.setdefault(pod["metadata"]["uid"], Counters())
     store: Any = None
     load: dict[tuple[str, str], int] = field(default_factory=dict)
 
@@ -96,8 +109,7 @@ class FakeEngines:
         args = [str(a) for a in container.get("args") or []]
         model = _arg(args, "--model", "--model-path") or "model"
         served = _arg(args, "--served-model-name") or model
-        uid = pod["metadata"]["uid"]
-        seen = self.counters.setdefault(uid, Counters())
+        seen = self.seen(pod)
         path = "/" + path.lstrip("/")
         if method == "GET" and path == "/health":
             return 200, "text/plain", ""
@@ -105,7 +117,7 @@ class FakeEngines:
             if engine == "sglang" and "--enable-metrics" not in args:
                 return 404, "application/json", json.dumps({"detail": "Not Found"})
             batch = int(_arg(args, "--max-num-seqs", "--max-running-requests") or DEFAULT_BATCH)
-            busy = self.in_flight(pod)
+            busy = self.in_flight(pod) + seen.running   # the test's load + real requests
             gauges = (min(busy, batch), max(0, busy - batch))
             return 200, "text/plain; version=0.0.4", metrics(engine, served, seen, gauges)
         if method == "GET" and path == "/v1/models":
@@ -186,6 +198,7 @@ def metrics(engine: str, model: str, seen: Counters,
             gauges: tuple[int, int] = (0, 0)) -> str:
     escaped = model.replace('"', '\\"')
     label = f'{{model_name="{escaped}"}}'
+    lines: list[str] = []
     if engine == "sglang":
         rows = [("sglang:num_requests_total", "Number of requests processed.", seen.requests),
                 ("sglang:prompt_tokens_total", "Number of prefill tokens processed.",
@@ -199,7 +212,6 @@ def metrics(engine: str, model: str, seen: Counters,
                  seen.prompt_tokens),
                 ("vllm:generation_tokens_total", "Number of generation tokens processed.",
                  seen.generation_tokens)]
-    lines = []
     for name, help_text, value in rows:
         lines += [f"# HELP {name} {help_text}", f"# TYPE {name} counter",
                   f"{name}{label} {float(value)}"]

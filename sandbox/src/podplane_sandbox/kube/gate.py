@@ -96,7 +96,7 @@ class Gate:
         parts = [p for p in path.split("/") if p]
         proxied = _service_proxy(parts)
         if proxied:
-            return authz.Request(_verb(scope["method"], True, {}), "", "services/proxy",
+            return authz.Request(_verb(scope["method"], True, {}), "", f"{parts[4]}/proxy",
                                  proxied, True)
         if not (parts[:2] == ["api", "v1"] and len(parts) > 2) and \
                 not (parts[:1] == ["apis"] and len(parts) > 3):
@@ -112,14 +112,15 @@ class Gate:
 
 
 def _service_proxy(parts: list[str]) -> str:
-    """The namespace of a `services/{name}/proxy[/...]` request, else "". kube-apiserver
-    authorizes it as the `proxy` subresource of `services`, named, whatever path follows, with
-    the verb of its HTTP method (GET get, POST create, PUT update, PATCH patch, DELETE delete):
+    """The namespace of a `services|pods/{name}/proxy[/...]` request, else "". kube-apiserver
+    authorizes it as the `proxy` subresource of `services` (or `pods`), named, whatever path
+    follows, with the verb of its HTTP method (GET get, POST create, PUT update, PATCH patch,
+    DELETE delete):
     kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/request/requestinfo.go
     (NewRequestInfo) and the Kubernetes docs "Authorization" ("Determine the Request Verb") and
     "Using RBAC Authorization" ("Referring to resources": subresources as `pods/log`)."""
     if len(parts) >= 7 and parts[:3] == ["api", "v1", "namespaces"] and \
-            parts[4] == "services" and parts[6] == "proxy":
+            parts[4] in ("services", "pods") and parts[6] == "proxy":
         return parts[3]
     return ""
 

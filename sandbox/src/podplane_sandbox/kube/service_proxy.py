@@ -11,6 +11,13 @@ EndpointSlice controller publishes), taken in turn rather than at random so test
 Pods running vLLM or SGLang answer through `fake_engine`; any other pod refuses the connection,
 as a port with nothing listening would. Who may call through it is the gate's question (gate.py:
 the `services/proxy` subresource, verb by HTTP method), asked before a request reaches here.
+
+`/api/v1/namespaces/{ns}/pods/{name}[:port]/proxy/{path}` reaches one pod (the `pods/proxy`
+subresource, same docs page): how a caller reads one engine's own `/metrics`. A pod that is
+not Running answers 503 (kube-apiserver cannot dial it).
+
+A completion held in flight (fake_engine.py, `busy_seconds`) waits on the virtual clock and
+fails 502 when its pod was deleted or is being deleted meanwhile.
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ from podplane_sandbox.kube.store import Store
 Obj = dict[str, Any]
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 PREFIX = "/api/v1/namespaces/{namespace}/services/{service}/proxy"
+POD_PREFIX = "/api/v1/namespaces/{namespace}/pods/{pod}/proxy"
+COMPLETIONS = ("v1/completions", "v1/chat/completions")
 
 
 def split_service(text: str) -> tuple[str, str]:
@@ -79,6 +88,7 @@ def ready_endpoints(store: Store, ns: str, svc: Obj) -> list[Obj]:
 class ServiceProxy:
     def __init__(self, store: Store) -> None:
         self.store, self.engines = store, engines_of(store)
+        store.engines = self.engines  # tests set busy_seconds and read counters through it
         self._turn: dict[tuple[str, str], int] = {}
 
     def endpoints(self, ns: str, svc: Obj) -> list[Obj]:
@@ -104,13 +114,51 @@ class ServiceProxy:
             raise KubeError(503, f"error trying to reach service: dial tcp "
                             f"{(pod.get('status') or {}).get('podIP', '')}: connect: "
                             "connection refused", "ServiceUnavailable")
-        status, media, text = self.engines.answer(
-            pod, container, request.method, request.path_params.get("path", ""),
-            await request.body())
+        return await self._answer(request, pod, container)
+
+    async def _answer(self, request: Request, pod: Obj, container: Obj) -> Response:
+        path, body = request.path_params.get("path", "").strip("/"), await request.body()
+        held = self.engines.busy_seconds if request.method == "POST" and \
+            path in COMPLETIONS else 0.0
+        if held:
+            seen = self.engines.seen(pod)
+            seen.running += 1
+            try:
+                await self.store.clock.sleep(held)
+            finally:
+                seen.running -= 1
+            meta = pod["metadata"]
+            now = self.store.find("pods", meta["namespace"], meta["name"])
+            if now is None or now["metadata"]["uid"] != meta["uid"] or \
+                    now["metadata"].get("deletionTimestamp"):
+                raise KubeError(502, "error trying to reach service: read: connection reset "
+                                "by peer", "BadGateway")
+        status, media, text = self.engines.answer(pod, container, request.method, path, body)
+        if held and status == 200:
+            self.engines.seen(pod).last_answered = self.store.clock.now()
         return Response(text, status_code=status, media_type=media)
+
+    async def handle_pod(self, request: Request) -> Response:
+        ns = request.path_params["namespace"]
+        name, port = split_service(request.path_params["pod"])
+        pod = self.store.find("pods", ns, name)
+        if pod is None:
+            raise KubeError(404, f'pods "{name}" not found', "NotFound",
+                            {"name": name, "kind": "pods"})
+        if (pod.get("status") or {}).get("phase") != "Running":
+            raise KubeError(503, f'pod "{name}" is not running', "ServiceUnavailable")
+        container = _container_for(pod, port) if port else \
+            ((pod.get("spec") or {}).get("containers") or [None])[0]
+        if container is None or engine_of(container) is None:
+            raise KubeError(503, f"error trying to reach pod: dial tcp "
+                            f"{(pod.get('status') or {}).get('podIP', '')}: connect: "
+                            "connection refused", "ServiceUnavailable")
+        return await self._answer(request, pod, container)
 
 
 def proxy_routes(store: Store) -> list[Route]:
     handler = ServiceProxy(store)
     return [Route(PREFIX + "/{path:path}", handler.handle, methods=METHODS),
-            Route(PREFIX, handler.handle, methods=METHODS)]
+            Route(PREFIX, handler.handle, methods=METHODS),
+            Route(POD_PREFIX + "/{path:path}", handler.handle_pod, methods=METHODS),
+            Route(POD_PREFIX, handler.handle_pod, methods=METHODS)]

@@ -53,6 +53,7 @@ class Store:
         self.dirty = False
         self.compacted_rv = 0  # watches from before this version get 410 Gone
         self._rng = random.Random(seed)
+        self.engines: Any = None  # the fake engines behind pods (service_proxy.py)
 
     # ---- reads ----------------------------------------------------------------
     def get(self, rt: ResourceType, ns: str, name: str) -> Obj:

@@ -53,8 +53,15 @@ class EndpointPatchIn(EndpointUpdate):
         "Pods wanted (0 stops serving)."))] = None
 
 
+class ManagedAutoscalingOut(BaseModel):
+    min_replicas: int | None
+    max_replicas: int | None
+    trigger: str | None = Field(description="prometheus or cloudwatch.")
+
+
 class EndpointSummaryOut(BaseModel):
     name: str
+    kind: str = Field("self_managed", description="self_managed or managed.")
     engine: str
     image: str | None
     model: str | None
@@ -68,6 +75,10 @@ class EndpointSummaryOut(BaseModel):
     exposure: str
     port: int | None
     created_at: str | None
+    state: str | None = Field(None, description="Managed: the operator's status.state.")
+    routing: str | None = Field(None, description="Managed: intelligent routing strategy.")
+    kv_cache: str | None = Field(None, description="Managed: off, l1, tieredstorage, redis.")
+    autoscaling: ManagedAutoscalingOut | None = None
 
 
 class EndpointPodOut(BaseModel):
@@ -77,11 +88,9 @@ class EndpointPodOut(BaseModel):
     ready: bool
 
 
-class AutoscalingOut(BaseModel):
-    """podplane's KEDA ScaledObject and what KEDA's HPA last computed."""
+class AutoscalingOut(ManagedAutoscalingOut):
+    """podplane's KEDA ScaledObject and what KEDA's HPA last computed (self-managed)."""
 
-    min_replicas: int | None
-    max_replicas: int | None
     metric: str | None = Field(description="The engine's gauge KEDA reads.")
     target: str | None = Field(description="Per pod.")
     cooldown_seconds: int | None
@@ -93,6 +102,7 @@ class AutoscalingOut(BaseModel):
 class EndpointOut(EndpointSummaryOut):
     service: str | None
     load_balancer: str | None = Field(description="The load balancer's hostname, if any.")
+    message: str | None = Field(None, description="Managed: the operator's last message.")
     pods: list[EndpointPodOut]
     autoscaling: AutoscalingOut | None = None
 

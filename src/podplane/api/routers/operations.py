@@ -7,7 +7,7 @@ import contextlib
 import re
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, Path, Query, WebSocket
+from fastapi import APIRouter, Depends, Header, Path, Query, Response, WebSocket
 from pydantic import BaseModel, Field, model_validator
 from starlette.websockets import WebSocketDisconnect
 
@@ -94,6 +94,26 @@ def out(op: svc.Operation) -> OperationOut:
     return shown
 
 
+# The JSON of recent list pages, each with the page's items list it was made from. The engine
+# keeps a page's list object until an operation changes (ops/notify.py `page`), so the same
+# object means the same JSON: a console or agent polling the list costs no serialization
+# while nothing happens (issue 21; bench/profile_operations.py prints the CPU per request).
+_PAGE_JSON: dict[tuple[Any, ...], tuple[list[svc.Operation], bytes]] = {}
+PAGE_JSON_KEPT = 256
+
+
+def _page_json(key: tuple[Any, ...], page: svc.OperationPage) -> bytes:
+    kept = _PAGE_JSON.get(key)
+    if kept is not None and kept[0] is page.items:
+        return kept[1]
+    shown = OperationPageOut(items=[out(op) for op in page.items], next_cursor=page.next_cursor)
+    body = shown.model_dump_json().encode()
+    if len(_PAGE_JSON) >= PAGE_JSON_KEPT:
+        _PAGE_JSON.clear()
+    _PAGE_JSON[key] = (page.items, body)
+    return body
+
+
 @router.get("/operations", response_model=OperationPageOut)
 async def list_operations(
     ctx: Annotated[Ctx, Depends(ctx_for(svc.list_operations))],
@@ -103,9 +123,10 @@ async def list_operations(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=40, pattern=NAME)] = None,
     history: bool = False,
-) -> OperationPageOut:
+) -> Response:
     page = await svc.list_operations(ctx, status, kind, target, limit, cursor, history)
-    return OperationPageOut(items=[out(op) for op in page.items], next_cursor=page.next_cursor)
+    key = (status, kind, target, limit, cursor, history)
+    return Response(_page_json(key, page), media_type="application/json")
 
 
 @router.get("/operations/{op_id}", response_model=OperationOut)

@@ -328,11 +328,11 @@ class LightkubeKube:
 
     async def proxy(
         self, method: str, namespace: str, service: str, port: int, path: str,
-        body: Manifest | None = None,
+        body: Manifest | None = None, *, resource: str = "services",
     ) -> tuple[int, Any]:
         # Kubernetes docs, "Manually constructing apiserver proxy URLs" (Access Services
-        # Running on Clusters): /api/v1/namespaces/NS/services/NAME:PORT/proxy/PATH.
-        url = f"/api/v1/namespaces/{namespace}/services/{service}:{port}/proxy/{path}"
+        # Running on Clusters): /api/v1/namespaces/NS/services/NAME:PORT/proxy/PATH (or pods).
+        url = f"/api/v1/namespaces/{namespace}/{resource}/{service}:{port}/proxy/{path}"
         http = self._client._client._client  # lightkube's httpx client: base URL, TLS, auth
 
         async def send() -> httpx2.Response:

@@ -101,8 +101,9 @@ class ClusterKube:
             yield line
 
     async def proxy(self, method: str, namespace: str, service: str, port: int, path: str,
-                    body: Manifest | None = None) -> tuple[int, Any]:
-        return await (await self._client()).proxy(method, namespace, service, port, path, body)
+                    body: Manifest | None = None, **which: Any) -> tuple[int, Any]:
+        return await (await self._client()).proxy(method, namespace, service, port, path, body,
+                                                   **which)
 
     async def close(self) -> None:
         await self._connector.forget(self._name)

@@ -112,7 +112,7 @@ def summary(so: dict[str, Any], hpa: dict[str, Any] | None) -> dict[str, Any]:
                for m in status.get("currentMetrics") or []]
     value = (current[0].get("averageValue") or current[0].get("value")) if current else None
     return {"min_replicas": spec.get("minReplicaCount"),
-            "max_replicas": spec.get("maxReplicaCount"),
+            "max_replicas": spec.get("maxReplicaCount"), "trigger": "metrics-api",
             "metric": meta.get("valueLocation"), "target": meta.get("targetValue"),
             "cooldown_seconds": window,
             "hpa": (hpa or {}).get("metadata", {}).get("name"),

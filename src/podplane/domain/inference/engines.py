@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from podplane.domain.errors import InvalidInput
+from podplane.domain.inference.managed_sources import refuse_for_self_managed
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ ENGINES = {e.name: e for e in (VLLM, SGLANG)}
 def arguments(engine: EngineSpec, request: dict[str, Any]) -> list[str]:
     """The engine's command-line for one endpoint; the served model name is the endpoint's."""
     model, name, tp = request["model"], request["name"], request.get("tensor_parallel", 1)
+    refuse_for_self_managed(model)
     length, dtype = request.get("max_model_len"), request.get("dtype", "auto")
     pp = int(request.get("pipeline_parallel") or 1)
     if engine is VLLM:

@@ -13,3 +13,21 @@ class EndpointUnavailable(CloudError):
     """The Service has no ready pod behind it (the API server's proxy answered 503)."""
 
     code, status, title = "endpoint_unavailable", 503, "Endpoint unavailable"
+
+
+class PoolPodsAssigned(Conflict):
+    """A pool scale-in or delete that would remove a pod assigned to an endpoint or draining."""
+
+    code = "pool_pods_assigned"
+
+
+class PoolScaleUnsafe(Conflict):
+    """Kubernetes' own victim order could remove a pod that is not one podplane chose."""
+
+    code = "pool_scale_unsafe"
+
+
+class PoolTooSmall(Conflict):
+    """An assignment wants more free Ready pods than the pool has."""
+
+    code = "pool_too_small"

@@ -6,7 +6,7 @@ inference.sagemaker.aws.amazon.com_inferenceendpointconfigs.yaml (v1): `modelNam
 s3Storage {bucketName, region}, modelLocation}, `worker` {image, args, modelInvocationPort,
 modelVolumeMount, resources}, optional `loadBalancer`. The model must sit under the cluster
 bucket's `models/` prefix: the operator's execution role may read nothing else
-(domain/features/inference_operator.py). Not wired to the endpoints API yet (docs/inference.md).
+(domain/features/inference_operator.py); FSx and JumpStart models: managed_sources.py.
 """
 
 from __future__ import annotations
@@ -44,9 +44,17 @@ def model_location(model: str, bucket: str) -> str:
     return model.removeprefix(f"s3://{bucket}/").rstrip("/")
 
 
+def labels(name: str) -> dict[str, str]:
+    return {"app.kubernetes.io/managed-by": "podplane",
+            "app.kubernetes.io/component": "inference-endpoint",
+            "podplane.io/endpoint": name, "podplane.io/engine": "managed"}
+
+
 def render(name: str, model: str, bucket: str, region: str, instance_type: InstanceType,
            *, tensor_parallel: int = 1, replicas: int = 1, image: str | None = None,
-           load_balancer: bool = False) -> Manifest:
+           load_balancer: bool = False, fsx: Manifest | None = None) -> Manifest:
+    """The config; `fsx` is the `modelSourceConfig` of an `fsx:` model
+    (managed_sources.fsx_source), else the model is in the cluster's bucket."""
     if instance_type.gpu_count == 0:
         raise InvalidInput(f"{instance_type.name} has no GPUs.", field="instance_group")
     if tensor_parallel > instance_type.gpu_count:
@@ -56,9 +64,9 @@ def render(name: str, model: str, bucket: str, region: str, instance_type: Insta
     gpus = {GPU: tensor_parallel}
     spec: Manifest = {
         "modelName": name, "instanceType": instance_type.name, "replicas": replicas,
-        "modelSourceConfig": {"modelSourceType": "s3",
-                              "s3Storage": {"bucketName": bucket, "region": region},
-                              "modelLocation": model_location(model, bucket)},
+        "modelSourceConfig": fsx or {"modelSourceType": "s3",
+                                     "s3Storage": {"bucketName": bucket, "region": region},
+                                     "modelLocation": model_location(model, bucket)},
         "worker": {"image": image or ENGINES["vllm"].image,
                    "args": ["--model", MODEL_PATH, "--served-model-name", name,
                             "--tensor-parallel-size", str(tensor_parallel),
@@ -69,8 +77,21 @@ def render(name: str, model: str, bucket: str, region: str, instance_type: Insta
     if load_balancer:
         spec["loadBalancer"] = {"healthCheckPath": "/health"}
     return {"apiVersion": API_VERSION, "kind": KIND,
-            "metadata": {"name": name, "namespace": "default", "labels": {
-                "app.kubernetes.io/managed-by": "podplane",
-                "app.kubernetes.io/component": "inference-endpoint",
-                "podplane.io/endpoint": name, "podplane.io/engine": "managed"}},
+            "metadata": {"name": name, "namespace": "default", "labels": labels(name)},
             "spec": spec}
+
+
+def container(config: Manifest) -> Manifest:
+    """The image and arguments the operator runs for this config's worker (what a rollout
+    waits for in the pods)."""
+    worker = config["spec"].get("worker") or {}
+    return {"image": worker.get("image"), "args": worker.get("args")}
+
+
+def as_it_was(config: Manifest) -> Manifest:
+    """The config as podplane applies it again (a rollback): identity and spec only."""
+    meta = config["metadata"]
+    return {"apiVersion": config["apiVersion"], "kind": config["kind"],
+            "metadata": {"name": meta["name"], "namespace": meta.get("namespace", "default"),
+                         "labels": dict(meta.get("labels") or {})},
+            "spec": config["spec"]}

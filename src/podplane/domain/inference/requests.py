@@ -16,8 +16,10 @@ ENDPOINT_NAME_MAX = 40
 EndpointName = Annotated[str, Field(min_length=1, max_length=ENDPOINT_NAME_MAX,
                                     pattern=DNS_LABEL_PATTERN,
                                     description="Endpoint.")]
-# An S3 URI (s3://bucket/prefix) or a Hugging Face model id (`org/name`, or `name`).
+# An S3 URI (s3://bucket/prefix) or a Hugging Face model id (`org/name`, or `name`); managed
+# only: `fsx:<path>` or `jumpstart:<id>[@<version>]` (managed_sources.py).
 MODEL_PATTERN = (r"^(s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9](/[A-Za-z0-9._\-/]*)?"
+                 r"|fsx:[A-Za-z0-9._\-/]{1,400}|jumpstart:[A-Za-z0-9\-]{1,63}(@[0-9.]{5,14})?"
                  r"|[A-Za-z0-9][A-Za-z0-9._\-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._\-]{0,95})?)$")
 IMAGE_PATTERN = r"^[a-z0-9][a-z0-9._\-/:@]{0,254}$"
 MAX_REPLICAS = 32
@@ -50,7 +52,7 @@ class EndpointRequest:
                                          pattern=DNS_LABEL_PATTERN,
                                          description="Instance group.")]
     model: Annotated[str, Field(min_length=1, max_length=512, pattern=MODEL_PATTERN,
-                                description="s3:// prefix or Hugging Face id.")]
+                                description="s3://, HF id; managed: fsx:path, jumpstart:id.")]
     engine: Engine = "vllm"
     image: Annotated[str | None, Field(max_length=255, pattern=IMAGE_PATTERN, description=(
         "Default: the engine's pinned release."))] = None
@@ -62,6 +64,12 @@ class EndpointRequest:
     replicas: Annotated[int, Field(ge=1, le=MAX_REPLICAS, description="Pods.")] = 1
     exposure: Annotated[Exposure, Field(description=(
         "load_balancer adds an external load balancer."))] = "service"
+    routing: Annotated[Literal["prefixaware", "kvaware", "session", "roundrobin"] | None,
+                       Field(description="Managed: intelligent routing.")] = None
+    kv_cache: Annotated[Literal["l1", "tieredstorage", "redis"] | None, Field(description=(
+        "Managed: KV cache, L1 CPU memory (+ L2 backend)."))] = None
+    kv_cache_url: Annotated[str | None, Field(max_length=300, description=(
+        "Redis URL (kv_cache=redis)."))] = None
     kind: Annotated[Literal["self_managed", "managed"], Field(description=(
         "managed: the HyperPod inference operator serves it."))] = "self_managed"
     autoscaling: Autoscaling | None = None

@@ -40,7 +40,8 @@ def summary(dep: Shape, svc: Shape | None) -> Shape:
     tp = _arg(args, "--tensor-parallel-size", "--tp")
     pp = _arg(args, "--pipeline-parallel-size")
     length = _arg(args, "--max-model-len", "--context-length")
-    return {"name": meta["name"], "engine": engine, "image": container.get("image"),
+    return {"name": meta["name"], "kind": "self_managed", "engine": engine,
+            "image": container.get("image"),
             "model": (meta.get("annotations") or {}).get(MODEL_ANNOTATION),
             "tensor_parallel": int(tp) if tp else None,
             "pipeline_parallel": int(pp) if pp else 1,

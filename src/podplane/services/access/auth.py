@@ -51,32 +51,27 @@ def local_principal() -> Principal:
 
 
 async def principal_for_token(app: AppState, secret: str, face: Face) -> Principal:
-    cache = lookups_of(app.sessions)
-    cached = cache.get("token", secret)
-    if cached is not None:
-        return cached.with_face(face)
-    async with app.sessions.begin() as db:
-        row = await token_rows.by_secret(db, secret)
-        if row is None:
-            raise Unauthenticated("The token is unknown or revoked.")
-        _touch(row)
-        principal = _principal(row, face)
-    cache.put("token", secret, principal)
-    return principal
+    async def load() -> Principal:
+        async with app.sessions.begin() as db:
+            row = await token_rows.by_secret(db, secret)
+            if row is None:
+                raise Unauthenticated("The token is unknown or revoked.")
+            _touch(row)
+            return _principal(row, face)
+
+    principal = await lookups_of(app.sessions).once("token", secret, load)
+    return principal.with_face(face)
 
 
 async def principal_for_session(app: AppState, sid: str) -> Principal:
-    cache = lookups_of(app.sessions)
-    cached = cache.get("session", sid)
-    if cached is not None:
-        return cached
-    async with app.sessions() as db:
-        row = await token_rows.token_for_session(db, sid)
-        if row is None:
-            raise Unauthenticated("The session has expired or was closed; sign in again.")
-        principal = _principal(row, "ui")
-    cache.put("session", sid, principal)
-    return principal
+    async def load() -> Principal:
+        async with app.sessions() as db:
+            row = await token_rows.token_for_session(db, sid)
+            if row is None:
+                raise Unauthenticated("The session has expired or was closed; sign in again.")
+            return _principal(row, "ui")
+
+    return await lookups_of(app.sessions).once("session", sid, load)
 
 
 async def still_valid(app: AppState, token_id: str) -> bool:

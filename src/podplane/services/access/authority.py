@@ -52,6 +52,10 @@ KINDS: dict[str, Authority] = {
     "endpoint.delete": DESTROY,
     "endpoint.update": OPERATOR,  # the pod template only; a failure rolls back
     "endpoint.autoscale": OPERATOR,  # podplane's ScaledObject of the endpoint only
+    "pool.create": OPERATOR,
+    "pool.scale": OPERATOR,  # scale-in removes free pods only
+    "pool.assign": OPERATOR,  # labels; an unassignment drains first
+    "pool.delete": DESTROY,
     "diagnose.nccl": OPERATOR,  # runs a short workload on the chosen nodes, then deletes it
 }
 

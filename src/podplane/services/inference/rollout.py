@@ -21,10 +21,12 @@ from typing import Any
 
 from podplane.cloud.ports_kube import KubePort
 from podplane.domain.errors import CloudError
+from podplane.domain.inference import managed as managed_config
 from podplane.domain.inference.render import NAMESPACE, deployment, service
 from podplane.domain.inference.views import engine_container, pod_ready
 from podplane.ops.context import StepContext
 from podplane.services.inference import cluster as ic
+from podplane.services.inference import managed
 
 Shape = dict[str, Any]
 POLL_SECONDS = 10.0
@@ -68,12 +70,12 @@ async def _why(kube: KubePort, pods: list[Shape]) -> str:
 
 
 async def follow(ctx: StepContext, kube: KubePort, name: str, container: Shape,
-                 wanted: int) -> str | None:
+                 wanted: int, pods_of: Any = ic.pods_of) -> str | None:
     """Wait until exactly `wanted` pods run `container`, all Ready, and no other pod is left:
     None, or why it did not happen."""
     waited = stuck_for = 0.0
     while True:
-        pods = await ic.pods_of(kube, name)
+        pods = await pods_of(kube, name)
         staying = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
         new = [p for p in staying if _runs(p, container)]
         if len(new) == len(pods) == wanted and all(pod_ready(p) for p in new):
@@ -94,15 +96,38 @@ def _answer_text(answer: Any) -> str:
     return str(first.get("text") or (first.get("message") or {}).get("content") or "")
 
 
+def _new_container(params: Shape) -> Shape:
+    if params.get("managed"):   # the operator runs the config's worker as it is
+        return managed_config.container(params["manifest"])
+    return engine_container(deployment(params["request"])["spec"]["template"])
+
+
+def _old_container(params: Shape) -> Shape:
+    if params.get("managed"):
+        return managed_config.container(params["previous"])
+    return engine_container(params["previous"]["spec"]["template"])
+
+
+def _pods_of(params: Shape) -> Any:
+    return managed.pods_of if params.get("managed") else ic.pods_of
+
+
+def _port(params: Shape) -> int:
+    if params.get("managed"):
+        return int(params["manifest"]["spec"]["worker"]["modelInvocationPort"]["containerPort"])
+    return int(service(params["request"])["spec"]["ports"][0]["port"])
+
+
 class RolloutSteps:
     def __init__(self, kube_for: Any) -> None:
         self._kube = kube_for  # async (StepContext) -> KubePort
 
     async def rollout(self, ctx: StepContext) -> Shape:
         kube, name = await self._kube(ctx), ctx.params["endpoint"]
-        container = engine_container(deployment(ctx.params["request"])["spec"]["template"])
+        container = _new_container(ctx.params)
         await ctx.phase("following")  # a crash point: a resumed wait starts over, harmlessly
-        why = await follow(ctx, kube, name, container, int(ctx.params["replicas"]))
+        why = await follow(ctx, kube, name, container, int(ctx.params["replicas"]),
+                           _pods_of(ctx.params))
         return {"rollout": {"ok": why is None, **({"reason": why} if why else {})}}
 
     async def smoke(self, ctx: StepContext) -> Shape:
@@ -110,11 +135,10 @@ class RolloutSteps:
             return {"smoke": {"ok": False, "skipped": "the rollout failed"}}
         if int(ctx.params["replicas"]) == 0:
             return {"smoke": {"ok": True, "skipped": "no replica to ask (replicas=0)"}}
-        kube, request = await self._kube(ctx), ctx.params["request"]
-        port = int(service(request)["spec"]["ports"][0]["port"])
-        payload = {"model": request["name"], "prompt": SMOKE_PROMPT, "max_tokens": 8}
+        kube, name = await self._kube(ctx), ctx.params["endpoint"]
+        payload = {"model": name, "prompt": SMOKE_PROMPT, "max_tokens": 8}
         await ctx.phase("asking")
-        status, answer = await kube.proxy("POST", NAMESPACE, request["name"], port,
+        status, answer = await kube.proxy("POST", NAMESPACE, name, _port(ctx.params),
                                           "v1/completions", payload)
         ctx.crash_point("after_call")  # asked again after a crash: one more small request
         text = _answer_text(answer)
@@ -134,8 +158,8 @@ class RolloutSteps:
         await kube.apply({**previous, "spec": {**previous["spec"], "replicas": wanted}},
                          force=True)
         ctx.crash_point("after_call")
-        back = await follow(ctx, kube, name, engine_container(previous["spec"]["template"]),
-                            wanted)
+        back = await follow(ctx, kube, name, _old_container(ctx.params), wanted,
+                            _pods_of(ctx.params))
         state = ("The previous version serves again" if back is None else
                  f"The previous version is not serving yet either: {back}")
         raise CloudError(f"Update of endpoint {name} rolled back: {why}. {state}.",

@@ -13,10 +13,11 @@ from podplane.domain.catalog import lookup
 from podplane.domain.effects import Effect, Role
 from podplane.domain.errors import CloudError, ConfirmationRequired, InvalidInput, NotFound
 from podplane.domain.inference import autoscaling as asc
+from podplane.domain.inference import managed_options, views
 from podplane.domain.inference import render as ir
-from podplane.domain.inference import views
 from podplane.domain.inference.engines import ENGINES
 from podplane.domain.inference.errors import EndpointExists, EndpointUnavailable
+from podplane.domain.inference.pool import SERVED_MODEL
 from podplane.domain.inference.requests import MAX_REPLICAS, EndpointRequest, EndpointUpdate
 from podplane.domain.jobs.errors import InsufficientGpus
 from podplane.services.cloud_access import cloud_of
@@ -25,7 +26,7 @@ from podplane.services.groups import cloud as gc
 from podplane.services.groups.outcome import Outcome, key_used, start
 from podplane.services.inference import autoscaling as autoscale
 from podplane.services.inference import cluster as ic
-from podplane.services.inference import managed
+from podplane.services.inference import managed, managed_ops, managed_update, pool
 from podplane.services.inference.workflows import CREATE, DELETE, SCALE, UPDATE
 from podplane.services.jobs.cluster import group_gpus, kube_of
 from podplane.services.registry import service
@@ -54,13 +55,15 @@ async def list_endpoints(ctx: Ctx, cluster: str) -> list[Shape]:
     _, kube = await kube_of(ctx, cluster)
     services = await ic.services_by_name(kube)
     found = [views.summary(d, services.get(d["metadata"]["name"]))
-             for d in await ic.deployments(kube)]
+             for d in await ic.deployments(kube)] + await managed_ops.summaries(kube)
     return sorted(found, key=lambda s: s["name"])
 
 
 @service(Effect.READ, "endpoint.get")
 async def get_endpoint(ctx: Ctx, cluster: str, name: str) -> Shape:
     _, kube = await kube_of(ctx, cluster)
+    if (seen := await managed_ops.view(kube, name)) is not None:
+        return seen
     dep, svc = await ic.find(kube, cluster, name)
     return {**views.endpoint_view(dep, svc, await ic.pods_of(kube, name)),
             "autoscaling": await autoscale.view(kube, name)}
@@ -85,6 +88,7 @@ async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
         op_params["manifest"] = await managed.render_for(ctx, ref, kube, cluster, body)
         manifests = [op_params["manifest"]]
     else:
+        managed_options.check(body)  # routing and KV cache are the operator's (422 here)
         manifests = asc.manifests(body)  # refuses what the engine cannot (422 naming a field)
     await _refuse_taken(kube, cluster, request.name)
     if request.autoscaling is not None:
@@ -145,9 +149,13 @@ async def scale_endpoint(ctx: Ctx, cluster: str, name: str, replicas: int, *,
     params = {"cluster_ref": ref.params(), "endpoint": name, "replicas": replicas}
     if await key_used(ctx, idempotency_key):
         return await start(ctx, SCALE, target(cluster, name), params, idempotency_key, {})
-    dep, _ = await ic.find(kube, cluster, name)
-    await autoscale.refuse_manual_scale(kube, name)
-    current = int((dep.get("spec") or {}).get("replicas", 0))
+    dep: Shape = {"metadata": {}}
+    if (current := await managed_ops.replicas(kube, name)) is not None:
+        params["managed"] = True   # the operator's config (its pods are placed by it)
+    else:
+        dep, _ = await ic.find(kube, cluster, name)
+        await autoscale.refuse_manual_scale(kube, name)
+        current = int((dep.get("spec") or {}).get("replicas", 0))
     plan = {"endpoint": name, "from": current, "to": replicas}
     if current == replicas:
         return Outcome(False, plan)
@@ -170,6 +178,12 @@ async def update_endpoint(ctx: Ctx, cluster: str, name: str, update: EndpointUpd
     params: Shape = {"cluster_ref": ref.params(), "endpoint": name}
     if await key_used(ctx, idempotency_key):
         return await start(ctx, UPDATE, target(cluster, name), params, idempotency_key, {})
+    if (config := await managed.config_of(kube, name)) is not None:
+        told, extra = await managed_update.plan(ctx, kube, cluster, config, update)
+        if not extra or update.dry_run:
+            return Outcome(bool(extra), told, dry_run=update.dry_run)
+        return await start(ctx, UPDATE, target(cluster, name), {**params, **extra},
+                           idempotency_key, told)
     dep, svc = await ic.find(kube, cluster, name)
     if update.autoscaling is not None:
         return await autoscale.autoscale_endpoint(ctx, cluster, name, update, idempotency_key)
@@ -226,17 +240,19 @@ async def invoke_endpoint(ctx: Ctx, cluster: str, name: str, request: InvokeRequ
     """One OpenAI-compatible request through the API server's service proxy, as podplane: no
     public load balancer needed, nothing exposed."""
     _, kube = await kube_of(ctx, cluster)
-    dep, svc = await managed.objects(kube, name) or await ic.find(kube, cluster, name)
+    dep, svc = await managed.objects(kube, name) or await pool.endpoint_objects(kube, name) \
+        or await ic.find(kube, cluster, name)
     if svc is None:
         raise NotFound(f"Endpoint {name!r} has no Service.", hint="Delete and recreate it.")
     port = int(svc["spec"]["ports"][0]["port"])
+    model = (svc["metadata"].get("annotations") or {}).get(SERVED_MODEL, name)  # a pool's
     if request.chat:
         path = "v1/chat/completions"
-        payload: Shape = {"model": name, "max_tokens": request.max_tokens,
+        payload: Shape = {"model": model, "max_tokens": request.max_tokens,
                           "messages": [{"role": "user", "content": request.prompt}]}
     else:
         path = "v1/completions"
-        payload = {"model": name, "prompt": request.prompt, "max_tokens": request.max_tokens}
+        payload = {"model": model, "prompt": request.prompt, "max_tokens": request.max_tokens}
     status, answer = await kube.proxy("POST", ir.NAMESPACE, name, port, path, payload)
     if status == 503:
         raise EndpointUnavailable(f"Endpoint {name!r} has no Ready pod behind its Service.",

@@ -27,7 +27,7 @@ from podplane.ops.context import StepContext
 from podplane.ops.workflows import Workflow
 from podplane.services.cloud_access import Cloud
 from podplane.services.groups import cloud as gc
-from podplane.services.inference import autoscaling, managed
+from podplane.services.inference import autoscaling, managed, managed_ops
 from podplane.services.inference import cluster as ic
 from podplane.services.inference.rollout import RolloutSteps
 
@@ -89,6 +89,10 @@ class EndpointSteps:
     async def scale(self, ctx: StepContext) -> Shape:
         kube, name = await self.kube(ctx), ctx.params["endpoint"]
         await ctx.phase("scaling")
+        if ctx.params.get("managed"):
+            await managed_ops.scale(kube, name, ctx.params["replicas"])
+            ctx.crash_point("after_call")
+            return {"replicas": ctx.params["replicas"]}
         await kube.patch("apps/v1", "Deployment", name,
                          {"spec": {"replicas": ctx.params["replicas"]}}, namespace=NAMESPACE)
         ctx.crash_point("after_call")
@@ -98,6 +102,8 @@ class EndpointSteps:
         kube, name = await self.kube(ctx), ctx.params["endpoint"]
         if ctx.params.get("manifest"):
             return await managed.wait_ready(ctx, kube, name)
+        if ctx.params.get("managed"):   # a managed scale: the operator's Deployment's pods
+            return await managed_ops.settled(ctx, kube, name, int(ctx.params["replicas"]))
         wanted, waited = int(ctx.params["replicas"]), 0.0
         while True:
             pods = await ic.pods_of(kube, name)

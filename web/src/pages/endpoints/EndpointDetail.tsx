@@ -135,6 +135,12 @@ function Summary({ e }: { e: Endpoint }) {
           { label: "Exposure", value: `${e.exposure}${e.load_balancer ? ` (${e.load_balancer})` : ""}` },
           { label: "Service", value: e.service ? `${e.service}:${e.port ?? "-"}` : "-" },
           { label: "Created", value: <Time value={e.created_at} /> },
+          ...(e.kind === "managed" ? [
+            { label: "Kind", value: <span data-testid="endpoint-kind">{`managed (${e.state ?? "no state yet"})`}</span> },
+            { label: "Routing", value: e.routing ?? "off" },
+            { label: "KV cache", value: e.kv_cache ?? "operator default" },
+            { label: "Autoscaling", value: e.autoscaling ? `${e.autoscaling.min_replicas ?? 1}-${e.autoscaling.max_replicas ?? "?"} on ${e.autoscaling.trigger ?? "-"}` : "off" },
+          ] : []),
         ]}
       />
     </Container>

@@ -42,6 +42,10 @@ PUBLIC: dict[str, frozenset[str]] = {
     "docker.io/pytorch/pytorch": frozenset({"2.5.1-cuda12.4-cudnn9-runtime",
                                             "2.5.1-cuda12.4-cudnn9-devel"}),
     "docker.io/vllm/vllm-openai": frozenset({"v0.9.0", "latest"}),
+    # AWS Deep Learning Containers, "Large Model Inference (LMI)" images (available_images.md
+    # in aws/deep-learning-containers): the container JumpStart LLMs run on HyperPod.
+    "763104351884.dkr.ecr.us-west-2.amazonaws.com/djl-inference": frozenset({
+        "0.33.0-lmi15.0.0-cu128"}),
     "docker.io/lmsysorg/sglang": frozenset({"v0.4.6.post5-cu124", "latest"}),  # SGLang releases
     "docker.io/rayproject/ray": frozenset({"2.40.0", "latest"}),
     # Ray with vLLM, CUDA 13.0 (ray-project/kuberay ray-operator/config/samples/
@@ -115,7 +119,8 @@ def _ecr_error(repo: str, tag: str, account: str, ecr_region: str, path: str) ->
     ref = f"{repo}:{tag}"
     known = ((path == HMA_REPOSITORY and HMA_REGISTRY.get(ecr_region) == account
               and tag in HMA_TAGS)
-             or (path in EKS_REPOSITORIES and account == EKS_REGISTRY_ACCOUNT))
+             or (path in EKS_REPOSITORIES and account == EKS_REGISTRY_ACCOUNT)
+             or tag in PUBLIC.get(repo, frozenset()))   # Deep Learning Containers
     if known:
         return None
     return (f'failed to pull and unpack image "{ref}": failed to resolve reference "{ref}": '

@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from podplane_sandbox.kube.addon_manifests import INFERENCE_GROUP, INFERENCE_NS, INFERENCE_SA
+from podplane_sandbox.kube.controllers import inference_autoscaling as autoscaling
 from podplane_sandbox.kube.controllers.framework import Controller, Ctx, Key, owner_ref
 from podplane_sandbox.kube.store import Event
 from podplane_sandbox.kube.util import clone
@@ -45,11 +46,14 @@ POLL_SECONDS = 15.0
 def controllers(ctx: Ctx, source: Any, eks_cluster_name: str | None) -> list[Controller]:
     if not hasattr(source, "sandbox_addons"):
         return []
-    return [InferenceOperator(ctx, source, eks_cluster_name)]
+    from podplane_sandbox.kube.controllers.jumpstart_operator import JumpStartOperator
+    return [InferenceOperator(ctx, source, eks_cluster_name),
+            JumpStartOperator(ctx, source, eks_cluster_name)]
 
 
 class InferenceOperator(Controller):
     primary = CONFIGS
+    kind = KIND
 
     def __init__(self, ctx: Ctx, source: Any, eks_cluster_name: str | None) -> None:
         super().__init__(ctx)
@@ -58,21 +62,25 @@ class InferenceOperator(Controller):
     def keys_for(self, event: Event) -> Iterable[Key]:
         meta = event.obj["metadata"]
         ns = meta.get("namespace", "")
-        if event.rt_key == CONFIGS:
+        if event.rt_key == self.primary:
             yield (ns, meta["name"])
         elif event.rt_key in ("apps/deployments", "services", "networking.k8s.io/ingresses"):
             for ref in meta.get("ownerReferences") or []:
-                if ref.get("controller") and ref.get("kind") == KIND:
+                if ref.get("controller") and ref.get("kind") == self.kind:
                     yield (ns, ref["name"])
             if event.rt_key == "apps/deployments" and (ns, meta["name"]) == OPERATOR:
                 yield from self.initial_keys()
 
     def initial_keys(self) -> Iterable[Key]:
-        if self.ctx.store.registry.by_key(CONFIGS) is not None:
+        if self.ctx.store.registry.by_key(self.primary) is not None:
             yield from super().initial_keys()
 
+    def resolved(self, config: Obj) -> tuple[Obj, str | None]:
+        """The config with the worker to run, or why it cannot run."""
+        return config, _invalid(config)
+
     def reconcile(self, key: Key) -> float | None:
-        if self.ctx.store.registry.by_key(CONFIGS) is None:
+        if self.ctx.store.registry.by_key(self.primary) is None:
             return None
         config = self.primary_obj(key)
         if config is None or config["metadata"].get("deletionTimestamp"):
@@ -80,13 +88,13 @@ class InferenceOperator(Controller):
         if not self._running():
             return POLL_SECONDS   # the add-on's health is not a Kubernetes event: look again
         status = clone(config.get("status") or {})
-        problem = _invalid(config)
+        worker, problem = self.resolved(config)
         if problem is None:
-            deployment = self._ensure(config)
+            deployment = self._ensure(worker)
             _deployment_status(status, config, deployment, self.ctx.now_iso())
         else:
             _set_state(status, config, "DeploymentFailed", problem, self.ctx.now_iso())
-        self.ctx.update_status(CONFIGS, config, status)
+        self.ctx.update_status(self.primary, config, status)
         return None
 
     def _running(self) -> bool:
@@ -100,6 +108,8 @@ class InferenceOperator(Controller):
         ns, name = meta.get("namespace", "default"), meta["name"]
         wanted = _deployment(config)
         found = self.ctx.store.find("apps/deployments", ns, name)
+        if found is not None and config["spec"].get("autoScalingSpec"):
+            del wanted["spec"]["replicas"]   # KEDA sets them (inference_autoscaling.py)
         if found is None:
             found = self.ctx.create("apps/deployments", wanted)
         elif any(found["spec"].get(k) != v for k, v in wanted["spec"].items()):
@@ -107,6 +117,7 @@ class InferenceOperator(Controller):
             new = clone(found)
             new["spec"].update(wanted["spec"])
             found = self.ctx.update("apps/deployments", new)
+        autoscaling.ensure(self.ctx, config, name)
         if self.ctx.store.find("services", ns, name) is None:
             self.ctx.create("services", _service(config))
         if (config["spec"].get("loadBalancer") is not None
@@ -194,8 +205,16 @@ def _alb_hostname(ns: str, name: str) -> str:
 def _deployment_status(status: Obj, config: Obj, deployment: Obj, now: str) -> None:
     live = deployment.get("status") or {}
     wanted = int(config["spec"].get("replicas", 1))
+    if config["spec"].get("autoScalingSpec"):   # KEDA's count, not the config's
+        wanted = int(deployment["spec"].get("replicas", wanted))
     available = int(live.get("availableReplicas", 0) or 0)
-    done = (available >= wanted and int(live.get("updatedReplicas", 0) or 0) >= wanted
+    # A spec change reaches the pods as a rolling update of the operator's Deployment (the
+    # CRD's `status.deploymentStatus` is "the native kubernetes deployment that hosts the
+    # model", with its updatedReplicas): complete only once the Deployment controller saw
+    # the new template and every pod runs it.
+    seen = int(live.get("observedGeneration", 0) or 0) >= int(
+        deployment["metadata"].get("generation", 1))
+    done = (seen and available >= wanted and int(live.get("updatedReplicas", 0) or 0) >= wanted
             and int(live.get("replicas", 0) or 0) == wanted)
     state = "DeploymentComplete" if done else "DeploymentInProgress"
     status["deploymentStatus"] = {
@@ -209,12 +228,12 @@ def _deployment_status(status: Obj, config: Obj, deployment: Obj, now: str) -> N
 
 
 def _set_state(status: Obj, config: Obj, state: str, message: str, now: str) -> None:
+    generation = int(config["metadata"].get("generation", 1))
+    status["observedGeneration"] = generation   # this generation was reconciled
     if status.get("state") == state and (status.get("conditions") or [{}])[-1].get(
             "message") == message:
         return
     status["state"] = state
-    generation = int(config["metadata"].get("generation", 1))
-    status["observedGeneration"] = generation
     conditions = [c for c in status.get("conditions") or [] if c.get("type") != state]
     for c in conditions:
         c["status"] = "False"

@@ -8,6 +8,7 @@ from typing import Any
 
 from podplane_sandbox.kube.controllers import rollout
 from podplane_sandbox.kube.controllers.framework import Controller, Key, owner_ref
+from podplane_sandbox.kube.controllers.pod_ranks import order_for_deletion
 from podplane_sandbox.kube.util import clone
 
 Obj = dict[str, Any]
@@ -65,9 +66,8 @@ class ReplicaSetController(Controller):
             pods.append(pod)
             self.ctx.event(rs, "SuccessfulCreate", f"Created pod: {pod['metadata']['name']}")
         if len(pods) > want:
-            doomed = sorted(pods, key=lambda p: (is_ready(p), p["metadata"]["name"]))[
-                : len(pods) - want
-            ]
+            # kube-controller-manager's victim order (pod_ranks.py, with its sources)
+            doomed = order_for_deletion(pods, self.ctx.now())[: len(pods) - want]
             for pod in doomed:
                 self.ctx.delete("pods", pod)
             pods = [p for p in pods if p not in doomed]
