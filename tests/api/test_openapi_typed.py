@@ -20,6 +20,7 @@ FREE_FORM = {
     # their schemas are Kubernetes' and the engine's, not ours.
     "CreatePlanOut.manifests": "the Kubernetes objects, shown as applied",
     "UpdatePlanOut.manifest": "the Deployment, shown as applied",
+    "AutoscaleChangeOut.to": "the KEDA ScaledObject, shown as applied",
     "PoolPlanOut.manifest": "the pool's Deployment, shown as applied",
     "PoolPlanOut.service": "the endpoint's Service, shown as applied",
     "InvokeOut.response": "the engine's OpenAI-compatible answer, passed through",

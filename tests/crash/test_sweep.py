@@ -34,7 +34,15 @@ from podplane.services.clusters.identity import role_names
 from podplane.settings import Settings
 from podplane_testkit.touch import FakeCloud
 from tests.crash.harness import MUTATING as MUTATING_AWS
-from tests.crash.harness import SweepCloud, SweepResult, SweepServer, count, duplicates, sweep
+from tests.crash.harness import (
+    TERMINAL,
+    SweepCloud,
+    SweepResult,
+    SweepServer,
+    count,
+    duplicates,
+    sweep,
+)
 from tests.stack import KUBECTL
 
 pytestmark = pytest.mark.slow
@@ -313,6 +321,30 @@ def _endpoint_pods(w: World) -> list[dict[str, Any]]:
             and not p["metadata"].get("deletionTimestamp")]
 
 
+def _autoscale(api: httpx.Client, key: str) -> httpx.Response:
+    """KEDA on first (its feature.set may be killed too: the key finds it again), then the
+    endpoint's autoscaling."""
+    on = api.patch(f"/api/v1/clusters/{CLUSTER}/features/keda", json={"enabled": True},
+                   headers={"Idempotency-Key": f"{key}-keda"})
+    if on.status_code == 202:
+        while api.get(f"/api/v1/operations/{on.json()['id']}/wait",
+                      params={"timeout": 5}).json().get("status") not in TERMINAL:
+            pass
+    return api.patch(f"{ENDPOINTS}/{ENDPOINT}", headers={"Idempotency-Key": key}, json={
+        "autoscaling": {"min_replicas": 1, "max_replicas": 2}})
+
+
+def check_autoscale(w: World, r: SweepResult) -> list[str]:
+    """One ScaledObject, podplane's, and the HPA KEDA made from it."""
+    assert not [e for e in r.ledger if e["action"].startswith(MUTATING_AWS)], r.ledger
+    (so,) = [o for o in w.kube_items("keda.sh/scaledobjects")
+             if o["metadata"]["name"] == ENDPOINT]
+    assert so["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "podplane"
+    assert [h for h in w.kube_items("autoscaling/horizontalpodautoscalers")
+            if h["metadata"]["name"] == f"keda-hpa-{ENDPOINT}"]
+    return ["1 ScaledObject (podplane's)", "KEDA's HPA"]
+
+
 def check_endpoint(kind: str) -> Check:
     """The Deployment's uid is the one the create made (never deleted and made again); its
     Ready pods and Service are read back."""
@@ -433,6 +465,7 @@ DRIVERS: dict[str, tuple[Callable[[httpx.Client, str], httpx.Response], Check]] 
     "endpoint.scale": (lambda api, key: api.patch(
         f"{ENDPOINTS}/{ENDPOINT}", json={"replicas": 2}, headers={"Idempotency-Key": key}),
         check_endpoint("endpoint.scale")),
+    "endpoint.autoscale": (_autoscale, check_autoscale),
     "endpoint.delete": (lambda api, key: api.delete(
         f"{ENDPOINTS}/{ENDPOINT}", params={"confirm": True}, headers={"Idempotency-Key": key}),
         check_endpoint("endpoint.delete")),

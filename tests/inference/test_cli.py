@@ -75,3 +75,19 @@ def test_each_command_is_one_rest_call(sent: list[tuple[str, str, Any]]) -> None
     assert sent[6] == ("PATCH", f"{base}/qwen", {  # only the fields named are sent
         "image": "docker.io/vllm/vllm-openai:latest", "pipeline_parallel": 2, "dry_run": True})
     assert len(sent) == 7
+
+
+def test_autoscale_flag_sends_the_object(sent: list[tuple[str, str, Any]]) -> None:
+    run("endpoint", "create", "alpha", "qwen", "--group", "workers", "--model", "m",
+        "--autoscale", "1:4:waiting:2.5:120", "--dry-run")
+    run("endpoint", "update", "alpha", "qwen", "--autoscale", "1:2", "--dry-run")
+    run("endpoint", "update", "alpha", "qwen", "--autoscale", "off")
+    assert sent[0][2]["autoscaling"] == {"min_replicas": "1", "max_replicas": "4",
+                                         "metric": "waiting", "target": "2.5",
+                                         "cooldown_seconds": "120"}
+    assert sent[1][2] == {"autoscaling": {"min_replicas": "1", "max_replicas": "2"},
+                          "dry_run": True}
+    assert sent[2][2] == {"autoscaling": "off", "dry_run": False}
+    bad = CliRunner().invoke(app, ["endpoint", "update", "alpha", "qwen", "--autoscale", "3",
+                                   "--token", "pp_x"])
+    assert bad.exit_code != 0 and len(sent) == 3

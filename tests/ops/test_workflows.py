@@ -74,6 +74,7 @@ def test_product_kinds_keep_their_persisted_step_names(state: AppState) -> None:
         "endpoint.scale": ["scale", "settled"],
         "endpoint.delete": ["delete", "gone"],
         "endpoint.update": ["apply", "rollout", "smoke", "rollback"],
+        "endpoint.autoscale": ["apply"],
         "pool.create": ["apply", "ready"],
         "pool.scale": ["mark", "scale", "settled"],
         "pool.assign": ["service", "label", "drain", "ready"],

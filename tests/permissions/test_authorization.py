@@ -146,6 +146,7 @@ KIND_TABLE: dict[str, tuple[Role, bool]] = {
     "cluster.reconcile": (O, False), "feature.set": (A, True),
     "job.submit": (O, False), "job.cancel": (O, False), "job.delete": (A, True),
     "endpoint.create": (O, False), "endpoint.scale": (O, False),
+    "endpoint.autoscale": (O, False),
     "endpoint.delete": (A, True), "endpoint.update": (O, False),
     "pool.create": (O, False), "pool.scale": (O, False), "pool.assign": (O, False),
     "pool.delete": (A, True),

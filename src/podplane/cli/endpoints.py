@@ -13,12 +13,32 @@ from podplane.cli.table import Arg, Call, Command, mount, table
 
 NAME = Arg("name", Annotated[str, typer.Argument(help="The endpoint's name.")])
 ENDPOINTS = "clusters/{cluster}/endpoints"
+SCALE_KEYS = ("min_replicas", "max_replicas", "metric", "target", "cooldown_seconds")
+
+
+def autoscale(text: str | None) -> Any:
+    """`MIN:MAX[:running|waiting[:TARGET[:COOLDOWN]]]` -> the autoscaling object; `off`."""
+    if text is None or text == "off":
+        return text
+    parts = text.split(":")
+    if not 2 <= len(parts) <= len(SCALE_KEYS):
+        raise typer.BadParameter("MIN:MAX[:running|waiting[:TARGET[:COOLDOWN_SECONDS]]]")
+    return dict(zip(SCALE_KEYS, parts, strict=False))
+
+
+AUTOSCALE = Arg("autoscale", Annotated[str | None, typer.Option(
+    "--autoscale", help="KEDA: MIN:MAX[:running|waiting[:TARGET[:COOLDOWN_S]]], or off.")],
+    None, to="body", key="autoscaling", convert=autoscale)
 
 
 def show_endpoint(e: dict[str, Any], call: Call) -> None:
     out.print(f"{e['name']} ({e['engine']}, {e['model']}): [bold]{e['status']}[/]  "
               f"{e['ready_replicas']}/{e['replicas']} ready, TP {e['tensor_parallel']}, "
               f"{e['exposure']}" + (f" {e['load_balancer']}" if e["load_balancer"] else ""))
+    if a := e.get("autoscaling"):
+        out.print(f"autoscaling {a['min_replicas']}-{a['max_replicas']} on {a['metric']} "
+                  f"(target {a['target']}/pod, cooldown {a['cooldown_seconds']} s): HPA wants "
+                  f"{a['desired_replicas']}, now {a['current_metric']}/pod")
     table(("pod", lambda p: p["name"]), ("phase", lambda p: p["phase"]),
           ("node", lambda p: p["node"] or ""), ("ready", lambda p: "yes" if p["ready"] else ""),
           rows=lambda a: a["pods"])(e, call)
@@ -66,7 +86,7 @@ COMMANDS = (
                 Arg("kind", Annotated[str, typer.Option(
                     "--kind", help="self_managed or managed (inference operator).")],
                     "self_managed", to="body"),
-                DRY_BODY, WAIT), show=show_change),
+                AUTOSCALE, DRY_BODY, WAIT), show=show_change),
     Command("get", "GET", ENDPOINTS + "/{name}", "An endpoint with its pods.", (CLUSTER, NAME),
             show=show_endpoint),
     Command("scale", "PATCH", ENDPOINTS + "/{name}", "Set the replicas (0 stops serving).", (
@@ -75,7 +95,7 @@ COMMANDS = (
             to="body"), DRY_BODY, WAIT), show=show_change),
     Command("update", "PATCH", ENDPOINTS + "/{name}",
             "Change the image, model or parallelism: rolling update, then one real request; "
-            "a failure rolls back.", (
+            "a failure rolls back. --autoscale alone sets or stops autoscaling.", (
                 CLUSTER, NAME,
                 Arg("image", Annotated[str | None, typer.Option("--image")], None, to="body"),
                 Arg("model", Annotated[str | None, typer.Option("--model")], None, to="body"),
@@ -86,7 +106,7 @@ COMMANDS = (
                 Arg("max_model_len", Annotated[int | None, typer.Option("--max-model-len")],
                     None, to="body"),
                 Arg("dtype", Annotated[str | None, typer.Option("--dtype")], None, to="body"),
-                DRY_BODY, WAIT), show=show_change),
+                AUTOSCALE, DRY_BODY, WAIT), show=show_change),
     Command("delete", "DELETE", ENDPOINTS + "/{name}",
             "Delete the endpoint's Deployment, pods and Service (needs --yes).",
             (CLUSTER, NAME, YES, DRY_QUERY, WAIT), show=show_change),

@@ -16,6 +16,13 @@ stays in flight that many virtual seconds, counted by the running gauge, and fai
 connection when its pod is deleted meanwhile (stricter than an engine that finishes its
 requests within the grace period: a plan that deletes a serving pod shows here).
 
+Load: a test sets how many requests are in flight on a Service (`set_load`, the sandbox's
+control); they are spread over the Service's ready pods in turn, as the proxy spreads
+requests. Each engine runs at most its batch size at once and queues the rest: vLLM
+`--max-num-seqs` (docs "Engine Arguments"), SGLang `--max-running-requests` ("Server
+Arguments"); unset, the sandbox assumes 256. The gauges: vLLM `vllm:num_requests_running`,
+`vllm:num_requests_waiting`; SGLang `sglang:num_running_reqs`, `sglang:num_queue_reqs`.
+
 The text is deterministic (words picked by a hash of the prompt and the pod), and tokens are
 counted by whitespace: a stand-in tokenizer, stated as such.
 """
@@ -24,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +40,7 @@ VOCABULARY = ("the", "model", "answers", "from", "a", "sandbox", "pod", "with", 
               "quickly", "and", "deterministically")
 DEFAULT_MAX_TOKENS = 16
 DEFAULT_MAX_MODEL_LEN = 4096
+DEFAULT_BATCH = 256
 
 
 def engine_of(container: Obj) -> str | None:
@@ -71,6 +80,27 @@ class FakeEngines:
 
     def seen(self, pod: Obj) -> Counters:
         return self.counters.setdefault(pod["metadata"]["uid"], Counters())
+    store: Any = None
+    load: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def set_load(self, namespace: str, service: str, in_flight: int) -> None:
+        """The requests in flight on a Service (the test's knob)."""
+        self.load[(namespace, service)] = max(0, int(in_flight))
+
+    def in_flight(self, pod: Obj) -> int:
+        """This pod's share of every loaded Service that routes to it."""
+        from podplane_sandbox.kube.service_proxy import ready_endpoints  # noqa: PLC0415
+
+        ns, total = pod["metadata"].get("namespace", "default"), 0
+        for (svc_ns, name), n in self.load.items():
+            svc = self.store.find("services", svc_ns, name) if self.store else None
+            if svc_ns != ns or svc is None or not n:
+                continue
+            names = [p["metadata"]["name"] for p in ready_endpoints(self.store, ns, svc)]
+            if pod["metadata"]["name"] in names:
+                i = names.index(pod["metadata"]["name"])
+                total += n // len(names) + (1 if i < n % len(names) else 0)
+        return total
 
     def answer(self, pod: Obj, container: Obj, method: str, path: str,
                body: bytes) -> tuple[int, str, str]:
@@ -86,7 +116,10 @@ class FakeEngines:
         if method == "GET" and path == "/metrics":
             if engine == "sglang" and "--enable-metrics" not in args:
                 return 404, "application/json", json.dumps({"detail": "Not Found"})
-            return 200, "text/plain; version=0.0.4", metrics(engine, served, seen)
+            batch = int(_arg(args, "--max-num-seqs", "--max-running-requests") or DEFAULT_BATCH)
+            busy = self.in_flight(pod) + seen.running   # the test's load + real requests
+            gauges = (min(busy, batch), max(0, busy - batch))
+            return 200, "text/plain; version=0.0.4", metrics(engine, served, seen, gauges)
         if method == "GET" and path == "/v1/models":
             length = int(_arg(args, "--max-model-len", "--context-length")
                          or DEFAULT_MAX_MODEL_LEN)
@@ -143,12 +176,29 @@ def _error(status: int, kind: str, message: str) -> tuple[int, str, str]:
         {"object": "error", "message": message, "type": kind, "param": None, "code": status})
 
 
-def metrics(engine: str, model: str, seen: Counters) -> str:
+_ENGINES: weakref.WeakKeyDictionary[Any, FakeEngines] = weakref.WeakKeyDictionary()
+
+
+def engines_of(store: Any) -> FakeEngines:
+    """The fake engines of one API server (the proxy and KEDA's scaler read the same)."""
+    if store not in _ENGINES:
+        _ENGINES[store] = FakeEngines(store=store)
+    return _ENGINES[store]
+
+
+GAUGES = {"vllm": (("vllm:num_requests_running", "Number of requests in model execution "
+                    "batches."), ("vllm:num_requests_waiting", "Number of requests waiting to "
+                                  "be processed.")),
+          "sglang": (("sglang:num_running_reqs", "The number of running requests."),
+                     ("sglang:num_queue_reqs", "The number of requests in the waiting "
+                      "queue."))}
+
+
+def metrics(engine: str, model: str, seen: Counters,
+            gauges: tuple[int, int] = (0, 0)) -> str:
     escaped = model.replace('"', '\\"')
     label = f'{{model_name="{escaped}"}}'
-    running = ("sglang:num_running_reqs" if engine == "sglang" else "vllm:num_requests_running")
-    lines = [f"# HELP {running} Number of requests running.", f"# TYPE {running} gauge",
-             f"{running}{label} {float(seen.running)}"]
+    lines: list[str] = []
     if engine == "sglang":
         rows = [("sglang:num_requests_total", "Number of requests processed.", seen.requests),
                 ("sglang:prompt_tokens_total", "Number of prefill tokens processed.",
@@ -164,5 +214,9 @@ def metrics(engine: str, model: str, seen: Counters) -> str:
                  seen.generation_tokens)]
     for name, help_text, value in rows:
         lines += [f"# HELP {name} {help_text}", f"# TYPE {name} counter",
+                  f"{name}{label} {float(value)}"]
+    for (name, help_text), value in zip(GAUGES["sglang" if engine == "sglang" else "vllm"],
+                                        gauges, strict=True):
+        lines += [f"# HELP {name} {help_text}", f"# TYPE {name} gauge",
                   f"{name}{label} {float(value)}"]
     return "\n".join(lines) + "\n"

@@ -27,8 +27,9 @@ from podplane_sandbox.kube import (
     validation,
 )
 from podplane_sandbox.kube.app import build_app
-from podplane_sandbox.kube.controllers import inference_operator, karpenter
+from podplane_sandbox.kube.controllers import inference_operator, karpenter, keda
 from podplane_sandbox.kube.controllers.framework import Controller, Ctx, Runner
+from podplane_sandbox.kube.controllers.hpa import HorizontalPodAutoscaler
 from podplane_sandbox.kube.controllers.infra import (
     GarbageCollector,
     LoadBalancerController,
@@ -63,6 +64,7 @@ CONTROLLERS: list[type[Controller]] = [
     DeploymentController,
     DaemonSetController,
     StatefulSetController,
+    HorizontalPodAutoscaler,
     JobController,
     TrainingOperator,
     KubeflowPyTorchJobs,
@@ -121,6 +123,7 @@ class KubeApiServer:
         self.controllers += addon_objects.controllers(self.ctx, node_source, eks_cluster_name)
         self.controllers += karpenter.controllers(self.ctx, node_source, eks_cluster_name)
         self.controllers += inference_operator.controllers(self.ctx, node_source, eks_cluster_name)
+        self.controllers += keda.controllers(self.ctx)
         s3_mounts.install(self.ctx, node_source, eks_cluster_name)
         mlflow_runs.install(self.ctx, node_source, eks_cluster_name)
         for ctrl in self.controllers:

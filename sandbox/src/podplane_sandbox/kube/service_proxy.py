@@ -29,7 +29,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from podplane_sandbox.kube.errors import KubeError
-from podplane_sandbox.kube.fake_engine import FakeEngines, engine_of
+from podplane_sandbox.kube.fake_engine import engine_of, engines_of
 from podplane_sandbox.kube.selectors import match_label_selector
 from podplane_sandbox.kube.store import Store
 
@@ -74,20 +74,25 @@ def _container_for(pod: Obj, target: Any) -> Obj | None:
     return None
 
 
+def ready_endpoints(store: Store, ns: str, svc: Obj) -> list[Obj]:
+    """The Service's ready endpoints (what its EndpointSlices list), by pod name."""
+    selector = (svc.get("spec") or {}).get("selector") or {}
+    if not selector:
+        return []
+    pods = [p for p in store.items("pods", ns)
+            if match_label_selector({"matchLabels": selector},
+                                    p["metadata"].get("labels") or {}) and _ready(p)]
+    return sorted(pods, key=lambda p: str(p["metadata"]["name"]))
+
+
 class ServiceProxy:
     def __init__(self, store: Store) -> None:
-        self.store, self.engines = store, FakeEngines()
+        self.store, self.engines = store, engines_of(store)
         store.engines = self.engines  # tests set busy_seconds and read counters through it
         self._turn: dict[tuple[str, str], int] = {}
 
     def endpoints(self, ns: str, svc: Obj) -> list[Obj]:
-        selector = (svc.get("spec") or {}).get("selector") or {}
-        if not selector:
-            return []
-        pods = [p for p in self.store.items("pods", ns)
-                if match_label_selector({"matchLabels": selector},
-                                        p["metadata"].get("labels") or {}) and _ready(p)]
-        return sorted(pods, key=lambda p: str(p["metadata"]["name"]))
+        return ready_endpoints(self.store, ns, svc)
 
     async def handle(self, request: Request) -> Response:
         ns = request.path_params["namespace"]

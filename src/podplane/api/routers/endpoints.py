@@ -88,11 +88,23 @@ class EndpointPodOut(BaseModel):
     ready: bool
 
 
+class AutoscalingOut(ManagedAutoscalingOut):
+    """podplane's KEDA ScaledObject and what KEDA's HPA last computed (self-managed)."""
+
+    metric: str | None = Field(description="The engine's gauge KEDA reads.")
+    target: str | None = Field(description="Per pod.")
+    cooldown_seconds: int | None
+    hpa: str | None
+    desired_replicas: int | None
+    current_metric: str | None = Field(description="Per pod, as the HPA last read it.")
+
+
 class EndpointOut(EndpointSummaryOut):
     service: str | None
     load_balancer: str | None = Field(description="The load balancer's hostname, if any.")
     message: str | None = Field(None, description="Managed: the operator's last message.")
     pods: list[EndpointPodOut]
+    autoscaling: AutoscalingOut | None = None
 
 
 class InvokeOut(BaseModel):
@@ -116,7 +128,8 @@ class CreatePlanOut(BaseModel):
     gpus_requested: int
     gpus_free: int
     exposure: str
-    manifests: list[dict[str, Any]] = Field(description="The Deployment and Service as applied.")
+    manifests: list[dict[str, Any]] = Field(description=(
+        "The Deployment, Service (and ScaledObject) as applied."))
 
 
 class ScalePlanOut(BaseModel):
@@ -152,7 +165,19 @@ class DeletePlanOut(BaseModel):
     warning: str
 
 
-EndpointPlan = CreatePlanOut | ScalePlanOut | UpdatePlanOut | DeletePlanOut
+class AutoscaleChangeOut(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    from_: AutoscalingOut | None = Field(alias="from", description="As endpoint get showed.")
+    to: dict[str, Any] | None = Field(description="The ScaledObject applied; null: stopped.")
+
+
+class AutoscalePlanOut(BaseModel):
+    endpoint: str
+    autoscaling: AutoscaleChangeOut
+
+
+EndpointPlan = CreatePlanOut | ScalePlanOut | UpdatePlanOut | DeletePlanOut | AutoscalePlanOut
 
 
 class EndpointMutationOut(OperationOut):
@@ -231,14 +256,15 @@ async def patch_endpoint(cluster: ClusterName, name: EndpointName, body: Endpoin
     fields = {k: v for k, v in body.__dict__.items() if k != "replicas"}
     update = EndpointUpdate(**{**fields, "dry_run": dry_run or body.dry_run})
     if body.replicas is not None:
-        if update.changes():
+        if update.changes() or update.autoscaling is not None:
             raise InvalidInput("Scale (replicas) and update the template in separate "
                                "requests.", field="replicas")
         return answer(await svc.scale_endpoint(ctx, cluster, name, body.replicas,
                                                dry_run=update.dry_run,
                                                idempotency_key=idempotency_key))
-    if not update.changes():
-        raise InvalidInput("Name replicas, or one of " + ", ".join(UPDATABLE) + ".",
+    if not update.changes() and update.autoscaling is None:
+        raise InvalidInput("Name replicas, autoscaling, or one of " + ", ".join(UPDATABLE)
+                           + ".",
                            field="replicas")
     return answer(await svc.update_endpoint(ctx, cluster, name, update,
                                             idempotency_key=idempotency_key))

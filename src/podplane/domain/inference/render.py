@@ -129,3 +129,8 @@ def as_it_was(dep: Manifest) -> Manifest:
             "metadata": {"name": meta["name"], "namespace": NAMESPACE,
                          "labels": meta.get("labels") or {}, "annotations": notes},
             "spec": kept}
+
+
+def labels_of(request: dict[str, Any]) -> dict[str, str]:
+    """podplane's labels on an endpoint's objects (the autoscaler's ScaledObject too)."""
+    return _labels(request)

@@ -31,6 +31,18 @@ PipelineParallel = Annotated[int, Field(ge=1, le=16, description=(
 
 
 @dataclass(frozen=True, kw_only=True)
+class Autoscaling:
+    """KEDA on the engine's requests per pod."""
+
+    __pydantic_config__ = ConfigDict(extra="forbid")
+    min_replicas: Annotated[int, Field(ge=1, le=MAX_REPLICAS)] = 1
+    max_replicas: Annotated[int, Field(ge=1, le=MAX_REPLICAS)]
+    metric: Literal["running", "waiting"] = "running"
+    target: Annotated[float, Field(gt=0, description="Per pod.")] = 8.0
+    cooldown_seconds: Annotated[int, Field(ge=0, le=3600)] = 300
+
+
+@dataclass(frozen=True, kw_only=True)
 class EndpointRequest:
     """Deploy a model with vLLM or SGLang onto one instance group (self-managed)."""
 
@@ -60,6 +72,7 @@ class EndpointRequest:
         "Redis URL (kv_cache=redis)."))] = None
     kind: Annotated[Literal["self_managed", "managed"], Field(description=(
         "managed: the HyperPod inference operator serves it."))] = "self_managed"
+    autoscaling: Autoscaling | None = None
     dry_run: Annotated[bool, Field(description="Plan only.")] = False
 
 
@@ -81,6 +94,8 @@ class EndpointUpdate:
     pipeline_parallel: Annotated[int | None, Field(ge=1, le=16)] = None
     max_model_len: Annotated[int | None, Field(ge=128, le=1_048_576)] = None
     dtype: Dtype | None = None
+    autoscaling: Annotated[Autoscaling | Literal["off"] | None, Field(description=(
+        "Alone."))] = None
     dry_run: Annotated[bool, Field(description="Plan only.")] = False
 
     def changes(self) -> dict[str, object]:

@@ -51,6 +51,7 @@ KINDS: dict[str, Authority] = {
     "endpoint.scale": OPERATOR,  # serving capacity only; the instance group stays
     "endpoint.delete": DESTROY,
     "endpoint.update": OPERATOR,  # the pod template only; a failure rolls back
+    "endpoint.autoscale": OPERATOR,  # podplane's ScaledObject of the endpoint only
     "pool.create": OPERATOR,
     "pool.scale": OPERATOR,  # scale-in removes free pods only
     "pool.assign": OPERATOR,  # labels; an unassignment drains first

@@ -12,6 +12,7 @@ from pydantic import ConfigDict, Field
 from podplane.domain.catalog import lookup
 from podplane.domain.effects import Effect, Role
 from podplane.domain.errors import CloudError, ConfirmationRequired, InvalidInput, NotFound
+from podplane.domain.inference import autoscaling as asc
 from podplane.domain.inference import managed_options, views
 from podplane.domain.inference import render as ir
 from podplane.domain.inference.engines import ENGINES
@@ -23,6 +24,7 @@ from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
 from podplane.services.groups import cloud as gc
 from podplane.services.groups.outcome import Outcome, key_used, start
+from podplane.services.inference import autoscaling as autoscale
 from podplane.services.inference import cluster as ic
 from podplane.services.inference import managed, managed_ops, managed_update, pool
 from podplane.services.inference.workflows import CREATE, DELETE, SCALE, UPDATE
@@ -63,7 +65,8 @@ async def get_endpoint(ctx: Ctx, cluster: str, name: str) -> Shape:
     if (seen := await managed_ops.view(kube, name)) is not None:
         return seen
     dep, svc = await ic.find(kube, cluster, name)
-    return views.endpoint_view(dep, svc, await ic.pods_of(kube, name))
+    return {**views.endpoint_view(dep, svc, await ic.pods_of(kube, name)),
+            "autoscaling": await autoscale.view(kube, name)}
 
 
 @service(Effect.CREATE, "endpoint.create",
@@ -73,6 +76,7 @@ async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
     ref, kube = await kube_of(ctx, cluster)
     body = {k: v for k, v in asdict(request).items() if k != "dry_run"}
     body["image"] = request.image or ENGINES[request.engine].image
+    body["replicas"] = asc.clamp(request.replicas, body.get("autoscaling"))
     op_params: Shape = {"cluster_ref": ref.params(), "endpoint": request.name,
                         "replicas": request.replicas, "request": body}
     if await key_used(ctx, idempotency_key):  # a replay returns its operation
@@ -85,8 +89,10 @@ async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
         manifests = [op_params["manifest"]]
     else:
         managed_options.check(body)  # routing and KV cache are the operator's (422 here)
-        manifests = ir.render(body)  # refuses what the engine cannot do (422 naming the field)
+        manifests = asc.manifests(body)  # refuses what the engine cannot (422 naming a field)
     await _refuse_taken(kube, cluster, request.name)
+    if request.autoscaling is not None:
+        await autoscale.allowed(ctx, kube, cluster, body)
     free = await _refuse_no_room(kube, request.instance_group, ir.gpus_per_pod(body),
                                  request.replicas)
     plan = {"endpoint": request.name, "engine": request.engine, "image": body["image"],
@@ -148,6 +154,7 @@ async def scale_endpoint(ctx: Ctx, cluster: str, name: str, replicas: int, *,
         params["managed"] = True   # the operator's config (its pods are placed by it)
     else:
         dep, _ = await ic.find(kube, cluster, name)
+        await autoscale.refuse_manual_scale(kube, name)
         current = int((dep.get("spec") or {}).get("replicas", 0))
     plan = {"endpoint": name, "from": current, "to": replicas}
     if current == replicas:
@@ -178,6 +185,8 @@ async def update_endpoint(ctx: Ctx, cluster: str, name: str, update: EndpointUpd
         return await start(ctx, UPDATE, target(cluster, name), {**params, **extra},
                            idempotency_key, told)
     dep, svc = await ic.find(kube, cluster, name)
+    if update.autoscaling is not None:
+        return await autoscale.autoscale_endpoint(ctx, cluster, name, update, idempotency_key)
     current = views.request_of(dep, svc)
     changes = {k: v for k, v in update.changes().items() if v != current.get(k)}
     plan: Shape = {"endpoint": name,

@@ -8,8 +8,9 @@ rename):
   many pods are Ready and none is left terminating.
 - endpoint.update: `apply` the new Deployment (a rolling update), then `rollout`, `smoke` and
   `rollback` (services/inference/rollout.py).
-- endpoint.delete: `delete` the Service and the Deployment (pods go with it: owner references),
-  `gone` waits until no pod of the endpoint is left.
+- endpoint.autoscale: `apply` podplane's ScaledObject of the endpoint, or delete it ("off").
+- endpoint.delete: `delete` the ScaledObject (if podplane's), the Service and the Deployment
+  (pods go with it: owner references), `gone` waits until no pod of the endpoint is left.
 """
 
 from __future__ import annotations
@@ -19,14 +20,15 @@ from typing import Any
 
 from podplane.cloud.ports_kube import KubePort
 from podplane.domain.errors import CloudError, NotFound
-from podplane.domain.inference.render import NAMESPACE, render
+from podplane.domain.inference.autoscaling import manifests as render
+from podplane.domain.inference.render import NAMESPACE
 from podplane.domain.inference.views import pod_ready
 from podplane.ops.context import StepContext
 from podplane.ops.workflows import Workflow
 from podplane.services.cloud_access import Cloud
 from podplane.services.groups import cloud as gc
+from podplane.services.inference import autoscaling, managed, managed_ops
 from podplane.services.inference import cluster as ic
-from podplane.services.inference import managed, managed_ops
 from podplane.services.inference.rollout import RolloutSteps
 
 CREATE, SCALE, DELETE = "endpoint.create", "endpoint.scale", "endpoint.delete"
@@ -46,6 +48,7 @@ def declare(cloud: Cloud) -> list[Workflow]:
                     ("rollback", r.rollback)),
         Workflow.of(SCALE, ("scale", s.scale), ("settled", s.ready)),
         Workflow.of(DELETE, ("delete", s.delete), ("gone", s.gone)),
+        Workflow.of(autoscaling.AUTOSCALE, ("apply", s.autoscale)),
     ]
 
 
@@ -79,6 +82,9 @@ class EndpointSteps:
         applied = [await kube.apply(m, force=True) for m in manifests]
         ctx.crash_point("after_call")
         return {"applied": [f"{a['kind']}/{a['metadata']['name']}" for a in applied]}
+
+    async def autoscale(self, ctx: StepContext) -> Shape:
+        return await autoscaling.apply_step(await self.kube(ctx), ctx)
 
     async def scale(self, ctx: StepContext) -> Shape:
         kube, name = await self.kube(ctx), ctx.params["endpoint"]
@@ -123,6 +129,7 @@ class EndpointSteps:
             await managed.delete(kube, name)
             ctx.crash_point("after_call")
             return {"deleted": name}
+        await autoscaling.delete_ours(kube, name)  # first: KEDA stops scaling it
         for api_version, kind in (("v1", "Service"), ("apps/v1", "Deployment")):
             with contextlib.suppress(NotFound):  # already gone (a resumed step)
                 await kube.delete(api_version, kind, name, namespace=NAMESPACE,

@@ -1,0 +1,137 @@
+"""Endpoint autoscaling end to end on a podplane-created cluster (two one-GPU nodes), read back
+with the Kubernetes API: refused while KEDA is off and when a ScaledObject podplane did not
+write scales the Deployment (nothing created); with KEDA on, the endpoint's ScaledObject makes
+KEDA's HPA; load on the Service -> replicas up; load gone -> replicas down only after the
+cooldown (the HPA's scale-down stabilization window), in virtual minutes; a manual scale is
+refused; "off" removes the ScaledObject and its HPA; delete removes the endpoint's ScaledObject
+and leaves the foreign one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from podplane.api.routers.endpoints import AutoscalePlanOut, EndpointNoChangeOut
+from podplane_sandbox.kube.fake_engine import engines_of
+from tests.groups.conftest import finish
+from tests.inference.conftest import ENDPOINTS, kubectl_json, owned_objects, settle, store
+from tests.jobs.conftest import CLUSTER
+from tests.stack import Stack
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
+AUTO = {"min_replicas": 1, "max_replicas": 2, "metric": "running", "target": 4,
+        "cooldown_seconds": 120}
+FOREIGN = {"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject",
+           "metadata": {"name": "someone-elses", "namespace": "default"},
+           "spec": {"scaleTargetRef": {"name": "taken"}, "triggers": [
+               {"type": "cpu", "metricType": "Utilization", "metadata": {"value": "50"}}]}}
+
+
+def replicas(stack: Stack, name: str) -> tuple[int, int]:
+    """(Deployment spec.replicas, the HPA's desiredReplicas) as kubectl shows them."""
+    settle(stack)
+    dep = kubectl_json(stack, "get", "deployment", name, "-n", "default")
+    hpa = kubectl_json(stack, "get", "hpa", f"keda-hpa-{name}", "-n", "default")
+    return int(dep["spec"]["replicas"]), int(hpa["status"].get("desiredReplicas") or 0)
+
+
+def load(stack: Stack, name: str, in_flight: int) -> None:
+    engines_of(store(stack)).set_load("default", name, in_flight)
+
+
+def scaled_objects(stack: Stack) -> set[str]:
+    settle(stack)
+    return {o["metadata"]["name"] for o in
+            kubectl_json(stack, "get", "scaledobjects", "-n", "default")["items"]}
+
+
+async def test_refused_while_keda_is_off(cluster: tuple[Stack, str]) -> None:
+    stack, group = cluster
+    async with stack.client("operator") as api:
+        r = await api.post(ENDPOINTS, json={"name": "auto", "instance_group": group,
+                                            "model": MODEL, "autoscaling": AUTO})
+        assert r.status_code == 409, r.text
+        assert "KEDA" in r.json()["detail"] and "keda" in r.json()["hint"]
+        bad = await api.post(ENDPOINTS, json={"name": "auto", "instance_group": group,
+                                              "model": MODEL, "autoscaling": {
+                                                  **AUTO, "min_replicas": 3}})
+        assert bad.status_code == 422 and bad.json()["field"] == "autoscaling.max_replicas"
+    assert owned_objects(stack) == []
+
+
+async def test_load_up_down_after_cooldown(cluster: tuple[Stack, str]) -> None:
+    stack, group = cluster
+    async with stack.client("operator") as api:
+        on = await api.patch(f"/api/v1/clusters/{CLUSTER}/features/keda",
+                             json={"enabled": True})
+        assert on.status_code == 202, on.text
+        assert (await finish(api, on.json()))["status"] == "succeeded"
+        settle(stack, 60)
+        await _foreign_refused(stack, api, group)
+
+        r = await api.post(ENDPOINTS, json={"name": "auto", "instance_group": group,
+                                            "model": MODEL, "autoscaling": AUTO})
+        assert r.status_code == 202, r.text
+        assert [m["kind"] for m in r.json()["plan"]["manifests"]] == \
+            ["Deployment", "Service", "ScaledObject"]
+        assert (await finish(api, r.json()))["status"] == "succeeded"
+        so = kubectl_json(stack, "get", "scaledobject", "auto", "-n", "default")
+        assert so["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "podplane"
+        settle(stack, 15)
+        assert replicas(stack, "auto") == (1, 1)
+
+        load(stack, "auto", 20)          # 20 running on one pod, target 4 per pod
+        settle(stack, 15)
+        settle(stack, 15)
+        assert replicas(stack, "auto") == (2, 2)   # ceil(20 / 4) = 5, capped at max 2
+        settle(stack, 60)
+        view = (await api.get(f"{ENDPOINTS}/auto")).json()
+        assert view["ready_replicas"] == 2, view
+        assert view["autoscaling"]["desired_replicas"] == 2
+        assert view["autoscaling"]["current_metric"] == "10"   # 20 over 2 pods
+        manual = await api.patch(f"{ENDPOINTS}/auto", json={"replicas": 1})
+        assert manual.status_code == 409 and "autoscal" in manual.json()["hint"], manual.text
+
+        load(stack, "auto", 0)
+        settle(stack, 60)
+        assert replicas(stack, "auto")[0] == 2     # inside the 120 s cooldown
+        settle(stack, 45)
+        settle(stack, 30)
+        assert replicas(stack, "auto") == (1, 1)   # the window passed with no load
+        await _off_and_delete(stack, api)
+
+
+async def _foreign_refused(stack: Stack, api: Any, group: str) -> None:
+    kube = stack.sandbox.kube.get(CLUSTER)
+    kube.store.create(kube.registry.by_key("keda.sh/scaledobjects"), FOREIGN, "default")
+    r = await api.post(ENDPOINTS, json={"name": "taken", "instance_group": group,
+                                        "model": MODEL, "autoscaling": AUTO})
+    assert r.status_code == 409 and r.json()["code"] == "autoscaler_conflict", r.text
+    assert owned_objects(stack) == []
+
+
+async def _off_and_delete(stack: Stack, api: Any) -> None:
+    off = await api.patch(f"{ENDPOINTS}/auto", json={"autoscaling": "off"})
+    assert off.status_code == 202, off.text
+    assert (await finish(api, off.json()))["status"] == "succeeded"
+    assert scaled_objects(stack) == {"someone-elses"}
+    assert "keda-hpa-auto" not in {h["metadata"]["name"] for h in kubectl_json(
+        stack, "get", "hpa", "-n", "default")["items"]}
+    plan = await api.patch(f"{ENDPOINTS}/auto", params={"dry_run": "true"},
+                           json={"autoscaling": AUTO})
+    assert plan.status_code == 200, plan.text
+    shown = EndpointNoChangeOut.model_validate(plan.json()).plan
+    assert isinstance(shown, AutoscalePlanOut) and shown.autoscaling.from_ is None
+    assert scaled_objects(stack) == {"someone-elses"}   # a dry run changes nothing
+    again = await api.patch(f"{ENDPOINTS}/auto", json={"autoscaling": AUTO})
+    assert again.status_code == 202, again.text
+    assert (await finish(api, again.json()))["status"] == "succeeded"
+    assert scaled_objects(stack) == {"auto", "someone-elses"}
+    async with stack.client("admin") as admin:
+        gone = await admin.delete(f"{ENDPOINTS}/auto", params={"confirm": True})
+        assert gone.status_code == 202, gone.text
+        assert (await finish(admin, gone.json()))["status"] == "succeeded"
+    assert scaled_objects(stack) == {"someone-elses"}   # the foreign one stays
+    assert owned_objects(stack) == []
