@@ -135,6 +135,11 @@ async def test_jumpstart_and_fsx_sources(feature_cluster: Cluster) -> None:  # n
         spec = plan.json()["plan"]["manifests"][0]["spec"]
         assert spec["intelligentRoutingSpec"] == {"enabled": True, "routingStrategy": "kvaware"}
         assert spec["kvCacheSpec"]["l2CacheSpec"] == {"l2CacheBackend": "tieredstorage"}
+        # The operator autoscales a managed endpoint from its config, on the observability
+        # feature's Prometheus workspace: refused (409, nothing made) while that is off.
+        scaled = await client.post(URL, json={**BODY, "name": "auto", "autoscaling": {
+            "min_replicas": 1, "max_replicas": 2, "metric": "running", "target": 4}})
+        assert scaled.status_code == 409 and "observability" in scaled.text, scaled.text
         made = await client.post(URL, json=js)
         assert made.status_code == 202, made.text
         assert (await finish(client, made.json()))["status"] == "succeeded"

@@ -48,11 +48,12 @@ async def require_keda(ctx: Ctx, cluster: str) -> None:
 
 
 async def allowed(ctx: Ctx, kube: KubePort, cluster: str, body: Shape) -> None:
-    """Self-managed only, min <= max, KEDA on, no autoscaler of anyone else (refusals)."""
-    if body.get("kind") == "managed":
-        raise InvalidInput("autoscaling is for self-managed endpoints.", field="autoscaling",
-                           hint="Leave it out of a managed endpoint.")
+    """min <= max; for a self-managed endpoint also KEDA on and no autoscaler of anyone else
+    (refusals). A managed endpoint's autoscaling is the operator's: rendered into its config's
+    autoScalingSpec (domain/inference/managed_options.py), which checks what it needs."""
     asc.check(body["autoscaling"])
+    if body.get("kind") == "managed":
+        return
     await require_keda(ctx, cluster)
     await refuse_foreign(kube, cluster, body["name"])
 
