@@ -67,6 +67,7 @@ class EndpointSummaryOut(BaseModel):
     status: str = Field(description="Ready, Progressing or Stopped.")
     exposure: str
     port: int | None
+    router: str | None = Field(None, description="SGLang router policy, if any.")
     created_at: str | None
 
 
@@ -81,6 +82,8 @@ class EndpointOut(EndpointSummaryOut):
     service: str | None
     load_balancer: str | None = Field(description="The load balancer's hostname, if any.")
     pods: list[EndpointPodOut]
+    router_pods: list[EndpointPodOut] = Field(default_factory=list, description=(
+        "The SGLang router's pods (Service target), if any."))
 
 
 class InvokeOut(BaseModel):
@@ -104,6 +107,7 @@ class CreatePlanOut(BaseModel):
     gpus_requested: int
     gpus_free: int
     exposure: str
+    router: str | None = None
     manifests: list[dict[str, Any]] = Field(description="The Deployment and Service as applied.")
 
 

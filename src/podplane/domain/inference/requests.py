@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field
 
+from podplane.domain.inference.router import RouterPolicy
 from podplane.domain.names import DNS_LABEL_MAX, DNS_LABEL_PATTERN
 
 # The name becomes the Deployment's and the Service's name and a label value; the Deployment's
@@ -50,6 +51,8 @@ class EndpointRequest:
     replicas: Annotated[int, Field(ge=1, le=MAX_REPLICAS, description="Pods.")] = 1
     exposure: Annotated[Exposure, Field(description=(
         "load_balancer adds an external load balancer."))] = "service"
+    router: Annotated[RouterPolicy | None, Field(description=(
+        "SGLang router policy (sglang)."))] = None
     kind: Annotated[Literal["self_managed", "managed"], Field(description=(
         "managed: the HyperPod inference operator serves it."))] = "self_managed"
     dry_run: Annotated[bool, Field(description="Plan only.")] = False

@@ -24,6 +24,7 @@ from podplane.services.groups import cloud as gc
 from podplane.services.groups.outcome import Outcome, key_used, start
 from podplane.services.inference import cluster as ic
 from podplane.services.inference import managed
+from podplane.services.inference import router as rsvc
 from podplane.services.inference.workflows import CREATE, DELETE, SCALE, UPDATE
 from podplane.services.jobs.cluster import group_gpus, kube_of
 from podplane.services.registry import service
@@ -60,7 +61,8 @@ async def list_endpoints(ctx: Ctx, cluster: str) -> list[Shape]:
 async def get_endpoint(ctx: Ctx, cluster: str, name: str) -> Shape:
     _, kube = await kube_of(ctx, cluster)
     dep, svc = await ic.find(kube, cluster, name)
-    return views.endpoint_view(dep, svc, await ic.pods_of(kube, name))
+    shown = views.endpoint_view(dep, svc, await ic.pods_of(kube, name))
+    return {**shown, "router_pods": await rsvc.view(kube, name, shown["router"])}
 
 
 @service(Effect.CREATE, "endpoint.create",
@@ -75,6 +77,7 @@ async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
     if await key_used(ctx, idempotency_key):  # a replay returns its operation
         return await start(ctx, CREATE, target(cluster, request.name), op_params,
                            idempotency_key, {})
+    ir.router.check(body)  # 422 naming `router` (vLLM or managed)
     instance_type = await _instance_type(ctx, ref, cluster, body)
     manifests: list[Shape]
     if request.kind == "managed":  # the operator's config (409 while the feature is off)
@@ -83,6 +86,8 @@ async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
     else:
         manifests = ir.render(body)  # refuses what the engine cannot do (422 naming the field)
     await _refuse_taken(kube, cluster, request.name)
+    if request.router:
+        await rsvc.refuse_taken(kube, cluster, request.name)
     free = await _refuse_no_room(kube, request.instance_group, ir.gpus_per_pod(body),
                                  request.replicas)
     plan = {"endpoint": request.name, "engine": request.engine, "image": body["image"],
@@ -91,7 +96,7 @@ async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
             "gpus_per_node": instance_type.gpu_count if instance_type else None,
             "replicas": request.replicas, "gpus_requested":
             request.replicas * ir.gpus_per_pod(body), "gpus_free": free,
-            "exposure": request.exposure, "kind": request.kind,
+            "exposure": request.exposure, "kind": request.kind, "router": request.router,
             "manifests": manifests}
     if request.dry_run:
         return Outcome(True, plan, dry_run=True)
@@ -201,8 +206,8 @@ async def delete_endpoint(ctx: Ctx, cluster: str, name: str, *, confirm: bool = 
     else:
         await ic.find(kube, cluster, name)
     plan = {"endpoint": name, "action": "delete",
-            "warning": "The Deployment, its pods and the Service are deleted; requests in "
-            "flight fail."}
+            "warning": "The Deployment, its pods and the Service (and the SGLang router's "
+            "objects, if any) are deleted; requests in flight fail."}
     if dry_run:
         return Outcome(True, plan, dry_run=True)
     if not confirm:

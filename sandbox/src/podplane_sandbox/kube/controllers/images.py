@@ -43,6 +43,9 @@ PUBLIC: dict[str, frozenset[str]] = {
                                             "2.5.1-cuda12.4-cudnn9-devel"}),
     "docker.io/vllm/vllm-openai": frozenset({"v0.9.0", "latest"}),
     "docker.io/lmsysorg/sglang": frozenset({"v0.4.6.post5-cu124", "latest"}),  # SGLang releases
+    # the SGLang router's build (sgl-project/sglang docker/Dockerfile.router), as sgl-project/rbg
+    # examples/inference deploy it
+    "docker.io/lmsysorg/sglang-router": frozenset({"v0.2.4"}),
     "docker.io/rayproject/ray": frozenset({"2.40.0", "latest"}),
     # Ray with vLLM, CUDA 13.0 (ray-project/kuberay ray-operator/config/samples/
     # ray-service.high-throughput-llm.yaml): the VERL recipe's head and workers
