@@ -13,6 +13,7 @@ from podplane.domain.catalog import lookup
 from podplane.domain.effects import Effect, Role
 from podplane.domain.errors import CloudError, ConfirmationRequired, InvalidInput, NotFound
 from podplane.domain.inference import render as ir
+from podplane.domain.inference import router as router_of
 from podplane.domain.inference import views
 from podplane.domain.inference.engines import ENGINES
 from podplane.domain.inference.errors import EndpointExists, EndpointUnavailable
@@ -77,7 +78,7 @@ async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
     if await key_used(ctx, idempotency_key):  # a replay returns its operation
         return await start(ctx, CREATE, target(cluster, request.name), op_params,
                            idempotency_key, {})
-    ir.router.check(body)  # 422 naming `router` (vLLM or managed)
+    router_of.check(body)  # 422 naming `router` (vLLM or managed)
     instance_type = await _instance_type(ctx, ref, cluster, body)
     manifests: list[Shape]
     if request.kind == "managed":  # the operator's config (409 while the feature is off)
