@@ -87,3 +87,32 @@ def test_sglang_cannot_read_s3() -> None:
     with pytest.raises(InvalidInput) as err:
         render({**BASE, "engine": "sglang", "model": "s3://b/m"})
     assert err.value.extra["field"] == "model"
+
+
+def test_router_objects_are_valid_kubernetes_objects() -> None:
+    """An SGLang endpoint with a router: the worker Deployment, the Service (selecting the
+    router), the ServiceAccount, Role, RoleBinding and the router Deployment, each judged by
+    the client's model of its kind; the router pods never match the workers' selector."""
+    objs = render({**BASE, "engine": "sglang", "router": "cache_aware"})
+    models = ["V1Deployment", "V1Service", "V1ServiceAccount", "V1Role", "V1RoleBinding",
+              "V1Deployment"]
+    assert [o["kind"] for o in objs] == [m[2:] for m in models]
+    client = ApiClient()
+    for obj, model in zip(objs, models, strict=True):
+        assert strict(obj, model, obj["kind"]) == []
+        client.deserialize(json.dumps(obj), model, "application/json")
+    workers, service, account, role, binding, router = objs
+    router_pod = router["spec"]["template"]["metadata"]["labels"]
+    assert not workers["spec"]["selector"]["matchLabels"].items() <= router_pod.items()
+    assert service["spec"]["selector"].items() <= router_pod.items()
+    assert {o["metadata"]["name"] for o in (account, role, binding, router)} == {"llm-router"}
+    assert role["rules"] == [{"apiGroups": [""], "resources": ["pods"],
+                              "verbs": ["get", "list", "watch"]}]
+    assert binding["subjects"][0]["name"] == router["spec"]["template"]["spec"][
+        "serviceAccountName"] == "llm-router"
+    for policy in ("round_robin", None):
+        kinds = [o["kind"] for o in render({**BASE, "engine": "sglang", "router": policy})]
+        assert len(kinds) == (6 if policy else 2)
+    with pytest.raises(InvalidInput) as refused:
+        render({**BASE, "router": "cache_aware"})  # vLLM
+    assert refused.value.extra["field"] == "router"

@@ -42,6 +42,10 @@ def show_endpoint(e: dict[str, Any], call: Call) -> None:
     table(("pod", lambda p: p["name"]), ("phase", lambda p: p["phase"]),
           ("node", lambda p: p["node"] or ""), ("ready", lambda p: "yes" if p["ready"] else ""),
           rows=lambda a: a["pods"])(e, call)
+    if e.get("router"):
+        out.print(f"router ({e['router']}): " + ", ".join(
+            f"{p['name']} {'Ready' if p['ready'] else p['phase']}"
+            for p in e.get("router_pods", [])))
 
 
 def show_answer(a: dict[str, Any], call: Call) -> None:
@@ -86,6 +90,9 @@ COMMANDS = (
                 Arg("kind", Annotated[str, typer.Option(
                     "--kind", help="self_managed or managed (inference operator).")],
                     "self_managed", to="body"),
+                Arg("router", Annotated[str | None, typer.Option("--router", help=(
+                    "SGLang router policy: cache_aware, round_robin, random, "
+                    "power_of_two."))], None, to="body"),
                 AUTOSCALE, DRY_BODY, WAIT), show=show_change),
     Command("get", "GET", ENDPOINTS + "/{name}", "An endpoint with its pods.", (CLUSTER, NAME),
             show=show_endpoint),

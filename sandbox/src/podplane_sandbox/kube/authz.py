@@ -101,6 +101,11 @@ def _role_allows(store: Store, ref: dict[str, Any], namespace: str, req: Request
     return role is not None and any(_rule_matches(r, req) for r in role.get("rules") or [])
 
 
+def role_allows(store: Store, ref: dict[str, Any], namespace: str, req: Request) -> bool:
+    """Whether the Role or ClusterRole a binding refers to allows the request."""
+    return _role_allows(store, ref, namespace, req)
+
+
 def _rule_matches(rule: dict[str, Any], req: Request) -> bool:
     groups, resources, verbs = (rule.get(k) or [] for k in ("apiGroups", "resources", "verbs"))
     return ((ANY in groups or req.group in groups)

@@ -31,6 +31,7 @@ from starlette.routing import Route
 from podplane_sandbox.kube.errors import KubeError
 from podplane_sandbox.kube.fake_engine import engine_of, engines_of
 from podplane_sandbox.kube.selectors import match_label_selector
+from podplane_sandbox.kube.sglang_router import SglangRouters, is_router
 from podplane_sandbox.kube.store import Store
 
 Obj = dict[str, Any]
@@ -85,10 +86,18 @@ def ready_endpoints(store: Store, ns: str, svc: Obj) -> list[Obj]:
     return sorted(pods, key=lambda p: str(p["metadata"]["name"]))
 
 
+def _port_number(container: Obj, target: Any) -> str:
+    for p in container.get("ports") or []:
+        if str(target) in (str(p.get("name")), str(p.get("containerPort"))):
+            return str(p.get("containerPort"))
+    return str(target)
+
+
 class ServiceProxy:
     def __init__(self, store: Store) -> None:
         self.store, self.engines = store, engines_of(store)
         store.engines = self.engines  # tests set busy_seconds and read counters through it
+        self.routers = SglangRouters(store, self.engines)  # SGLang router pods
         self._turn: dict[tuple[str, str], int] = {}
 
     def endpoints(self, ns: str, svc: Obj) -> list[Obj]:
@@ -109,7 +118,13 @@ class ServiceProxy:
         turn = self._turn.get((ns, name), 0)
         self._turn[(ns, name)] = turn + 1
         pod = ready[turn % len(ready)]
-        container = _container_for(pod, wanted.get("targetPort", wanted.get("port")))
+        target = wanted.get("targetPort", wanted.get("port"))
+        container = _container_for(pod, target)
+        if container is not None and is_router(container):
+            status, media, text = self.routers.answer(
+                pod, container, _port_number(container, target), request.method,
+                request.path_params.get("path", ""), await request.body())
+            return Response(text, status_code=status, media_type=media)
         if container is None or engine_of(container) is None:
             raise KubeError(503, f"error trying to reach service: dial tcp "
                             f"{(pod.get('status') or {}).get('podIP', '')}: connect: "

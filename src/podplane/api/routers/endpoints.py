@@ -74,6 +74,7 @@ class EndpointSummaryOut(BaseModel):
     status: str = Field(description="Ready, Progressing or Stopped.")
     exposure: str
     port: int | None
+    router: str | None = Field(None, description="SGLang router policy, if any.")
     created_at: str | None
     state: str | None = Field(None, description="Managed: the operator's status.state.")
     routing: str | None = Field(None, description="Managed: intelligent routing strategy.")
@@ -105,6 +106,8 @@ class EndpointOut(EndpointSummaryOut):
     message: str | None = Field(None, description="Managed: the operator's last message.")
     pods: list[EndpointPodOut]
     autoscaling: AutoscalingOut | None = None
+    router_pods: list[EndpointPodOut] = Field(default_factory=list, description=(
+        "The SGLang router's pods (Service target), if any."))
 
 
 class InvokeOut(BaseModel):
@@ -128,8 +131,9 @@ class CreatePlanOut(BaseModel):
     gpus_requested: int
     gpus_free: int
     exposure: str
+    router: str | None = None
     manifests: list[dict[str, Any]] = Field(description=(
-        "The Deployment, Service (and ScaledObject) as applied."))
+        "The Deployment, Service (and ScaledObject, router objects) as applied."))
 
 
 class ScalePlanOut(BaseModel):

@@ -48,6 +48,7 @@ class EndpointFacts:
     pods: tuple[Shape, ...] = ()  # the pods the Deployment's selector matches
     events: tuple[Shape, ...] = ()  # about the Deployment and its pods, oldest first
     logs: tuple[PodLog, ...] = ()  # previous runs of crashing engines
+    router_pods: tuple[Shape, ...] = ()  # an SGLang router's pods (the Service's target)
 
 
 def diagnose(f: EndpointFacts) -> Verdict:
@@ -174,7 +175,8 @@ def _service(f: EndpointFacts, live: list[Shape]) -> list[Finding]:
                         "routes requests to the pods.", "Delete and create the endpoint "
                         "again.", (Evidence(SVC, f"no Service {name} made by podplane"),))]
     selector = (f.service.get("spec") or {}).get("selector") or {}
-    behind = [p for p in live if selector and all(
+    targets = live + [p for p in f.router_pods if not p["metadata"].get("deletionTimestamp")]
+    behind = [p for p in targets if selector and all(
         (p["metadata"].get("labels") or {}).get(k) == v for k, v in selector.items())]
     if _wanted(f) == 0 or any(ready(p) for p in behind):
         return []

@@ -15,6 +15,7 @@ from typing import Any
 
 from podplane.domain.catalog import InstanceType
 from podplane.domain.errors import InvalidInput
+from podplane.domain.inference import router
 from podplane.domain.inference.engines import ENGINES, arguments
 from podplane.domain.jobs.kinds import GROUP_LABEL, HEALTH_LABEL, MANAGED_BY
 from podplane.domain.jobs.render import GPU
@@ -62,8 +63,13 @@ def check_fits(request: dict[str, Any], instance_type: InstanceType | None) -> N
 
 def render(request: dict[str, Any]) -> list[Manifest]:
     """The Deployment and the Service, from the request as the operation stored it. Pure, so
-    a resumed operation applies exactly what the plan showed."""
-    return [deployment(request), service(request)]
+    a resumed operation applies exactly what the plan showed. With an SGLang router
+    (`domain/inference/router.py`) its objects follow, and the Service selects the router."""
+    router.check(request)
+    found = [deployment(request), service(request)]
+    if request.get("router"):
+        found += router.objects(request, _labels(request), NAMESPACE, owned(request["name"]))
+    return found
 
 
 def _labels(request: dict[str, Any]) -> dict[str, str]:
@@ -91,7 +97,9 @@ def deployment(request: dict[str, Any]) -> Manifest:
     return {"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": name, "namespace": NAMESPACE, "labels": _labels(request),
                          "annotations": {MODEL_ANNOTATION: request["model"],
-                                         GROUP_ANNOTATION: request["instance_group"]}},
+                                         GROUP_ANNOTATION: request["instance_group"],
+                                         **({router.POLICY_ANNOTATION: request["router"]}
+                                            if request.get("router") else {})}},
             "spec": {"replicas": int(request.get("replicas", 1)),
                      "selector": {"matchLabels": owned(name)},
                      # Serving capacity never drops during an update: one new pod at a time,
@@ -112,9 +120,11 @@ def service(request: dict[str, Any]) -> Manifest:
     return {"apiVersion": "v1", "kind": "Service",
             "metadata": {"name": request["name"], "namespace": NAMESPACE,
                          "labels": _labels(request)},
-            "spec": {"type": kind, "selector": owned(request["name"]),
+            "spec": {"type": kind, "selector": router.selector(request["name"])
+                     if request.get("router") else owned(request["name"]),
                      "ports": [{"name": PORT_NAME, "port": engine.port,
-                                "targetPort": PORT_NAME, "protocol": "TCP"}]}}
+                                "targetPort": PORT_NAME, "protocol": "TCP"},
+                               *router.service_ports(request)]}}
 
 
 def as_it_was(dep: Manifest) -> Manifest:

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field
 
+from podplane.domain.inference.router import RouterPolicy
 from podplane.domain.names import DNS_LABEL_MAX, DNS_LABEL_PATTERN
 
 # The name becomes the Deployment's and the Service's name and a label value; the Deployment's
@@ -70,6 +71,8 @@ class EndpointRequest:
         "Managed: KV cache, L1 CPU memory (+ L2 backend)."))] = None
     kv_cache_url: Annotated[str | None, Field(max_length=300, description=(
         "Redis URL (kv_cache=redis)."))] = None
+    router: Annotated[RouterPolicy | None, Field(description=(
+        "SGLang router policy (sglang)."))] = None
     kind: Annotated[Literal["self_managed", "managed"], Field(description=(
         "managed: the HyperPod inference operator serves it."))] = "self_managed"
     autoscaling: Autoscaling | None = None

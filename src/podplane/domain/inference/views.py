@@ -12,6 +12,7 @@ from podplane.domain.inference.render import (
     GROUP_ANNOTATION,
     MODEL_ANNOTATION,
 )
+from podplane.domain.inference.router import POLICY_ANNOTATION
 
 Shape = dict[str, Any]
 
@@ -53,6 +54,7 @@ def summary(dep: Shape, svc: Shape | None) -> Shape:
             "exposure": "load_balancer" if (svc or {}).get("spec", {}).get("type")
             == "LoadBalancer" else "service",
             "port": ENGINES[engine].port if engine in ENGINES else None,
+            "router": (meta.get("annotations") or {}).get(POLICY_ANNOTATION),
             "created_at": meta.get("creationTimestamp")}
 
 
@@ -70,7 +72,8 @@ def request_of(dep: Shape, svc: Shape | None) -> Shape:
             "instance_group": (dep["metadata"].get("annotations") or {}).get(GROUP_ANNOTATION),
             "tensor_parallel": s["tensor_parallel"] or 1,
             "pipeline_parallel": s["pipeline_parallel"], "max_model_len": s["max_model_len"],
-            "dtype": s["dtype"] or "auto", "replicas": s["replicas"], "exposure": s["exposure"]}
+            "dtype": s["dtype"] or "auto", "replicas": s["replicas"], "exposure": s["exposure"],
+            "router": s["router"]}
 
 
 def endpoint_view(dep: Shape, svc: Shape | None, pods: list[Shape]) -> Shape:

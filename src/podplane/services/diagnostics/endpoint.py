@@ -11,6 +11,7 @@ from podplane.domain.inference.render import NAMESPACE
 from podplane.services.context import Ctx
 from podplane.services.diagnostics.job import failed_logs
 from podplane.services.inference import cluster as ic
+from podplane.services.inference import router as rsvc
 from podplane.services.jobs.cluster import kube_of
 from podplane.services.registry import service
 
@@ -25,4 +26,6 @@ async def diagnose_endpoint(ctx: Ctx, cluster: str, name: str) -> Verdict:
                      if (e.get("involvedObject") or {}).get("name") in names),
                     key=lambda e: str(e.get("lastTimestamp") or e.get("eventTime") or ""))
     logs = await failed_logs(kube, pods)
-    return diagnose(EndpointFacts(cluster, dep, svc, tuple(pods), tuple(events), logs))
+    routers = tuple(await rsvc.pods(kube, name))  # the Service's target with a router
+    return diagnose(EndpointFacts(cluster, dep, svc, tuple(pods), tuple(events), logs,
+                                  routers))

@@ -15,6 +15,7 @@ from podplane.domain.errors import CloudError, ConfirmationRequired, InvalidInpu
 from podplane.domain.inference import autoscaling as asc
 from podplane.domain.inference import managed_options, views
 from podplane.domain.inference import render as ir
+from podplane.domain.inference import router as router_of
 from podplane.domain.inference.engines import ENGINES
 from podplane.domain.inference.errors import EndpointExists, EndpointUnavailable
 from podplane.domain.inference.pool import SERVED_MODEL
@@ -27,6 +28,7 @@ from podplane.services.groups.outcome import Outcome, key_used, start
 from podplane.services.inference import autoscaling as autoscale
 from podplane.services.inference import cluster as ic
 from podplane.services.inference import managed, managed_ops, managed_update, pool
+from podplane.services.inference import router as rsvc
 from podplane.services.inference.workflows import CREATE, DELETE, SCALE, UPDATE
 from podplane.services.jobs.cluster import group_gpus, kube_of
 from podplane.services.registry import service
@@ -65,8 +67,9 @@ async def get_endpoint(ctx: Ctx, cluster: str, name: str) -> Shape:
     if (seen := await managed_ops.view(kube, name)) is not None:
         return seen
     dep, svc = await ic.find(kube, cluster, name)
-    return {**views.endpoint_view(dep, svc, await ic.pods_of(kube, name)),
-            "autoscaling": await autoscale.view(kube, name)}
+    shown = views.endpoint_view(dep, svc, await ic.pods_of(kube, name))
+    return {**shown, "autoscaling": await autoscale.view(kube, name),
+            "router_pods": await rsvc.view(kube, name, shown["router"])}
 
 
 @service(Effect.CREATE, "endpoint.create",
@@ -82,6 +85,7 @@ async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
     if await key_used(ctx, idempotency_key):  # a replay returns its operation
         return await start(ctx, CREATE, target(cluster, request.name), op_params,
                            idempotency_key, {})
+    router_of.check(body)  # 422 naming `router` (vLLM or managed)
     instance_type = await _instance_type(ctx, ref, cluster, body)
     manifests: list[Shape]
     if request.kind == "managed":  # the operator's config (409 while the feature is off)
@@ -93,6 +97,8 @@ async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
     await _refuse_taken(kube, cluster, request.name)
     if request.autoscaling is not None:
         await autoscale.allowed(ctx, kube, cluster, body)
+    if request.router:
+        await rsvc.refuse_taken(kube, cluster, request.name)
     free = await _refuse_no_room(kube, request.instance_group, ir.gpus_per_pod(body),
                                  request.replicas)
     plan = {"endpoint": request.name, "engine": request.engine, "image": body["image"],
@@ -101,7 +107,7 @@ async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
             "gpus_per_node": instance_type.gpu_count if instance_type else None,
             "replicas": request.replicas, "gpus_requested":
             request.replicas * ir.gpus_per_pod(body), "gpus_free": free,
-            "exposure": request.exposure, "kind": request.kind,
+            "exposure": request.exposure, "kind": request.kind, "router": request.router,
             "manifests": manifests}
     if request.dry_run:
         return Outcome(True, plan, dry_run=True)
@@ -224,8 +230,8 @@ async def delete_endpoint(ctx: Ctx, cluster: str, name: str, *, confirm: bool = 
     else:
         await ic.find(kube, cluster, name)
     plan = {"endpoint": name, "action": "delete",
-            "warning": "The Deployment, its pods and the Service are deleted; requests in "
-            "flight fail."}
+            "warning": "The Deployment, its pods and the Service (and the SGLang router's "
+            "objects, if any) are deleted; requests in flight fail."}
     if dry_run:
         return Outcome(True, plan, dry_run=True)
     if not confirm:

@@ -29,6 +29,7 @@ from podplane.services.cloud_access import Cloud
 from podplane.services.groups import cloud as gc
 from podplane.services.inference import autoscaling, managed, managed_ops
 from podplane.services.inference import cluster as ic
+from podplane.services.inference import router as rsvc
 from podplane.services.inference.rollout import RolloutSteps
 
 CREATE, SCALE, DELETE = "endpoint.create", "endpoint.scale", "endpoint.delete"
@@ -110,6 +111,8 @@ class EndpointSteps:
             ready = [p for p in pods if pod_ready(p)]
             leaving = [p for p in pods if p["metadata"].get("deletionTimestamp")]
             if len(ready) == wanted and not leaving:
+                if (ctx.params.get("request") or {}).get("router"):  # and its router serves
+                    await rsvc.wait_ready(ctx, kube, name)
                 return {"ready_replicas": len(ready)}
             if waited >= READY_SECONDS:
                 why = "; ".join(_waiting_reasons(pods)) or "no reason reported"
@@ -134,14 +137,15 @@ class EndpointSteps:
             with contextlib.suppress(NotFound):  # already gone (a resumed step)
                 await kube.delete(api_version, kind, name, namespace=NAMESPACE,
                                   propagation="Background")
+        router = await rsvc.delete(kube, name)  # only what podplane made for this endpoint
         ctx.crash_point("after_call")
-        return {"deleted": name}
+        return {"deleted": name, **({"router": router} if router else {})}
 
     async def gone(self, ctx: StepContext) -> Shape:
         kube, name = await self.kube(ctx), ctx.params["endpoint"]
         waited = 0.0
         while await kube.get("apps/v1", "Deployment", name, NAMESPACE) is not None or \
-                await ic.pods_of(kube, name):
+                await ic.pods_of(kube, name) or await rsvc.pods(kube, name):
             if waited >= GONE_SECONDS:
                 raise CloudError(f"Endpoint {name} still has pods after its deletion.",
                                  code="endpoint_not_deleted", retryable=True)

@@ -47,6 +47,9 @@ PUBLIC: dict[str, frozenset[str]] = {
     "763104351884.dkr.ecr.us-west-2.amazonaws.com/djl-inference": frozenset({
         "0.33.0-lmi15.0.0-cu128"}),
     "docker.io/lmsysorg/sglang": frozenset({"v0.4.6.post5-cu124", "latest"}),  # SGLang releases
+    # the SGLang router's build (sgl-project/sglang docker/Dockerfile.router), as sgl-project/rbg
+    # examples/inference deploy it
+    "docker.io/lmsysorg/sglang-router": frozenset({"v0.2.4"}),
     "docker.io/rayproject/ray": frozenset({"2.40.0", "latest"}),
     # Ray with vLLM, CUDA 13.0 (ray-project/kuberay ray-operator/config/samples/
     # ray-service.high-throughput-llm.yaml): the VERL recipe's head and workers
