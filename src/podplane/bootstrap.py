@@ -31,6 +31,7 @@ from podplane.services.context import AppState
 from podplane.services.diagnostics import nccl_steps
 from podplane.services.features import workflows as feature_workflows
 from podplane.services.groups import workflows as group_workflows
+from podplane.services.inference import download_steps
 from podplane.services.inference import workflows as endpoint_workflows
 from podplane.services.jobs import workflows as job_workflows
 from podplane.services.nodes import workflows as node_workflows
@@ -81,6 +82,7 @@ def product_workflows(app: AppState, cloud: Cloud) -> list[Workflow]:
             *group_workflows.declare(cloud),
             *node_workflows.declare(cloud), *job_workflows.declare(cloud),
             *feature_workflows.declare(cloud), *endpoint_workflows.declare(cloud),
+            *download_steps.declare(cloud),
             *nccl_steps.declare(cloud)]
 
 

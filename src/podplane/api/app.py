@@ -23,6 +23,7 @@ from podplane.api.routers import (
     inspect,
     instance_groups,
     jobs,
+    models,
     nodes,
     operations,
     session,
@@ -34,7 +35,7 @@ Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 API_ROUTERS = [health.router, session.router, tokens.router, audit.router, operations.router,
                clusters.router, inspect.router, instance_groups.router, nodes.router,
                doctor.router, jobs.router, features.router, diagnostics.router,
-               endpoints.router, diagnostics_nccl.router]
+               endpoints.router, diagnostics_nccl.router, models.router]
 
 
 def create_app(state: AppState, lifespan: Lifespan | None = None) -> FastAPI:
