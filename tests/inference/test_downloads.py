@@ -157,3 +157,40 @@ async def test_a_job_of_that_name_made_by_someone_else_is_not_adopted(
     assert error["code"] == "model_job_not_ours", error
     theirs = kubectl_json(stack, "get", "job", name, "-n", "default")
     assert theirs["spec"]["template"]["spec"]["containers"][0]["image"] == "busybox"
+
+
+async def test_download_then_deploy_self_managed_from_mcp_in_eight_calls(
+        cluster: tuple[Stack, str]) -> None:
+    """model_download, operation_wait, endpoint_create (the download's s3:// uri, a load
+    balancer), operation_wait, endpoint_invoke, endpoint_scale, operation_wait."""
+    from tests.jobs.test_mcp_recipes import Counted
+    from tests.mcp.conftest import mcp_client
+
+    stack, group = cluster
+    async with mcp_client(stack.app, stack.tokens["operator"]) as client:
+        agent = Counted(client)
+        started = await agent("model_download", cluster=CLUSTER, name="agent-model",
+                              source=PUBLIC)
+        assert started["next"]["tool"] == "operation_wait"
+        done = (await agent("operation_wait", operation_id=started["result"]["id"]))["result"]
+        assert done["status"] == "succeeded", done
+        uri = done["result"]["uri"]
+        created = await agent("endpoint_create", cluster=CLUSTER, name="agent-s3",
+                              instance_group=group, model=uri, exposure="load_balancer")
+        waited = await agent("operation_wait", operation_id=created["result"]["id"])
+        assert waited["result"]["status"] == "succeeded", waited
+        answer = (await agent("endpoint_invoke", cluster=CLUSTER, name="agent-s3",
+                              prompt="Hello", max_tokens=4))["result"]
+        assert answer["response"]["usage"]["completion_tokens"] == 4
+        scaled = await agent("endpoint_scale", cluster=CLUSTER, name="agent-s3", replicas=2)
+        waited = await agent("operation_wait", operation_id=scaled["result"]["id"])
+        assert waited["result"]["status"] == "succeeded", waited
+        assert agent.calls <= 8, agent.calls
+    settle(stack)
+    dep = kubectl_json(stack, "get", "deployment", "agent-s3", "-n", "default")
+    args = " ".join(dep["spec"]["template"]["spec"]["containers"][0].get("args") or [])
+    assert uri.rstrip("/") in args and "runai_streamer" in args, args
+    assert dep["status"]["readyReplicas"] == 2
+    svc = kubectl_json(stack, "get", "service", "agent-s3", "-n", "default")
+    assert svc["spec"]["type"] == "LoadBalancer"
+    assert svc["status"]["loadBalancer"]["ingress"][0]["hostname"]
