@@ -15,10 +15,12 @@ FREE_FORM = {
     "MutationOut.result": "same as OperationOut.result",
     "JobMutationOut.result": "same as OperationOut.result",
     "EndpointMutationOut.result": "same as OperationOut.result",
+    "DownloadMutationOut.result": "same as OperationOut.result",
     # The Kubernetes objects an endpoint applies, and the engine's OpenAI-compatible answer:
     # their schemas are Kubernetes' and the engine's, not ours.
     "CreatePlanOut.manifests": "the Kubernetes objects, shown as applied",
     "UpdatePlanOut.manifest": "the Deployment, shown as applied",
+    "DownloadPlanOut.manifest": "the download's Job, shown as applied",
     "InvokeOut.response": "the engine's OpenAI-compatible answer, passed through",
     # A training job's Kubernetes object as it is applied (HyperPodPyTorchJob or PyTorchJob),
     # shown in the plan for review; its schema is the operator's CRD, not ours.
