@@ -60,6 +60,7 @@ class DownloadSteps:
         name = ctx.params.get("secret")
         if not name:
             return {"secret": None}
+        await ctx.phase("checking")  # a crash point (crash sweep); a resumed check re-reads
         if await (await self.kube(ctx)).get("v1", "Secret", name, NAMESPACE) is None:
             raise _fail(f"The token's Secret {name} is gone.", "model_token_missing",
                         "Start the download again with the token.")
@@ -92,6 +93,7 @@ class DownloadSteps:
     async def wait(self, ctx: StepContext) -> Shape:
         kube, name = await self.kube(ctx), ctx.params["job"]
         uid, waited = ctx.results["uid"], 0.0
+        await ctx.phase("polling", uid=uid)
         while True:
             job = await kube.get("batch/v1", "Job", name, NAMESPACE)
             if job is None:
@@ -121,6 +123,7 @@ class DownloadSteps:
     async def verify(self, ctx: StepContext) -> Shape:
         bucket, model = ctx.params["bucket"], ctx.params["download"]["name"]
         prefix = f"{dl.PREFIX}{model}/"
+        await ctx.phase("listing")
         found = dl.landed(await self.cloud.aws.s3.list_objects(bucket, prefix), prefix)
         if found["missing"] or found["empty"]:
             what = ", ".join(found["missing"] + [f"{f} is empty" for f in found["empty"]])
@@ -131,7 +134,10 @@ class DownloadSteps:
                 "bytes": found["bytes"]}
 
     async def cleanup(self, ctx: StepContext) -> Shape:
-        return {"secret_deleted": await self._drop_secret(await self.kube(ctx), ctx)}
+        await ctx.phase("deleting")
+        dropped = await self._drop_secret(await self.kube(ctx), ctx)
+        ctx.crash_point("after_call")
+        return {"secret_deleted": dropped}
 
     async def _drop_secret(self, kube: KubePort, ctx: StepContext) -> bool:
         name = ctx.params.get("secret")
