@@ -31,6 +31,7 @@ from podplane.services.context import AppState
 from podplane.services.diagnostics import nccl_steps
 from podplane.services.features import workflows as feature_workflows
 from podplane.services.groups import workflows as group_workflows
+from podplane.services.inference import download_steps
 from podplane.services.inference import pool_steps as pool_workflows
 from podplane.services.inference import workflows as endpoint_workflows
 from podplane.services.jobs import workflows as job_workflows
@@ -82,7 +83,8 @@ def product_workflows(app: AppState, cloud: Cloud) -> list[Workflow]:
             *group_workflows.declare(cloud),
             *node_workflows.declare(cloud), *job_workflows.declare(cloud),
             *feature_workflows.declare(cloud), *endpoint_workflows.declare(cloud),
-            *pool_workflows.declare(cloud), *nccl_steps.declare(cloud)]
+            *pool_workflows.declare(cloud), *download_steps.declare(cloud),
+            *nccl_steps.declare(cloud)]
 
 
 def load_testkit() -> TestKit | None:

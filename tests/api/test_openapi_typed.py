@@ -16,6 +16,7 @@ FREE_FORM = {
     "JobMutationOut.result": "same as OperationOut.result",
     "EndpointMutationOut.result": "same as OperationOut.result",
     "PoolMutationOut.result": "same as OperationOut.result",
+    "DownloadMutationOut.result": "same as OperationOut.result",
     # The Kubernetes objects an endpoint applies, and the engine's OpenAI-compatible answer:
     # their schemas are Kubernetes' and the engine's, not ours.
     "CreatePlanOut.manifests": "the Kubernetes objects, shown as applied",
@@ -23,6 +24,7 @@ FREE_FORM = {
     "AutoscaleChangeOut.to": "the KEDA ScaledObject, shown as applied",
     "PoolPlanOut.manifest": "the pool's Deployment, shown as applied",
     "PoolPlanOut.service": "the endpoint's Service, shown as applied",
+    "DownloadPlanOut.manifest": "the download's Job, shown as applied",
     "InvokeOut.response": "the engine's OpenAI-compatible answer, passed through",
     # A training job's Kubernetes object as it is applied (HyperPodPyTorchJob or PyTorchJob),
     # shown in the plan for review; its schema is the operator's CRD, not ours.

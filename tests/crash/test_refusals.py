@@ -36,6 +36,8 @@ FEATURE, FEATURES = "/api/v1/clusters/{cluster}/features/{feature}", \
 ON, OFF = {"enabled": True}, {"enabled": False}
 ENDPOINTS = f"/api/v1/clusters/{CLUSTER}/endpoints"
 EP_BODY = {"name": "e1", "instance_group": FIRST_GROUP, "model": "Qwen/Qwen2.5-0.5B-Instruct"}
+MODELS = "/api/v1/clusters/{cluster}/models"
+DL_BODY = {"name": "m1", "source": "org/tiny", "hf_token": "hf_RefusedTokenRefusedToken0123456"}
 EP, EP_INVOKE = "/api/v1/clusters/{cluster}/endpoints/{name}", \
     "/api/v1/clusters/{cluster}/endpoints/{name}/invoke"
 NCCL = "/api/v1/clusters/{cluster}/diagnostics/nccl"
@@ -247,6 +249,14 @@ REFUSALS = [
     R("DELETE", POOL, "404 pool", 404, path=f"{POOLS}/p1", query={"confirm": True}),
     R("DELETE", POOL, "403 role", 403, path=f"{POOLS}/p1", query={"confirm": True},
       role="operator"),
+    R("POST", MODELS, "404 cluster", 404, path="/api/v1/clusters/nope/models",
+      body=DL_BODY),
+    R("POST", MODELS, "422 bad name", 422, path=MODELS.format(cluster=CLUSTER),
+      body={**DL_BODY, "name": "Bad_Name"}),
+    R("POST", MODELS, "409 no shared bucket (this cluster)", 409,
+      path=MODELS.format(cluster=CLUSTER), body=DL_BODY),
+    R("POST", MODELS, "403 role", 403, path=MODELS.format(cluster=CLUSTER), body=DL_BODY,
+      role="viewer"),
 ]
 
 

@@ -55,6 +55,7 @@ NODES = f"/api/v1/clusters/{CLUSTER}/nodes"
 JOBS = f"/api/v1/clusters/{CLUSTER}/jobs"
 HOLD = "podplane.io/sweep-hold=true:NoSchedule"
 JOB, HP_JOBS = "swept", "sagemaker.amazonaws.com/hyperpodpytorchjobs"
+MODEL = "swept-model"
 ENDPOINTS, ENDPOINT = f"/api/v1/clusters/{CLUSTER}/endpoints", "swept-ep"
 NEW_IMAGE = "docker.io/vllm/vllm-openai:latest"
 
@@ -373,6 +374,22 @@ def check_endpoint(kind: str) -> Check:
     return check
 
 
+def check_download(w: World, r: SweepResult) -> list[str]:
+    """One Job made for the download (the uid the operation watched), its files in S3."""
+    assert not [e for e in r.ledger if e["action"].startswith(MUTATING_AWS)], r.ledger
+    jobs = [j for j in w.kube_items("batch/jobs")
+            if (j["metadata"].get("labels") or {}).get("podplane.io/model") == MODEL]
+    assert [j["metadata"]["uid"] for j in jobs] == [r.op["result"]["uid"]], jobs
+    s3 = w.cloud.aws("s3")
+    bucket = r.op["result"]["uri"].split("/")[2]
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix=f"models/{MODEL}/")
+            .get("Contents", [])]
+    assert len(keys) == r.op["result"]["files"] == 3, keys
+    assert not [x for x in w.kube_items("secrets") if x["metadata"]["name"].startswith("dl-")]
+    return ["no AWS mutation", "1 Job (the uid watched)", "3 objects under models/",
+            "token Secret gone"]
+
+
 def _nccl(api: httpx.Client, key: str) -> httpx.Response:
     """The first group's two nodes, idle again once the endpoint is deleted."""
     nodes = [n["InstanceId"] for n in WORLD.nodes(FIRST_GROUP)]
@@ -469,6 +486,9 @@ DRIVERS: dict[str, tuple[Callable[[httpx.Client, str], httpx.Response], Check]] 
     "endpoint.delete": (lambda api, key: api.delete(
         f"{ENDPOINTS}/{ENDPOINT}", params={"confirm": True}, headers={"Idempotency-Key": key}),
         check_endpoint("endpoint.delete")),
+    "model.download": (_post(f"/api/v1/clusters/{CLUSTER}/models", {
+        "name": MODEL, "source": "sandbox-models/tiny-chat",
+        "hf_token": "hf_SweptSweptSweptSweptSwept012345"}), check_download),
     "diagnose.nccl": (_nccl, check_nccl),
     "cluster.reconcile": (_reconcile, check_reconcile),
     "feature.set": (lambda api, key: api.patch(

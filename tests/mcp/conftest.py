@@ -40,8 +40,8 @@ SAMPLE = {"operation_id": "op-1", "step": "touch", "name": "bot", "cluster": "gp
           "group": "workers", "node": "i-0123456789abcdef0", "availability_zone": "us-west-2a",
           "instance_type": "ml.g5.8xlarge", "count": 1, "recipe": "pytorch-ddp",
           "instance_group": "workers", "job": "train", "feature": "kuberay",
-          "model": "Qwen/Qwen2.5-0.5B-Instruct", "replicas": 1, "prompt": "hi",
-          "endpoint": "chat",
+          "model": "Qwen/Qwen2.5-0.5B-Instruct", "source": "org/tiny", "replicas": 1,
+          "prompt": "hi", "endpoint": "chat",
           "nodes": ["i-0123456789abcdef0", "i-0123456789abcdef1"]}
 
 

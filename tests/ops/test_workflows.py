@@ -73,6 +73,7 @@ def test_product_kinds_keep_their_persisted_step_names(state: AppState) -> None:
         "endpoint.create": ["apply", "ready"],
         "endpoint.scale": ["scale", "settled"],
         "endpoint.delete": ["delete", "gone"],
+        "model.download": ["secret", "job", "wait", "verify", "cleanup"],
         "endpoint.update": ["apply", "rollout", "smoke", "rollback"],
         "endpoint.autoscale": ["apply"],
         "pool.create": ["apply", "ready"],

@@ -23,6 +23,7 @@ from podplane.api.routers import (
     inspect,
     instance_groups,
     jobs,
+    models,
     nodes,
     operations,
     pools,
@@ -35,7 +36,8 @@ Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 API_ROUTERS = [health.router, session.router, tokens.router, audit.router, operations.router,
                clusters.router, inspect.router, instance_groups.router, nodes.router,
                doctor.router, jobs.router, features.router, diagnostics.router,
-               endpoints.router, diagnostics_nccl.router, pools.router]
+               endpoints.router, diagnostics_nccl.router, pools.router,
+               models.router]
 
 
 def create_app(state: AppState, lifespan: Lifespan | None = None) -> FastAPI:

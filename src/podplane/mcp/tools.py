@@ -13,6 +13,7 @@ from podplane.mcp import (
     tools_endpoints,
     tools_features,
     tools_jobs,
+    tools_models,
     tools_nodes,
     tools_pools,
 )
@@ -102,5 +103,5 @@ TOOLS: tuple[Tool, ...] = (
 
 TOOLS = (TOOLS + tools_clusters.TOOLS + tools_nodes.TOOLS + tools_jobs.TOOLS
          + tools_features.TOOLS + tools_diagnostics.TOOLS + tools_endpoints.TOOLS
-         + tools_pools.TOOLS)
+         + tools_pools.TOOLS + tools_models.TOOLS)
 BY_NAME: dict[str, Tool] = {t.name: t for t in TOOLS}

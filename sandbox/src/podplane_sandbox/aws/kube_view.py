@@ -42,6 +42,20 @@ class KubeView:
         """Why `node` cannot reach S3 through its subnet's routes (issue 19), or None."""
         return pull_reach.s3_blocked(self.world, node) if self.world is not None else None
 
+    def internet_blocked(self, node: dict[str, Any]) -> str | None:
+        """Why `node` cannot reach an internet host such as the Hugging Face Hub, or None."""
+        return pull_reach.internet_blocked(self.world, node) if self.world is not None else None
+
+    def s3_keys(self, bucket: str, prefix: str) -> list[str]:
+        """The keys under `prefix` (what listing a Mountpoint directory shows)."""
+        from moto.s3.models import s3_backends
+
+        try:
+            found = s3_backends[ACCOUNT]["aws"].get_bucket(bucket)
+        except Exception:  # no such bucket
+            return []
+        return sorted(k for k in found.keys.keys() if k.startswith(prefix))
+
     def pull_blocked(self, node: dict[str, Any], image: str) -> str | None:
         """kubelet's pull error when `node`'s subnet has no way to `image`'s registry, or None."""
         return pull_reach.pull_blocked(self.world, node, image) if self.world is not None else None

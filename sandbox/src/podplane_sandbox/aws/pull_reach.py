@@ -51,6 +51,16 @@ def s3_blocked(world: World, node: dict[str, Any]) -> str | None:
     return f"Failed to create mount process: S3 endpoint unreachable from the node ({why})"
 
 
+def internet_blocked(world: World, node: dict[str, Any]) -> str | None:
+    """Why `node` cannot reach a public internet host (the Hugging Face Hub): the same path a
+    public registry needs (an internet gateway route, or a NAT gateway for a private subnet)."""
+    where = _instance(world, str((node.get("spec") or {}).get("providerID", "")))
+    if where is None:
+        return None
+    ok, why = can_reach(world, where[0], "public-registry", security_groups=where[1])
+    return None if ok else f"dial tcp: i/o timeout; {why}"
+
+
 def _instance(world: World, provider_id: str) -> tuple[str, list[str]] | None:
     m = INSTANCE_ID.search(provider_id)
     if not m:

@@ -35,6 +35,11 @@ def mount_problem(ctx: Any, pod: Obj) -> str | None:
     return mounts.problem(pod) if mounts is not None else None
 
 
+def record_output(pod: Obj, container: str, text: str) -> None:
+    """What a container printed (container_shell.py), shown as its log."""
+    _OUTPUTS[(pod["metadata"].get("uid", ""), container)] = text
+
+
 def command_output(pod: Obj, container: str) -> str | None:
     return _OUTPUTS.get((pod["metadata"].get("uid", ""), container))
 

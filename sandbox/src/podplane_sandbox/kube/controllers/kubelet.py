@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from podplane_sandbox.kube import (
+    container_shell,  # what a model download's `sh -c` does to files
     fsx_mounts,  # FSx for Lustre volumes
     mlflow_runs,  # training runs logged to SageMaker MLflow
     s3_mounts,
@@ -302,6 +303,8 @@ class Kubelet(Controller):
 
     def _exit(self, pod: Obj, started: float, finished: float) -> None:
         code = int((pod["metadata"].get("annotations") or {}).get(EXIT_CODE, "0"))
+        if code == 0:
+            code = container_shell.run(self.ctx, pod) or 0
         if code == 0 and (refused := s3_mounts.write_outputs(self.ctx, pod, finished - started)):
             code = 1  # the training process could not save its result (s3_mounts.py)
             self.ctx.event(pod, "OutputWriteFailed", refused, "Warning")
