@@ -57,6 +57,7 @@ HOLD = "podplane.io/sweep-hold=true:NoSchedule"
 JOB, HP_JOBS = "swept", "sagemaker.amazonaws.com/hyperpodpytorchjobs"
 MODEL = "swept-model"
 ENDPOINTS, ENDPOINT = f"/api/v1/clusters/{CLUSTER}/endpoints", "swept-ep"
+POOLS, POOL, POOL_EP = f"/api/v1/clusters/{CLUSTER}/pools", "swept-pool", "swept-pool-ep"
 NEW_IMAGE = "docker.io/vllm/vllm-openai:latest"
 
 
@@ -346,6 +347,52 @@ def check_autoscale(w: World, r: SweepResult) -> list[str]:
     return ["1 ScaledObject (podplane's)", "KEDA's HPA"]
 
 
+def _unassign(api: httpx.Client, key: str) -> None:
+    """Before the pool's delete is swept (a pool with an assigned pod is refused): the
+    endpoint's pod unassigned, on a server with no crash points (its own kind is swept)."""
+    off = api.post(f"{POOLS}/{POOL}/assign", json={"endpoint": POOL_EP, "pods": 0},
+                   headers={"Idempotency-Key": key})
+    assert off.status_code == 202, off.text
+    while api.get(f"/api/v1/operations/{off.json()['id']}/wait",
+                  params={"timeout": 5}).json().get("status") not in TERMINAL:
+        pass
+
+
+def _pool_pods(w: World) -> list[dict[str, Any]]:
+    return [p for p in w.kube_items("pods")
+            if (p["metadata"].get("labels") or {}).get("podplane.io/pool") == POOL
+            and not p["metadata"].get("deletionTimestamp")]
+
+
+def check_pool(kind: str) -> Check:
+    """The pool's Deployment keeps the uid its create made; the pods, their assignment and the
+    endpoint's Service are read back; no AWS mutation."""
+    def check(w: World, r: SweepResult) -> list[str]:
+        assert not [e for e in r.ledger if e["action"].startswith(MUTATING_AWS)], r.ledger
+        deps = [d for d in w.kube_items("apps/deployments") if d["metadata"]["name"] == POOL]
+        if kind == "pool.delete":
+            assert deps == [] and _pool_pods(w) == []
+            return ["no AWS mutation", "Deployment and pods gone"]
+        (dep,) = deps
+        if kind == "pool.create":
+            w.picked[POOL] = dep["metadata"]["uid"]
+        assert dep["metadata"]["uid"] == w.picked[POOL]
+        pods = _pool_pods(w)
+        assigned = [p for p in pods if (p["metadata"].get("labels") or {}).get(
+            "podplane.io/assigned") == POOL_EP]
+        if kind == "pool.assign":
+            assert len(assigned) == 1 and [s for s in w.kube_items("services")
+                                           if s["metadata"]["name"] == POOL_EP]
+            w.picked[POOL_EP] = assigned[0]["metadata"]["uid"]
+        wanted = 1 if kind == "pool.scale" else 2
+        assert len(pods) == wanted, [p["metadata"]["name"] for p in pods]
+        if kind == "pool.scale":  # the free pod went; the serving one stayed
+            assert [p["metadata"]["uid"] for p in pods] == [w.picked[POOL_EP]]
+        return ["no AWS mutation", "1 Deployment (uid of the create)", f"{wanted} pod(s)",
+                f"{len(assigned)} assigned"]
+    return check
+
+
 def check_endpoint(kind: str) -> Check:
     """The Deployment's uid is the one the create made (never deleted and made again); its
     Ready pods and Service are read back."""
@@ -489,6 +536,17 @@ DRIVERS: dict[str, tuple[Callable[[httpx.Client, str], httpx.Response], Check]] 
     "model.download": (_post(f"/api/v1/clusters/{CLUSTER}/models", {
         "name": MODEL, "source": "sandbox-models/tiny-chat",
         "hf_token": "hf_SweptSweptSweptSweptSwept012345"}), check_download),
+    "pool.create": (_post(POOLS, {"name": POOL, "instance_group": FIRST_GROUP,
+                                  "model": "Qwen/Qwen2.5-0.5B-Instruct", "replicas": 2}),
+                    check_pool("pool.create")),
+    "pool.assign": (_post(f"{POOLS}/{POOL}/assign", {"endpoint": POOL_EP, "pods": 1}),
+                    check_pool("pool.assign")),
+    "pool.scale": (lambda api, key: api.patch(
+        f"{POOLS}/{POOL}", json={"replicas": 1}, headers={"Idempotency-Key": key}),
+        check_pool("pool.scale")),
+    "pool.delete": (lambda api, key: api.delete(
+        f"{POOLS}/{POOL}", params={"confirm": True}, headers={"Idempotency-Key": key}),
+        check_pool("pool.delete")),
     "diagnose.nccl": (_nccl, check_nccl),
     "cluster.reconcile": (_reconcile, check_reconcile),
     "feature.set": (lambda api, key: api.patch(
@@ -516,6 +574,8 @@ DRIVERS: dict[str, tuple[Callable[[httpx.Client, str], httpx.Response], Check]] 
         f"/api/v1/clusters/{CLUSTER}", params={"confirm": True},
         headers={"Idempotency-Key": key}), check_delete),
 }
+# What must be so before a kind is swept, done on a server without crash points.
+PREPARE: dict[str, Callable[[httpx.Client, str], None]] = {"pool.delete": _unassign}
 WORLD: World  # the module's world, for drivers that pick a node when they start
 
 
@@ -528,6 +588,13 @@ def test_crash_sweep(world: World, kind: str) -> None:
     global WORLD
     WORLD = world
     start, check = DRIVERS[kind]
+    if kind in PREPARE:
+        assert world.server.start_sweeping(None)
+        try:
+            with world.server.api(world.token, timeout=30) as api:
+                PREPARE[kind](api, f"prepare-{kind}")
+        finally:
+            world.server.stop()
     result = sweep(world.server, world.cloud, kind, start, world.token,
                    world.tmp / f"{kind}.points")
     world.rows.append(result)

@@ -105,6 +105,8 @@ ROUTES: dict[tuple[str, str], Role | None] = {
     ("PATCH", "/api/v1/clusters/{cluster}/pools/{name}"): O,
     ("POST", "/api/v1/clusters/{cluster}/pools/{name}/assign"): O,
     ("DELETE", "/api/v1/clusters/{cluster}/pools/{name}"): A,
+    ("GET", "/api/v1/clusters/{cluster}/models"): V,
+    ("POST", "/api/v1/clusters/{cluster}/models"): O,
     ("GET", "/api/v1/clusters/{cluster}/features"): V,
     ("GET", "/api/v1/clusters/{cluster}/features/{feature}"): V,
     ("POST", "/api/v1/clusters/{cluster}/features/{feature}/plan"): V,
@@ -131,7 +133,7 @@ TOOL_ROLES: dict[str, Role] = {
     "job_events": V, "job_cancel": O, "job_delete": A,
     "endpoint_create": O, "endpoint_list": V, "endpoint_get": V, "endpoint_scale": O,
     "endpoint_delete": A, "endpoint_invoke": O, "endpoint_update": O,
-    "pool_scale": O, "pool_assign": O,
+    "pool_scale": O, "pool_assign": O, "model_download": O, "model_list": V,
     "feature_list": V, "feature_get": V, "feature_plan": V, "feature_set": O,
 }
 
@@ -149,7 +151,7 @@ KIND_TABLE: dict[str, tuple[Role, bool]] = {
     "endpoint.autoscale": (O, False),
     "endpoint.delete": (A, True), "endpoint.update": (O, False),
     "pool.create": (O, False), "pool.scale": (O, False), "pool.assign": (O, False),
-    "pool.delete": (A, True),
+    "pool.delete": (A, True), "model.download": (O, False),
     "diagnose.nccl": (O, False),
 }
 

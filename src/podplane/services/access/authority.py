@@ -56,6 +56,7 @@ KINDS: dict[str, Authority] = {
     "pool.scale": OPERATOR,  # scale-in removes free pods only
     "pool.assign": OPERATOR,  # labels; an unassignment drains first
     "pool.delete": DESTROY,
+    "model.download": OPERATOR,  # writes only under the cluster bucket's models/<name>/
     "diagnose.nccl": OPERATOR,  # runs a short workload on the chosen nodes, then deletes it
 }
 
