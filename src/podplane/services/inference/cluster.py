@@ -9,7 +9,9 @@ from typing import Any
 from podplane.cloud.ports_kube import KubePort
 from podplane.domain.errors import NotFound
 from podplane.domain.inference.render import COMPONENT, COMPONENT_VALUE, NAMESPACE, owned
+from podplane.domain.jobs.errors import InsufficientGpus
 from podplane.domain.jobs.kinds import MANAGED_BY
+from podplane.services.jobs.cluster import group_gpus
 
 Shape = dict[str, Any]
 OWNED = {MANAGED_BY: "podplane", COMPONENT: COMPONENT_VALUE}
@@ -42,3 +44,16 @@ async def find(kube: KubePort, cluster: str, name: str) -> tuple[Shape, Shape | 
 
 async def pods_of(kube: KubePort, name: str) -> list[Shape]:
     return await kube.list("v1", "Pod", namespace=NAMESPACE, labels=owned(name))
+
+
+async def refuse_no_room(kube: KubePort, group: str, tp: int, more: int) -> int:
+    """`more` new replicas of `tp` GPUs each must fit the free GPUs of the group's healthy
+    nodes, one replica per node's worth (else they would wait Pending); the free GPUs."""
+    gpus = await group_gpus(kube, group)
+    if gpus.fits(tp) < more:
+        raise InsufficientGpus(f"{more} more replica(s) x {tp} GPU(s) requested, "
+                               f"{gpus.free} free on the {gpus.healthy_nodes} healthy node(s) "
+                               f"of {group!r} ({gpus.fits(tp)} replica(s) fit).",
+                               hint="Use fewer replicas, stop other work, or scale the group "
+                               "(instance_group_scale).")
+    return gpus.free

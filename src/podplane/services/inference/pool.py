@@ -22,14 +22,14 @@ from podplane.domain.inference.errors import (
 from podplane.domain.inference.pool_requests import AssignRequest, PoolRequest
 from podplane.domain.inference.render import COMPONENT, NAMESPACE, check_fits, gpus_per_pod
 from podplane.domain.inference.requests import MAX_REPLICAS
-from podplane.domain.jobs.errors import InsufficientGpus
 from podplane.domain.jobs.kinds import MANAGED_BY
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
 from podplane.services.groups import cloud as gc
 from podplane.services.groups.outcome import Outcome, key_used, start
+from podplane.services.inference.cluster import refuse_no_room
 from podplane.services.inference.pool_steps import ASSIGN, CREATE, DELETE, SCALE
-from podplane.services.jobs.cluster import group_gpus, kube_of
+from podplane.services.jobs.cluster import kube_of
 from podplane.services.registry import service
 
 Shape = dict[str, Any]
@@ -78,15 +78,6 @@ async def get_pool(ctx: Ctx, cluster: str, name: str) -> Shape:
     return dp.pool_summary(await find(kube, cluster, name), await pods_of(kube, name))
 
 
-async def _refuse_no_room(kube: KubePort, group: str, gpus: int, more: int) -> int:
-    room = await group_gpus(kube, group)
-    if room.fits(gpus) < more:
-        raise InsufficientGpus(f"{more} more pod(s) x {gpus} GPU(s) requested, {room.free} "
-                               f"free on the healthy nodes of {group!r}.",
-                               hint="Use fewer replicas, or scale the instance group.")
-    return int(room.free)
-
-
 @service(Effect.CREATE, "pool.create",
          target=lambda cluster, request, *_a, **_k: target(cluster, request.name))
 async def create_pool(ctx: Ctx, cluster: str, request: PoolRequest, *,
@@ -106,7 +97,7 @@ async def create_pool(ctx: Ctx, cluster: str, request: PoolRequest, *,
     if await kube.get("apps/v1", "Deployment", request.name, NAMESPACE) is not None:
         raise EndpointExists(f"A Deployment named {request.name!r} already exists on "
                              f"{cluster!r}.", hint="Choose another pool name.")
-    free = await _refuse_no_room(kube, request.instance_group, gpus_per_pod(body),
+    free = await refuse_no_room(kube, request.instance_group, gpus_per_pod(body),
                                  request.replicas)
     plan = {"pool": request.name, "replicas": request.replicas, "gpus_free": free,
             "manifest": manifest}
@@ -138,7 +129,7 @@ async def scale_pool(ctx: Ctx, cluster: str, name: str, replicas: int, *,
         group = (dep["metadata"].get("annotations") or {}).get("podplane.io/instance-group")
         gpus = int(dep["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]
                    .get("nvidia.com/gpu", 1))
-        plan["gpus_free"] = await _refuse_no_room(kube, str(group), gpus, replicas - current)
+        plan["gpus_free"] = await refuse_no_room(kube, str(group), gpus, replicas - current)
     if dry_run:
         return Outcome(True, plan, dry_run=True)
     return await start(ctx, SCALE, target(cluster, name), params, idempotency_key, plan)

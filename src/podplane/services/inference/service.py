@@ -20,7 +20,6 @@ from podplane.domain.inference.engines import ENGINES
 from podplane.domain.inference.errors import EndpointExists, EndpointUnavailable
 from podplane.domain.inference.pool import SERVED_MODEL
 from podplane.domain.inference.requests import MAX_REPLICAS, EndpointRequest, EndpointUpdate
-from podplane.domain.jobs.errors import InsufficientGpus
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
 from podplane.services.groups import cloud as gc
@@ -30,7 +29,7 @@ from podplane.services.inference import cluster as ic
 from podplane.services.inference import managed, managed_ops, managed_update, pool
 from podplane.services.inference import router as rsvc
 from podplane.services.inference.workflows import CREATE, DELETE, SCALE, UPDATE
-from podplane.services.jobs.cluster import group_gpus, kube_of
+from podplane.services.jobs.cluster import kube_of
 from podplane.services.registry import service
 
 Shape = dict[str, Any]
@@ -99,7 +98,7 @@ async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
         await autoscale.allowed(ctx, kube, cluster, body)
     if request.router:
         await rsvc.refuse_taken(kube, cluster, request.name)
-    free = await _refuse_no_room(kube, request.instance_group, ir.gpus_per_pod(body),
+    free = await ic.refuse_no_room(kube, request.instance_group, ir.gpus_per_pod(body),
                                  request.replicas)
     plan = {"endpoint": request.name, "engine": request.engine, "image": body["image"],
             "instance_group": request.instance_group,
@@ -122,19 +121,6 @@ async def _instance_type(ctx: Ctx, ref: Any, cluster: str, body: Shape) -> Any:
     instance_type = lookup(str(group.get("InstanceType", "")))
     ir.check_fits(body, instance_type)
     return instance_type
-
-
-async def _refuse_no_room(kube: Any, group: str, tp: int, more: int) -> int:
-    """`more` new replicas of `tp` GPUs each must fit the free GPUs of the group's healthy
-    nodes, one replica per node's worth (else they would wait Pending); the free GPUs."""
-    gpus = await group_gpus(kube, group)
-    if gpus.fits(tp) < more:
-        raise InsufficientGpus(f"{more} more replica(s) x {tp} GPU(s) requested, "
-                               f"{gpus.free} free on the {gpus.healthy_nodes} healthy node(s) "
-                               f"of {group!r} ({gpus.fits(tp)} replica(s) fit).",
-                               hint="Use fewer replicas, stop other work, or scale the group "
-                               "(instance_group_scale).")
-    return gpus.free
 
 
 async def _refuse_taken(kube: Any, cluster: str, name: str) -> None:
@@ -168,7 +154,7 @@ async def scale_endpoint(ctx: Ctx, cluster: str, name: str, replicas: int, *,
     group = (dep["metadata"].get("annotations") or {}).get(ir.GROUP_ANNOTATION)
     if replicas > current and group:
         gpus = ir.gpus_per_pod(views.request_of(dep, None))
-        plan["gpus_free"] = await _refuse_no_room(kube, group, gpus, replicas - current)
+        plan["gpus_free"] = await ic.refuse_no_room(kube, group, gpus, replicas - current)
     if dry_run:
         return Outcome(True, plan, dry_run=True)
     return await start(ctx, SCALE, target(cluster, name), params, idempotency_key, plan)
@@ -203,7 +189,7 @@ async def update_endpoint(ctx: Ctx, cluster: str, name: str, update: EndpointUpd
     await _instance_type(ctx, ref, cluster, wanted)
     manifest = ir.render(wanted)[0]  # refuses what the engine cannot do (422 naming the field)
     if current["replicas"]:  # the rollout starts one new pod before it stops an old one
-        plan["gpus_free"] = await _refuse_no_room(kube, wanted["instance_group"],
+        plan["gpus_free"] = await ic.refuse_no_room(kube, wanted["instance_group"],
                                                   ir.gpus_per_pod(wanted), 1)
     plan.update({"replicas": current["replicas"], "steps": [
         "roll out one new pod at a time; old pods serve until new ones are Ready",
