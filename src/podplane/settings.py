@@ -37,6 +37,10 @@ class Settings(BaseSettings):
     # A running job whose pods all wrote nothing this long shows as stalled (services/jobs/
     # stall.py; the default is PyTorch's NCCL watchdog timeout).
     job_stall_seconds: int = Field(default=600, ge=60, le=86_400)
+    # The request path's tail (ADR 0011, docs/benchmarks.md): the stdlib loop rather than
+    # uvloop, and young collections every N allocations (Python's default is 700).
+    event_loop: Literal["asyncio", "uvloop"] = "asyncio"
+    young_gc_threshold: int = Field(default=10_000, ge=100, le=1_000_000)
 
     @property
     def resolved_database_url(self) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
@@ -25,7 +26,7 @@ from podplane.cli.models import install as install_model_commands
 from podplane.cli.operations import operation_app
 from podplane.cli.pools import install as install_pool_commands
 from podplane.domain.effects import Role
-from podplane.domain.errors import PodplaneError
+from podplane.domain.errors import InvalidInput, PodplaneError
 from podplane.mcp.cli import mcp as mcp_command
 from podplane.settings import Settings
 
@@ -78,7 +79,13 @@ def _settings(
     host: str | None = None, port: int | None = None, home: Path | None = None
 ) -> Settings:
     given: dict[str, Any] = {"host": host, "port": port, "home": home}
-    return Settings(**{k: v for k, v in given.items() if v is not None})
+    try:
+        return Settings(**{k: v for k, v in given.items() if v is not None})
+    except ValidationError as e:  # a bad PODPLANE_* variable: name it, no traceback
+        first = e.errors()[0]
+        name = "PODPLANE_" + "_".join(str(part) for part in first["loc"]).upper()
+        raise InvalidInput(f"{name}: {first['msg']}",
+                           hint="Fix or unset it (README, \"Configuration\").") from None
 
 
 @app.command()
