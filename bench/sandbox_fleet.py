@@ -51,7 +51,7 @@ def build(home: Path, groups: int = 10, per_group: int = 100) -> Fleet:
                        ("capacity", {"instance_type": ITYPE, "availability_zone": "us-west-2a",
                                      "count": count})):
         httpx.put(f"{stack.aws_url}/_sandbox/{key}", json=value,
-                  headers=control).raise_for_status()
+                  headers=control, timeout=60).raise_for_status()  # a loaded box is slow
     vpc, compute, private, sg = _network(stack)
     _identity(stack)
     eks = stack.aws("eks").create_cluster(
