@@ -59,4 +59,4 @@ TEST_WORKERS ?= 4
 PYTEST_ARGS ?=
 
 test: install-test console lint
-	$(BIN)/pytest -q $(if $(filter 0,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)
+	$(BIN)/pytest -q --durations=25 $(if $(filter 0,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)
