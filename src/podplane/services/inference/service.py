@@ -56,14 +56,15 @@ async def list_endpoints(ctx: Ctx, cluster: str) -> list[Shape]:
     _, kube = await kube_of(ctx, cluster)
     services = await ic.services_by_name(kube)
     found = [views.summary(d, services.get(d["metadata"]["name"]))
-             for d in await ic.deployments(kube)] + await managed_ops.summaries(kube)
+             for d in await ic.deployments(kube)] + await managed_ops.summaries(kube) \
+        + await pool.endpoint_summaries(kube)
     return sorted(found, key=lambda s: s["name"])
 
 
 @service(Effect.READ, "endpoint.get")
 async def get_endpoint(ctx: Ctx, cluster: str, name: str) -> Shape:
     _, kube = await kube_of(ctx, cluster)
-    if (seen := await managed_ops.view(kube, name)) is not None:
+    if (seen := await managed_ops.view(kube, name) or await pool.endpoint_view(kube, name)):
         return seen
     dep, svc = await ic.find(kube, cluster, name)
     shown = views.endpoint_view(dep, svc, await ic.pods_of(kube, name))
