@@ -115,6 +115,21 @@ async def test_the_endpoint_on_the_pool_is_listed_and_shown(warm: Stack) -> None
     assert shown["pods"][0]["node"] == serving["spec"]["nodeName"]
 
 
+async def test_scale_update_delete_of_the_pool_endpoint_point_to_the_pool(warm: Stack) -> None:
+    """It has no Deployment of its own: each is a 409 naming the pool; nothing changes."""
+    before = {uid: p["metadata"].get("labels") for uid, p in pool_pods(warm).items()}
+    async with warm.client("admin") as api:
+        answers = [await api.patch(f"{ENDPOINTS}/chat", json={"replicas": 2}),
+                   await api.patch(f"{ENDPOINTS}/chat", json={"max_model_len": 2048}),
+                   await api.delete(f"{ENDPOINTS}/chat", params={"confirm": "true"})]
+    for r in answers:
+        assert r.status_code == 409, r.text
+        assert r.json()["code"] == "endpoint_on_pool" and "'warm'" in r.json()["detail"]
+        assert "/pools/warm/assign" in r.json()["hint"]
+    assert {uid: p["metadata"].get("labels") for uid, p in pool_pods(warm).items()} == before
+    assert kubectl_json(warm, "get", "service", "chat", "-n", "default")["metadata"]["name"]
+
+
 async def test_scale_in_during_traffic_removes_only_the_free_pod(warm: Stack) -> None:
     (serving,) = assigned(warm, "chat")
     (free,) = [p for p in pool_pods(warm).values() if p is not serving
