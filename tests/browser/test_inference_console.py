@@ -236,3 +236,23 @@ def test_a_warm_pool_from_the_console(page: Page, cloud: CloudServer, cloud_toke
                 break
             _advance(cloud, 20)
         assert api.get(f"{API}/pools").json() == []
+
+
+def test_viewer_reads_models_and_pools_with_changes_disabled(
+        page: Page, cloud: CloudServer, cloud_token: str) -> None:
+    with cloud.api(cloud_token) as api:
+        r = api.post("/api/v1/tokens", json={"name": "ui-infer-viewer", "role": "viewer"})
+        assert r.status_code == 201, r.text
+        viewer = str(r.json()["token"])
+        models = len(api.get(f"{API}/models").json())
+    sign_in(page, viewer, f"/clusters/{CLUSTER}/models")
+    expect(page.get_by_role("heading", name=f"In the bucket ({models})")).to_be_visible()
+    page.get_by_label("Hugging Face repository").fill(GATED)
+    page.get_by_label("Folder name").fill("mine")  # filled: only the role holds it back
+    download = page.get_by_role("button", name="Download", exact=True)
+    expect(download).to_be_disabled()
+    download.hover()
+    expect(page.get_by_role("tooltip")).to_have_text("Needs the operator role; you are viewer.")
+    page.goto(f"/clusters/{CLUSTER}/pools")
+    expect(page.get_by_text("No warm pools on this cluster yet.")).to_be_visible()
+    expect(page.get_by_role("button", name="Create pool")).to_be_disabled()
