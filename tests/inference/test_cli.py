@@ -15,7 +15,10 @@ from podplane.cli import remote as remote_module
 
 LISTED = [{"name": "qwen", "engine": "vllm", "model": "Qwen/Qwen2.5-0.5B-Instruct",
            "tensor_parallel": 1, "replicas": 2, "ready_replicas": 1, "status": "Progressing",
-           "exposure": "service"}]
+           "exposure": "service"},
+          {"name": "pooled", "engine": "vllm", "model": "Qwen/Qwen2.5-0.5B-Instruct",
+           "tensor_parallel": 1, "replicas": 1, "ready_replicas": 1, "status": "Ready",
+           "exposure": "service", "pool": "warm"}]
 INVOKED = {"endpoint": "qwen", "path": "/v1/completions", "status": 200, "ready_replicas": 1,
            "response": {"choices": [{"text": "the model answers"}],
                         "usage": {"prompt_tokens": 1, "completion_tokens": 3}}}
@@ -54,8 +57,9 @@ def test_each_command_is_one_rest_call(sent: list[tuple[str, str, Any]]) -> None
               "Qwen/Qwen2.5-0.5B-Instruct", "--tp", "2", "--exposure", "load_balancer",
               "--dry-run")
     assert '"gpus_requested": 2' in out
-    assert "qwen" in run("endpoint", "list", "alpha") and "1/2" in run("endpoint", "list",
-                                                                       "alpha")
+    listed = run("endpoint", "list", "alpha")
+    assert "qwen" in listed and "1/2" in listed
+    assert "pool warm" in listed  # an endpoint on a warm pool says so
     assert "the model answers" in run("endpoint", "invoke", "alpha", "qwen", "hi",
                                       "--max-tokens", "3")
     run("endpoint", "scale", "alpha", "qwen", "3", "--dry-run")
@@ -68,13 +72,13 @@ def test_each_command_is_one_rest_call(sent: list[tuple[str, str, Any]]) -> None
         "engine": "vllm", "tensor_parallel": 2, "dtype": "auto", "replicas": 1,
         "exposure": "load_balancer", "kind": "self_managed", "dry_run": True})
     assert sent[1][:2] == ("GET", base)
-    assert sent[3] == ("POST", f"{base}/qwen/invoke",
+    assert sent[2] == ("POST", f"{base}/qwen/invoke",
                        {"prompt": "hi", "max_tokens": 3, "chat": False})
-    assert sent[4] == ("PATCH", f"{base}/qwen", {"replicas": 3, "dry_run": True})
-    assert sent[5][:2] == ("DELETE", f"{base}/qwen?confirm=true&dry_run=true")
-    assert sent[6] == ("PATCH", f"{base}/qwen", {  # only the fields named are sent
+    assert sent[3] == ("PATCH", f"{base}/qwen", {"replicas": 3, "dry_run": True})
+    assert sent[4][:2] == ("DELETE", f"{base}/qwen?confirm=true&dry_run=true")
+    assert sent[5] == ("PATCH", f"{base}/qwen", {  # only the fields named are sent
         "image": "docker.io/vllm/vllm-openai:latest", "pipeline_parallel": 2, "dry_run": True})
-    assert len(sent) == 7
+    assert len(sent) == 6
 
 
 def test_autoscale_flag_sends_the_object(sent: list[tuple[str, str, Any]]) -> None:

@@ -98,6 +98,38 @@ async def test_assigning_labels_a_warm_pod_and_the_endpoint_answers(warm: Stack)
     assert counts == {"sent": 1, "answered": 1}
 
 
+async def test_the_endpoint_on_the_pool_is_listed_and_shown(warm: Stack) -> None:
+    """Endpoint list and get show it, marked with its pool; replicas are its assigned pods
+    as kubectl lists them, not the pool's."""
+    (serving,) = assigned(warm, "chat")
+    async with warm.client("viewer") as api:
+        listed = {e["name"]: e for e in (await api.get(ENDPOINTS)).json()}
+        shown = (await api.get(f"{ENDPOINTS}/chat")).json()
+    row = listed["chat"]
+    assert "warm" not in listed  # the pool itself is not an endpoint
+    assert (row["pool"], row["replicas"], row["ready_replicas"], row["status"]) == \
+        ("warm", 1, 1, "Ready")
+    assert (row["engine"], row["model"], row["exposure"]) == ("vllm", MODEL, "service")
+    assert shown["pool"] == "warm" and shown["service"] == "chat"
+    assert [p["name"] for p in shown["pods"]] == [serving["metadata"]["name"]]
+    assert shown["pods"][0]["node"] == serving["spec"]["nodeName"]
+
+
+async def test_scale_update_delete_of_the_pool_endpoint_point_to_the_pool(warm: Stack) -> None:
+    """It has no Deployment of its own: each is a 409 naming the pool; nothing changes."""
+    before = {uid: p["metadata"].get("labels") for uid, p in pool_pods(warm).items()}
+    async with warm.client("admin") as api:
+        answers = [await api.patch(f"{ENDPOINTS}/chat", json={"replicas": 2}),
+                   await api.patch(f"{ENDPOINTS}/chat", json={"max_model_len": 2048}),
+                   await api.delete(f"{ENDPOINTS}/chat", params={"confirm": "true"})]
+    for r in answers:
+        assert r.status_code == 409, r.text
+        assert r.json()["code"] == "endpoint_on_pool" and "'warm'" in r.json()["detail"]
+        assert "/pools/warm/assign" in r.json()["hint"]
+    assert {uid: p["metadata"].get("labels") for uid, p in pool_pods(warm).items()} == before
+    assert kubectl_json(warm, "get", "service", "chat", "-n", "default")["metadata"]["name"]
+
+
 async def test_scale_in_during_traffic_removes_only_the_free_pod(warm: Stack) -> None:
     (serving,) = assigned(warm, "chat")
     (free,) = [p for p in pool_pods(warm).values() if p is not serving

@@ -30,7 +30,12 @@ export type Action =
   | "endpoint.scale"
   | "endpoint.update"
   | "endpoint.delete"
-  | "endpoint.invoke";
+  | "endpoint.invoke"
+  | "pool.create"
+  | "pool.scale"
+  | "pool.assign"
+  | "pool.delete"
+  | "model.download";
 
 export const NEEDS: Record<Action, Role> = {
   "token.list": "admin",
@@ -60,6 +65,11 @@ export const NEEDS: Record<Action, Role> = {
   "endpoint.delete": "admin",
   // A read, but it spends GPU time.
   "endpoint.invoke": "operator",
+  "pool.create": "operator",
+  "pool.scale": "operator",
+  "pool.assign": "operator",
+  "pool.delete": "admin",
+  "model.download": "operator",
 };
 
 export function allows(role: string, action: Action): boolean {

@@ -7,6 +7,7 @@ import type { SideNavigationProps } from "@cloudscape-design/components/side-nav
 import { lazy, type ComponentType, type LazyExoticComponent } from "react";
 import { ENDPOINT_ROUTES } from "./pages/endpoints/routes";
 import { JOB_ROUTES } from "./pages/jobs/routes";
+import { POOL_ROUTES } from "./pages/pools/routes";
 import type { Action } from "./permissions";
 import { matchPath } from "./router";
 
@@ -55,6 +56,7 @@ export const ROUTES: RouteDef[] = [
   },
   ...JOB_ROUTES,
   ...ENDPOINT_ROUTES,
+  ...POOL_ROUTES,
   {
     pattern: "/operations",
     ...page(() => import("./pages/operations/OperationsList")),

@@ -64,7 +64,9 @@ COMMANDS = (
                 ("endpoint", lambda e: e["name"]), ("engine", lambda e: e["engine"]),
                 ("model", lambda e: e["model"]), ("tp", lambda e: e["tensor_parallel"]),
                 ("ready", lambda e: f"{e['ready_replicas']}/{e['replicas']}"),
-                ("status", lambda e: e["status"]), ("exposure", lambda e: e["exposure"]))),
+                ("status", lambda e: e["status"]),
+                # an endpoint on a warm pool: its pods are the pool's
+                ("exposure", lambda e: f"pool {e['pool']}" if e.get("pool") else e["exposure"]))),
     Command("create", "POST", ENDPOINTS,
             "Deploy a model with vLLM or SGLang (GPUs per pod = --tp, checked against the "
             "group's instance type).", (

@@ -75,6 +75,8 @@ class EndpointSummaryOut(BaseModel):
     exposure: str
     port: int | None
     router: str | None = Field(None, description="SGLang router policy, if any.")
+    pool: str | None = Field(None, description=(
+        "The warm pool whose pods serve it (pool assign scales it), if any."))
     created_at: str | None
     state: str | None = Field(None, description="Managed: the operator's status.state.")
     routing: str | None = Field(None, description="Managed: intelligent routing strategy.")

@@ -31,3 +31,10 @@ class PoolTooSmall(Conflict):
     """An assignment wants more free Ready pods than the pool has."""
 
     code = "pool_too_small"
+
+
+class EndpointOnPool(Conflict):
+    """Scale, update or delete of an endpoint whose pods are a warm pool's (its pool's assign
+    changes it)."""
+
+    code = "endpoint_on_pool"

@@ -13,6 +13,7 @@ from podplane.domain.catalog import lookup
 from podplane.domain.effects import Effect
 from podplane.domain.errors import ConfirmationRequired, InvalidInput, NotFound
 from podplane.domain.inference import pool as dp
+from podplane.domain.inference import pool_views as pv
 from podplane.domain.inference.engines import ENGINES
 from podplane.domain.inference.errors import (
     EndpointExists,
@@ -34,16 +35,23 @@ from podplane.services.registry import service
 
 Shape = dict[str, Any]
 OWNED = {MANAGED_BY: "podplane", COMPONENT: dp.POOL_COMPONENT}
+ENDPOINT_OWNED = {MANAGED_BY: "podplane", COMPONENT: dp.ENDPOINT_COMPONENT}
 
 
 def target(cluster: str, name: str) -> str:
     return f"cluster/{cluster}/pool/{name}"
 
 
-async def find(kube: KubePort, cluster: str, name: str) -> Shape:
+async def _pool(kube: KubePort, name: str) -> Shape | None:
     dep = await kube.get("apps/v1", "Deployment", name, NAMESPACE)
     labels = ((dep or {}).get("metadata") or {}).get("labels") or {}
-    if dep is None or any(labels.get(k) != v for k, v in {**OWNED, dp.POOL_LABEL: name}.items()):
+    owned = {**OWNED, dp.POOL_LABEL: name}.items()
+    return dep if dep is not None and all(labels.get(k) == v for k, v in owned) else None
+
+
+async def find(kube: KubePort, cluster: str, name: str) -> Shape:
+    dep = await _pool(kube, name)
+    if dep is None:
         raise NotFound(f"Cluster {cluster!r} has no warm pool {name!r}.",
                        hint="List pools with GET .../pools.")
     return dep
@@ -53,15 +61,47 @@ async def pods_of(kube: KubePort, name: str) -> list[Shape]:
     return await kube.list("v1", "Pod", namespace=NAMESPACE, labels={dp.POOL_LABEL: name})
 
 
-async def endpoint_objects(kube: KubePort, name: str) -> tuple[Shape, Shape] | None:
-    """An endpoint on a pool, for invoke: (its Deployment-like status, its Service)."""
+async def endpoint_service(kube: KubePort, name: str) -> Shape | None:
+    """The Service of endpoint `name` if it is an endpoint on a pool podplane made."""
     svc = await kube.get("v1", "Service", name, NAMESPACE)
     labels = ((svc or {}).get("metadata") or {}).get("labels") or {}
-    if svc is None or labels.get(COMPONENT) != dp.ENDPOINT_COMPONENT:
+    ours = all(labels.get(k) == v for k, v in ENDPOINT_OWNED.items())
+    return svc if svc is not None and ours else None
+
+
+async def endpoint_objects(kube: KubePort, name: str) -> tuple[Shape, Shape] | None:
+    """An endpoint on a pool, for invoke: (its Deployment-like status, its Service)."""
+    if (svc := await endpoint_service(kube, name)) is None:
         return None
-    pods = await pods_of(kube, labels.get(dp.POOL_LABEL, ""))
+    pods = await pods_of(kube, pv.pool_of(svc) or "")
     serving = [p for p in pods if dp.assigned_to(p) == name and dp.ready(p)]
     return {"status": {"readyReplicas": len(serving)}}, svc
+
+
+async def endpoint_summaries(kube: KubePort) -> list[Shape]:
+    """The endpoints on pools, for endpoint list (an endpoint whose pool is gone is left
+    out: nothing serves it)."""
+    services = await kube.list("v1", "Service", namespace=NAMESPACE, labels=ENDPOINT_OWNED)
+    if not services:
+        return []
+    pools = {d["metadata"]["name"]: d for d in await kube.list(
+        "apps/v1", "Deployment", namespace=NAMESPACE, labels=OWNED)}
+    pods: dict[str, list[Shape]] = {}
+    found = []
+    for svc in services:
+        if (name := pv.pool_of(svc)) in pools and name is not None:
+            pods.setdefault(name, await pods_of(kube, name))
+            found.append(pv.endpoint_summary(pools[name], svc, pods[name]))
+    return found
+
+
+async def endpoint_view(kube: KubePort, name: str) -> Shape | None:
+    """endpoint get of an endpoint on a pool; None if `name` is not one."""
+    if (svc := await endpoint_service(kube, name)) is None:
+        return None
+    if (dep := await _pool(kube, pv.pool_of(svc) or "")) is None:
+        return None
+    return pv.endpoint_view(dep, svc, await pods_of(kube, dep["metadata"]["name"]))
 
 
 @service(Effect.READ, "pool.list")

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field
 
+from podplane.cloud.ports_kube import KubePort
 from podplane.domain.catalog import lookup
 from podplane.domain.effects import Effect, Role
 from podplane.domain.errors import CloudError, ConfirmationRequired, InvalidInput, NotFound
@@ -17,8 +18,9 @@ from podplane.domain.inference import managed_options, views
 from podplane.domain.inference import render as ir
 from podplane.domain.inference import router as router_of
 from podplane.domain.inference.engines import ENGINES
-from podplane.domain.inference.errors import EndpointExists, EndpointUnavailable
+from podplane.domain.inference.errors import EndpointExists, EndpointOnPool, EndpointUnavailable
 from podplane.domain.inference.pool import SERVED_MODEL
+from podplane.domain.inference.pool_views import pool_of
 from podplane.domain.inference.requests import MAX_REPLICAS, EndpointRequest, EndpointUpdate
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
@@ -56,19 +58,32 @@ async def list_endpoints(ctx: Ctx, cluster: str) -> list[Shape]:
     _, kube = await kube_of(ctx, cluster)
     services = await ic.services_by_name(kube)
     found = [views.summary(d, services.get(d["metadata"]["name"]))
-             for d in await ic.deployments(kube)] + await managed_ops.summaries(kube)
+             for d in await ic.deployments(kube)] + await managed_ops.summaries(kube) \
+        + await pool.endpoint_summaries(kube)
     return sorted(found, key=lambda s: s["name"])
 
 
 @service(Effect.READ, "endpoint.get")
 async def get_endpoint(ctx: Ctx, cluster: str, name: str) -> Shape:
     _, kube = await kube_of(ctx, cluster)
-    if (seen := await managed_ops.view(kube, name)) is not None:
+    if (seen := await managed_ops.view(kube, name) or await pool.endpoint_view(kube, name)):
         return seen
     dep, svc = await ic.find(kube, cluster, name)
     shown = views.endpoint_view(dep, svc, await ic.pods_of(kube, name))
     return {**shown, "autoscaling": await autoscale.view(kube, name),
             "router_pods": await rsvc.view(kube, name, shown["router"])}
+
+
+async def _own(kube: KubePort, cluster: str, name: str) -> tuple[Shape, Shape | None]:
+    """The endpoint's own Deployment and Service. An endpoint on a warm pool has neither: a
+    409 says to change it through its pool."""
+    if (svc := await pool.endpoint_service(kube, name)) is not None:
+        served_by = pool_of(svc)
+        raise EndpointOnPool(f"Endpoint {name!r} is served by warm pool {served_by!r}; it has "
+                             "no Deployment of its own to scale, update or delete.",
+                             hint=f"Change its pods with POST .../pools/{served_by}/assign "
+                             "(pool_assign); pods=0 removes it.")
+    return await ic.find(kube, cluster, name)
 
 
 @service(Effect.CREATE, "endpoint.create",
@@ -145,7 +160,7 @@ async def scale_endpoint(ctx: Ctx, cluster: str, name: str, replicas: int, *,
     if (current := await managed_ops.replicas(kube, name)) is not None:
         params["managed"] = True   # the operator's config (its pods are placed by it)
     else:
-        dep, _ = await ic.find(kube, cluster, name)
+        dep, _ = await _own(kube, cluster, name)
         await autoscale.refuse_manual_scale(kube, name)
         current = int((dep.get("spec") or {}).get("replicas", 0))
     plan = {"endpoint": name, "from": current, "to": replicas}
@@ -176,7 +191,7 @@ async def update_endpoint(ctx: Ctx, cluster: str, name: str, update: EndpointUpd
             return Outcome(bool(extra), told, dry_run=update.dry_run)
         return await start(ctx, UPDATE, target(cluster, name), {**params, **extra},
                            idempotency_key, told)
-    dep, svc = await ic.find(kube, cluster, name)
+    dep, svc = await _own(kube, cluster, name)
     if update.autoscaling is not None:
         return await autoscale.autoscale_endpoint(ctx, cluster, name, update, idempotency_key)
     current = views.request_of(dep, svc)
@@ -214,7 +229,7 @@ async def delete_endpoint(ctx: Ctx, cluster: str, name: str, *, confirm: bool = 
     if await managed.is_managed(kube, name):
         params["managed"] = True   # the config goes; the operator's objects follow it (GC)
     else:
-        await ic.find(kube, cluster, name)
+        await _own(kube, cluster, name)
     plan = {"endpoint": name, "action": "delete",
             "warning": "The Deployment, its pods and the Service (and the SGLang router's "
             "objects, if any) are deleted; requests in flight fail."}

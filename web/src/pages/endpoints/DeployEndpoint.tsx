@@ -1,7 +1,7 @@
 // Deploy a model (self-managed vLLM or SGLang): engine, image, model, instance group, replicas,
-// parallelism, exposure; only values that differ from the server's defaults are sent. The
-// server's refusals (a 422 naming the field) show at that field. Once accepted, the endpoint's
-// page follows the create operation.
+// parallelism, exposure, the SGLang router and autoscaling; only values that differ from the
+// server's defaults are sent. The server's refusals (a 422 naming the field) show at that
+// field. Once accepted, the endpoint's page follows the create operation.
 import Button from "@cloudscape-design/components/button";
 import ColumnLayout from "@cloudscape-design/components/column-layout";
 import Container from "@cloudscape-design/components/container";
@@ -11,21 +11,19 @@ import Header from "@cloudscape-design/components/header";
 import Input from "@cloudscape-design/components/input";
 import Select from "@cloudscape-design/components/select";
 import SpaceBetween from "@cloudscape-design/components/space-between";
-import { useQuery } from "@tanstack/react-query";
-import { useMemo, useState } from "react";
-import { api, unwrap } from "../../api/client";
-import { ApiError, toProblem } from "../../api/problem";
+import { useState } from "react";
+import { api } from "../../api/client";
 import { ProblemAlert } from "../../components/ProblemAlert";
 import { useFlash } from "../../layout/flash";
 import { deniedReason } from "../../permissions";
 import { navigate } from "../../router";
 import type { PageProps } from "../../routes";
 import { usePrincipal } from "../../session";
-import { newKey } from "../clusters/mutation";
-import { fieldErrors, SubmitError, type FieldProblem } from "../jobs/model";
+import { DTYPES, ENGINES, GroupSelect, NumberField, useSubmit } from "./fields";
 import { endpointPath, endpointsPath, type EndpointRequest } from "./model";
+import { NO_SCALING, ScalingFields, scalingBody, type Scaling } from "./ScalingFields";
 
-interface FormState {
+interface FormState extends Scaling {
   name: string;
   engine: EndpointRequest["engine"];
   image: string;
@@ -39,7 +37,7 @@ interface FormState {
   exposure: EndpointRequest["exposure"];
 }
 
-const EMPTY: FormState = { name: "", engine: "vllm", image: "", model: "", group: "", replicas: "1", tp: "1", pp: "1", maxLen: "", dtype: "auto", exposure: "service" };
+const EMPTY: FormState = { name: "", engine: "vllm", image: "", model: "", group: "", replicas: "1", tp: "1", pp: "1", maxLen: "", dtype: "auto", exposure: "service", ...NO_SCALING };
 
 /** The create body: what the user chose, defaults left to the server. */
 export function deployBody(f: FormState): EndpointRequest {
@@ -51,12 +49,9 @@ export function deployBody(f: FormState): EndpointRequest {
   if (f.maxLen.trim()) body.max_model_len = Number(f.maxLen);
   if (f.dtype !== "auto") body.dtype = f.dtype;
   if (f.exposure !== "service") body.exposure = f.exposure;
-  return body;
+  return { ...body, ...scalingBody(f, f.engine ?? "vllm") };
 }
 
-const options = (values: string[]) => values.map((value) => ({ value, label: value }));
-const ENGINES = options(["vllm", "sglang"]);
-const DTYPES = options(["auto", "bfloat16", "float16", "float32"]);
 const EXPOSURES = [
   { value: "service", label: "In-cluster Service", description: "ClusterIP; podplane calls it through the API server" },
   { value: "load_balancer", label: "Load balancer", description: "Also an external load balancer" },
@@ -66,36 +61,18 @@ export default function DeployEndpoint({ params }: PageProps) {
   const cluster = params.cluster;
   const denied = deniedReason(usePrincipal().role, "endpoint.create");
   const flash = useFlash();
-  const key = useMemo(newKey, []);
-  const groups = useQuery({
-    queryKey: ["instance-groups", cluster],
-    queryFn: async () => unwrap(api.GET("/api/v1/clusters/{cluster}/instance-groups", { params: { path: { cluster } } })),
-  });
   const [form, setForm] = useState<FormState>(EMPTY);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const errors = error instanceof SubmitError ? fieldErrors(error.body) : {};
   const set = (change: Partial<FormState>) => setForm((f) => ({ ...f, ...change }));
-
-  const deploy = async () => {
-    setBusy(true);
-    setError(null);
-    const { data, error: body, response } = await api.POST("/api/v1/clusters/{cluster}/endpoints", {
-      params: { path: { cluster }, header: { "Idempotency-Key": key } },
-      body: deployBody(form),
-    });
-    setBusy(false);
-    if (!response.ok) return setError(new SubmitError(new ApiError(toProblem(body, response)), body as FieldProblem | undefined));
-    const op = data && "id" in data ? data.id : null;
-    flash.push({ type: "success", content: `Started: deploy ${form.name} (${op}).` });
-    navigate(`${endpointPath(cluster, form.name.trim())}${op ? `?op=${op}` : ""}`);
-  };
-
-  const groupOptions = (groups.data ?? []).map((g) => ({ value: g.name, label: g.name, description: `${g.current_count ?? 0} × ${g.instance_type}` }));
+  const submit = useSubmit(
+    (key) => api.POST("/api/v1/clusters/{cluster}/endpoints", { params: { path: { cluster }, header: { "Idempotency-Key": key } }, body: deployBody(form) }),
+    (op) => {
+      flash.push({ type: "success", content: `Started: deploy ${form.name} (${op}).` });
+      navigate(`${endpointPath(cluster, form.name.trim())}${op ? `?op=${op}` : ""}`);
+    },
+  );
+  const errors = submit.errors;
   const number = (label: string, field: keyof FormState, errorKey: string, description: string) => (
-    <FormField label={label} description={description} errorText={errors[errorKey]}>
-      <Input ariaLabel={label} type="number" value={String(form[field])} onChange={(e) => set({ [field]: e.detail.value })} />
-    </FormField>
+    <NumberField label={label} description={description} value={String(form[field])} onChange={(v) => set({ [field]: v })} errorText={errors[errorKey]} />
   );
   return (
     <Form
@@ -103,14 +80,14 @@ export default function DeployEndpoint({ params }: PageProps) {
       actions={
         <SpaceBetween direction="horizontal" size="xs">
           <Button variant="link" onClick={() => navigate(endpointsPath(cluster))}>Cancel</Button>
-          <Button variant="primary" loading={busy} disabled={Boolean(denied) || !form.name.trim() || !form.model.trim() || !form.group} disabledReason={denied} onClick={() => void deploy()}>
+          <Button variant="primary" loading={submit.busy} disabled={Boolean(denied) || !form.name.trim() || !form.model.trim() || !form.group} disabledReason={denied} onClick={submit.go}>
             Deploy
           </Button>
         </SpaceBetween>
       }
     >
       <SpaceBetween size="l">
-        {error !== null && <ProblemAlert error={error} header="The model was not deployed" />}
+        {submit.error !== null && <ProblemAlert error={submit.error} header="The model was not deployed" />}
         <Container header={<Header variant="h2">Model</Header>}>
           <SpaceBetween size="m">
             <FormField label="Endpoint name" description="A DNS label, up to 40 characters: the Deployment's, the Service's and the served model's name." errorText={errors.name}>
@@ -131,16 +108,7 @@ export default function DeployEndpoint({ params }: PageProps) {
         </Container>
         <Container header={<Header variant="h2" description="GPUs per replica = tensor x pipeline parallelism, on one node of the group.">Capacity</Header>}>
           <SpaceBetween size="m">
-            <FormField label="Instance group" errorText={errors.instance_group}>
-              <Select
-                ariaLabel="Instance group"
-                placeholder="Choose a group"
-                statusType={groups.isLoading ? "loading" : groups.isError ? "error" : "finished"}
-                options={groupOptions}
-                selectedOption={groupOptions.find((o) => o.value === form.group) ?? null}
-                onChange={(e) => set({ group: e.detail.selectedOption.value ?? "" })}
-              />
-            </FormField>
+            <GroupSelect cluster={cluster} value={form.group} onChange={(group) => set({ group })} errorText={errors.instance_group} />
             <ColumnLayout columns={3}>
               {number("Replicas", "replicas", "replicas", "Pods serving the model.")}
               {number("Tensor parallel", "tp", "tensor_parallel", "GPUs per replica.")}
@@ -157,6 +125,7 @@ export default function DeployEndpoint({ params }: PageProps) {
             </ColumnLayout>
           </SpaceBetween>
         </Container>
+        <ScalingFields engine={form.engine ?? "vllm"} value={form} onChange={set} errors={errors} />
       </SpaceBetween>
     </Form>
   );

@@ -1,11 +1,11 @@
 // One endpoint: status and replicas, engine, image, model and parallelism, each pod with its
-// node, the invoke box, and Scale, Update and Delete (with confirmation). Opened with ?op=<id>
+// node, the invoke box, and Scale, Update and Delete (with confirmation); an endpoint on a
+// warm pool points to the pool instead (its pods change there). Opened with ?op=<id>
 // (after a deploy or a change) it follows that operation live.
 import Box from "@cloudscape-design/components/box";
 import Button from "@cloudscape-design/components/button";
 import Container from "@cloudscape-design/components/container";
 import Header from "@cloudscape-design/components/header";
-import KeyValuePairs from "@cloudscape-design/components/key-value-pairs";
 import SpaceBetween from "@cloudscape-design/components/space-between";
 import StatusIndicator from "@cloudscape-design/components/status-indicator";
 import Table from "@cloudscape-design/components/table";
@@ -15,7 +15,6 @@ import { api, unwrap } from "../../api/client";
 import { problemOf } from "../../api/problem";
 import { ProblemAlert } from "../../components/ProblemAlert";
 import { Status } from "../../components/Status";
-import { Time } from "../../components/Time";
 import { deniedReason } from "../../permissions";
 import { navigate, setSearch, useSearch } from "../../router";
 import type { PageProps } from "../../routes";
@@ -23,8 +22,9 @@ import { usePrincipal } from "../../session";
 import { ProgressPanel } from "../clusters/ProgressPanel";
 import { DeleteEndpointModal, ScaleEndpointModal, UpdateEndpointModal } from "./EndpointModals";
 import { EndpointStatus } from "./EndpointStatus";
+import { EndpointSummary, PoolNote } from "./EndpointSummary";
 import { InvokeBox } from "./InvokeBox";
-import { endpointKey, endpointsKey, endpointsPath, type Endpoint } from "./model";
+import { endpointKey, endpointsKey, endpointsPath } from "./model";
 
 type Modal = "scale" | "update" | "delete" | null;
 
@@ -74,7 +74,7 @@ export default function EndpointDetail({ params }: PageProps) {
         description={`${e.engine} on ${cluster}`}
         info={<span data-testid="endpoint-status"><EndpointStatus value={e.status} /></span>}
         actions={
-          <SpaceBetween direction="horizontal" size="xs">
+          !e.pool && <SpaceBetween direction="horizontal" size="xs">
             {(["scale", "update", "delete"] as const).map((m) => (
               <Button key={m} disabled={Boolean(denied(`endpoint.${m}`))} disabledReason={denied(`endpoint.${m}`)} onClick={() => setModal(m)}>
                 {m[0].toUpperCase() + m.slice(1)}
@@ -86,7 +86,8 @@ export default function EndpointDetail({ params }: PageProps) {
         {e.name}
       </Header>
       {progress}
-      <Summary e={e} />
+      {e.pool && <PoolNote cluster={cluster} pool={e.pool} />}
+      <EndpointSummary cluster={cluster} e={e} />
       <InvokeBox cluster={cluster} name={name} denied={deniedReason(role, "endpoint.invoke")} />
       <Table
         variant="container"
@@ -116,33 +117,5 @@ export default function EndpointDetail({ params }: PageProps) {
         />
       )}
     </SpaceBetween>
-  );
-}
-
-function Summary({ e }: { e: Endpoint }) {
-  return (
-    <Container header={<Header variant="h2">Summary</Header>}>
-      <KeyValuePairs
-        columns={4}
-        items={[
-          { label: "Status", value: <EndpointStatus value={e.status} /> },
-          { label: "Ready replicas", value: <span data-testid="endpoint-ready">{`${e.ready_replicas} / ${e.replicas}`}</span> },
-          { label: "Model", value: e.model ?? "-" },
-          { label: "Image", value: e.image ?? "-" },
-          { label: "Tensor x pipeline", value: `${e.tensor_parallel ?? 1} x ${e.pipeline_parallel}` },
-          { label: "Max model length", value: e.max_model_len ? String(e.max_model_len) : "the model's" },
-          { label: "Dtype", value: e.dtype ?? "-" },
-          { label: "Exposure", value: `${e.exposure}${e.load_balancer ? ` (${e.load_balancer})` : ""}` },
-          { label: "Service", value: e.service ? `${e.service}:${e.port ?? "-"}` : "-" },
-          { label: "Created", value: <Time value={e.created_at} /> },
-          ...(e.kind === "managed" ? [
-            { label: "Kind", value: <span data-testid="endpoint-kind">{`managed (${e.state ?? "no state yet"})`}</span> },
-            { label: "Routing", value: e.routing ?? "off" },
-            { label: "KV cache", value: e.kv_cache ?? "operator default" },
-            { label: "Autoscaling", value: e.autoscaling ? `${e.autoscaling.min_replicas ?? 1}-${e.autoscaling.max_replicas ?? "?"} on ${e.autoscaling.trigger ?? "-"}` : "off" },
-          ] : []),
-        ]}
-      />
-    </Container>
   );
 }

@@ -1,9 +1,11 @@
 // The inference endpoints of one cluster: engine, model, parallelism, ready replicas, status,
-// exposure; Deploy. Only Deployments podplane made are listed (its ownership labels).
+// exposure, the warm pool of one served by a pool; Deploy, and the Models and Warm pools
+// pages. Only objects podplane made are listed (its ownership labels).
 import Box from "@cloudscape-design/components/box";
 import Button from "@cloudscape-design/components/button";
 import Header from "@cloudscape-design/components/header";
 import Link from "@cloudscape-design/components/link";
+import SpaceBetween from "@cloudscape-design/components/space-between";
 import Table from "@cloudscape-design/components/table";
 import { useQuery } from "@tanstack/react-query";
 import { api, unwrap } from "../../api/client";
@@ -12,6 +14,8 @@ import { deniedReason } from "../../permissions";
 import { followHandler, navigate } from "../../router";
 import type { PageProps } from "../../routes";
 import { usePrincipal } from "../../session";
+import { modelsPath } from "../models/model";
+import { poolPath, poolsPath } from "../pools/model";
 import { EndpointStatus } from "./EndpointStatus";
 import { endpointPath, endpointsKey } from "./model";
 
@@ -39,9 +43,13 @@ export default function EndpointsList({ params }: PageProps) {
             counter={`(${items.length})`}
             description={`Models served with vLLM or SGLang on ${cluster}.`}
             actions={
-              <Button variant="primary" disabled={Boolean(denied)} disabledReason={denied} onClick={() => navigate(`/clusters/${cluster}/deploy-endpoint`)}>
-                Deploy model
-              </Button>
+              <SpaceBetween direction="horizontal" size="xs">
+                <Button onClick={() => navigate(modelsPath(cluster))}>Models</Button>
+                <Button onClick={() => navigate(poolsPath(cluster))}>Warm pools</Button>
+                <Button variant="primary" disabled={Boolean(denied)} disabledReason={denied} onClick={() => navigate(`/clusters/${cluster}/deploy-endpoint`)}>
+                  Deploy model
+                </Button>
+              </SpaceBetween>
             }
           >
             Endpoints
@@ -64,6 +72,16 @@ export default function EndpointsList({ params }: PageProps) {
           { id: "ready", header: "Ready", cell: (e) => `${e.ready_replicas} / ${e.replicas}` },
           { id: "status", header: "Status", cell: (e) => <EndpointStatus value={e.status} /> },
           { id: "exposure", header: "Exposure", cell: (e) => e.exposure },
+          {
+            id: "pool",
+            header: "Warm pool",
+            cell: (e) =>
+              e.pool ? (
+                <Link href={poolPath(cluster, e.pool)} onFollow={followHandler}>{e.pool}</Link>
+              ) : (
+                "-"
+              ),
+          },
         ]}
         empty={
           <Box textAlign="center" color="inherit">
