@@ -21,7 +21,7 @@ from tests.mcp.conftest import mcp_client
 MAX_CALLS = 8
 
 
-async def _operator_on_two_nodes(cluster: Cluster) -> None:
+async def operator_on_two_nodes(cluster: Cluster) -> None:
     _prerequisites(cluster, "cert-manager", "aws-mountpoint-s3-csi-driver",
                    "aws-fsx-csi-driver")
     await _enable(cluster)
@@ -31,7 +31,7 @@ async def _operator_on_two_nodes(cluster: Cluster) -> None:
 async def test_deploy_wait_invoke_scale_managed_from_mcp_in_eight_calls(
         feature_cluster: Cluster) -> None:  # noqa: F811
     cluster = feature_cluster
-    await _operator_on_two_nodes(cluster)
+    await operator_on_two_nodes(cluster)
     stack = cluster.stack
     async with mcp_client(stack.app, stack.tokens["operator"]) as client:
         agent = Counted(client)
@@ -61,7 +61,7 @@ async def test_deploy_wait_invoke_scale_managed_from_mcp_in_eight_calls(
 
 async def test_jumpstart_model_from_mcp_in_eight_calls(
         feature_cluster: Cluster) -> None:  # noqa: F811
-    await _operator_on_two_nodes(feature_cluster)
+    await operator_on_two_nodes(feature_cluster)
     gated = {"model": "jumpstart:meta-textgeneration-llama-3-1-8b-instruct",
              "accept_eula": True}   # the user read and accepted its licence
     stack, cluster = feature_cluster.stack, feature_cluster
