@@ -71,11 +71,13 @@ async def test_load_up_down_after_cooldown(cluster: tuple[Stack, str]) -> None:
         settle(stack, 60)
         await _foreign_refused(stack, api, group)
 
+        await _max_beyond_room_warned(stack, api, group)
         r = await api.post(ENDPOINTS, json={"name": "auto", "instance_group": group,
                                             "model": MODEL, "autoscaling": AUTO})
         assert r.status_code == 202, r.text
         assert [m["kind"] for m in r.json()["plan"]["manifests"]] == \
             ["Deployment", "Service", "ScaledObject"]
+        assert "warnings" not in r.json()["plan"]   # max 2 fits the two free GPUs
         assert (await finish(api, r.json()))["status"] == "succeeded"
         so = kubectl_json(stack, "get", "scaledobject", "auto", "-n", "default")
         assert so["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "podplane"
@@ -103,6 +105,18 @@ async def test_load_up_down_after_cooldown(cluster: tuple[Stack, str]) -> None:
         await _off_and_delete(stack, api)
 
 
+async def _max_beyond_room_warned(stack: Stack, api: Any, group: str) -> None:
+    """A maximum beyond the free GPUs is planned with a warning, not refused (a dry run)."""
+    r = await api.post(ENDPOINTS, params={"dry_run": "true"}, json={
+        "name": "auto", "instance_group": group, "model": MODEL,
+        "autoscaling": {**AUTO, "max_replicas": 3}})
+    assert r.status_code == 200, r.text
+    warnings = r.json()["plan"]["warnings"]
+    assert len(warnings) == 1 and "3 more replica(s)" in warnings[0], warnings
+    assert "2 GPU(s) are free" in warnings[0], warnings
+    assert owned_objects(stack) == []
+
+
 async def _foreign_refused(stack: Stack, api: Any, group: str) -> None:
     kube = stack.sandbox.kube.get(CLUSTER)
     kube.store.create(kube.registry.by_key("keda.sh/scaledobjects"), FOREIGN, "default")
@@ -124,6 +138,12 @@ async def _off_and_delete(stack: Stack, api: Any) -> None:
     assert plan.status_code == 200, plan.text
     shown = EndpointNoChangeOut.model_validate(plan.json()).plan
     assert isinstance(shown, AutoscalePlanOut) and shown.autoscaling.from_ is None
+    assert shown.warnings is None   # one pod runs, one GPU is free: a second one fits
+    wider = await api.patch(f"{ENDPOINTS}/auto", params={"dry_run": "true"},
+                            json={"autoscaling": {**AUTO, "max_replicas": 3}})
+    told = EndpointNoChangeOut.model_validate(wider.json()).plan
+    assert isinstance(told, AutoscalePlanOut) and told.warnings is not None, wider.text
+    assert "2 more replica(s)" in told.warnings[0] and "1 GPU(s) are free" in told.warnings[0]
     assert scaled_objects(stack) == {"someone-elses"}   # a dry run changes nothing
     again = await api.patch(f"{ENDPOINTS}/auto", json={"autoscaling": AUTO})
     assert again.status_code == 202, again.text

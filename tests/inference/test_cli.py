@@ -95,3 +95,20 @@ def test_autoscale_flag_sends_the_object(sent: list[tuple[str, str, Any]]) -> No
     bad = CliRunner().invoke(app, ["endpoint", "update", "alpha", "qwen", "--autoscale", "3",
                                    "--token", "pp_x"])
     assert bad.exit_code != 0 and len(sent) == 3
+
+
+def test_jumpstart_licence_flag_and_an_lmi_answer(sent: list[tuple[str, str, Any]],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    run("endpoint", "create", "alpha", "llama", "--group", "workers", "--kind", "managed",
+        "--model", "jumpstart:meta-textgeneration-llama-3-1-8b-instruct", "--accept-eula",
+        "--dry-run")
+    run("endpoint", "create", "alpha", "ds", "--group", "workers", "--kind", "managed",
+        "--model", "jumpstart:deepseek-llm-r1-distill-qwen-1-5b", "--dry-run")
+    assert sent[0][2]["accept_eula"] is True
+    assert "accept_eula" not in sent[1][2]   # left out: the API's default (false)
+    lmi = {**INVOKED, "path": "/invocations", "response": {
+        "generated_text": "an lmi answer", "details": {"generated_tokens": 3}}}
+    monkeypatch.setitem(INVOKED, "path", lmi["path"])
+    monkeypatch.setitem(INVOKED, "response", lmi["response"])
+    out = run("endpoint", "invoke", "alpha", "llama", "hi", "--max-tokens", "3")
+    assert "an lmi answer" in out and "3 completion tokens" in out, out

@@ -115,7 +115,16 @@ def test_a_jumpstart_model_is_valid_under_its_crd() -> None:
                                    labels=managed.labels("ds"))
     jsonschema.validate(obj, v1["schema"]["openAPIV3Schema"])
     assert obj["spec"]["model"]["modelVersion"] == "2.0.4"
+    assert obj["spec"]["model"]["acceptEula"] is False   # the CRD's default, said explicitly
     assert obj["kind"] == crd["spec"]["names"]["kind"]
+    gated = sources.render_jumpstart("ll", "jumpstart:meta-textgeneration-llama-3-1-8b-instruct",
+                                     g5, labels=managed.labels("ll"), accept_eula=True)
+    jsonschema.validate(gated, v1["schema"]["openAPIV3Schema"])
+    assert gated["spec"]["model"]["acceptEula"] is True
+    sources.refuse_eula_elsewhere("jumpstart:x", True)
+    with pytest.raises(InvalidInput) as err:
+        sources.refuse_eula_elsewhere(f"s3://{BUCKET}/models/x", True)
+    assert err.value.extra["field"] == "accept_eula"
     for bad in ("jumpstart:-x", "jumpstart:ok@2.0"):
         with pytest.raises(InvalidInput):
             sources.jumpstart_model(bad)

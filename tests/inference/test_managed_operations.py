@@ -23,6 +23,7 @@ from tests.groups.conftest import (
     finish,
 )
 from tests.groups.conftest import cluster as group_cluster  # noqa: F401 - fixture reuse
+from tests.inference.conftest import settle
 from tests.inference.test_managed_endpoints import (
     BODY,
     URL,
@@ -34,11 +35,19 @@ MISSING = "docker.io/vllm/vllm-openai:v0.0.404"
 
 
 def grow(cluster: Cluster, count: int) -> None:
+    """The group at `count` nodes, each advertising its GPU (the device plugin runs there)."""
     cluster.stack.aws("sagemaker").update_cluster(ClusterName=cluster.name, InstanceGroups=[{
         "InstanceGroupName": FIRST_GROUP, "InstanceType": FIRST_TYPE, "InstanceCount": count,
         "LifeCycleConfig": LIFECYCLE, "ExecutionRole": ROLE, "ThreadsPerCore": 1,
         "InstanceStorageConfigs": [{"EbsVolumeConfig": {"VolumeSizeInGB": 500}}]}])
     cluster.stack.advance(20 * 60)
+    for _ in range(40):
+        settle(cluster.stack, 15)
+        nodes = cluster.stack.sandbox.kube.get(CLUSTER).store.items("nodes")
+        if len(nodes) == count and all(
+                n["status"].get("allocatable", {}).get("nvidia.com/gpu") for n in nodes):
+            return
+    raise AssertionError(f"{count} nodes with GPUs never showed up")
 
 
 async def deployed(cluster: Cluster, body: dict[str, Any] | None = None,
@@ -53,6 +62,7 @@ async def deployed(cluster: Cluster, body: dict[str, Any] | None = None,
         assert (done["status"] == "succeeded") is succeeds, done
         if not succeeds:
             assert "acceptEula" in done["error"]["message"], done
+            assert "accept_eula=true" in done["error"]["hint"], done
 
 
 async def pods(cluster: Cluster) -> list[dict[str, Any]]:
@@ -125,6 +135,9 @@ async def test_jumpstart_and_fsx_sources(feature_cluster: Cluster) -> None:  # n
     gated = {**BODY, "name": "llama8",
              "model": "jumpstart:meta-textgeneration-llama-3-1-8b-instruct"}
     await deployed(cluster, gated, succeeds=False)   # the licence was not accepted
+    async with cluster.stack.client("operator") as client:
+        s3 = await client.post(URL, json={**BODY, "name": "eula", "accept_eula": True})
+        assert s3.status_code == 422 and s3.json()["field"] == "accept_eula", s3.text
     kube = await cloud_of(cluster.stack.app.state.podplane).kube_for(CLUSTER)
     async with cluster.stack.client("operator") as client:
         bad = await client.post(URL, json={**BODY, "name": "kv", "kv_cache": "redis"})

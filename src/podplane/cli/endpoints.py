@@ -49,13 +49,16 @@ def show_endpoint(e: dict[str, Any], call: Call) -> None:
 
 
 def show_answer(a: dict[str, Any], call: Call) -> None:
+    """An OpenAI-compatible answer, or the LMI container's (`generated_text`, `details`)."""
     r = a["response"]
     choice = (r.get("choices") or [{}])[0]
-    text = choice.get("text") or (choice.get("message") or {}).get("content") or ""
+    text = choice.get("text") or (choice.get("message") or {}).get("content") or \
+        r.get("generated_text") or ""
     out.print(text, highlight=False, markup=False)
     u = r.get("usage") or {}
-    out.print(f"[dim]{a['path']}: {u.get('prompt_tokens')} prompt + "
-              f"{u.get('completion_tokens')} completion tokens[/]")
+    made = u.get("completion_tokens", (r.get("details") or {}).get("generated_tokens"))
+    out.print(f"[dim]{a['path']}: {u.get('prompt_tokens', '?')} prompt + "
+              f"{made} completion tokens[/]")
 
 
 COMMANDS = (
@@ -74,7 +77,8 @@ COMMANDS = (
                 Arg("group", Annotated[str, typer.Option("--group", help="Instance group.")],
                     to="body", key="instance_group"),
                 Arg("model", Annotated[str, typer.Option(
-                    "--model", help="s3://bucket/prefix or a Hugging Face id.")], to="body"),
+                    "--model", help="s3://bucket/prefix, a Hugging Face id; managed: fsx:path, "
+                    "jumpstart:id[@version].")], to="body"),
                 Arg("engine", Annotated[str, typer.Option("--engine", help="vllm or sglang.")],
                     "vllm", to="body"),
                 Arg("image", Annotated[str | None, typer.Option("--image")], None, to="body"),
@@ -92,6 +96,9 @@ COMMANDS = (
                 Arg("kind", Annotated[str, typer.Option(
                     "--kind", help="self_managed or managed (inference operator).")],
                     "self_managed", to="body"),
+                Arg("accept_eula", Annotated[bool, typer.Option(
+                    "--accept-eula", help="jumpstart: the model's licence was accepted.")],
+                    False, to="body", convert=lambda given: given or None),  # sent when set
                 Arg("router", Annotated[str | None, typer.Option("--router", help=(
                     "SGLang router policy: cache_aware, round_robin, random, "
                     "power_of_two."))], None, to="body"),

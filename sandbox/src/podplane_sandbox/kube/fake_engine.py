@@ -41,10 +41,14 @@ VOCABULARY = ("the", "model", "answers", "from", "a", "sandbox", "pod", "with", 
 DEFAULT_MAX_TOKENS = 16
 DEFAULT_MAX_MODEL_LEN = 4096
 DEFAULT_BATCH = 256
+LMI_IMAGES = ("djl-inference", "djl-serving")   # AWS's LMI images; DJL's own
 
 
 def engine_of(container: Obj) -> str | None:
-    """vllm or sglang when the container runs one (image or command), else None."""
+    """vllm or sglang when the container runs one (image or command), lmi for a Large Model
+    Inference (DJL Serving) image, whatever its backend (fake_lmi.py), else None."""
+    if str(container.get("image", "")).rsplit("/", 1)[-1].startswith(LMI_IMAGES):
+        return "lmi"
     words = " ".join([str(container.get("image", "")), *map(str, container.get("command") or []),
                       *map(str, container.get("args") or [])])
     if "vllm" in words:
@@ -106,6 +110,9 @@ class FakeEngines:
                body: bytes) -> tuple[int, str, str]:
         """(status, content type, text) of one HTTP request to the engine."""
         engine = engine_of(container) or "vllm"
+        if engine == "lmi":   # its own routes and schema
+            from podplane_sandbox.kube.fake_lmi import answer as lmi  # noqa: PLC0415 (a cycle)
+            return lmi(self, pod, method, path, body)
         args = [str(a) for a in container.get("args") or []]
         model = _arg(args, "--model", "--model-path") or "model"
         served = _arg(args, "--served-model-name") or model

@@ -27,7 +27,7 @@ from podplane_sandbox.kube import (
     validation,
 )
 from podplane_sandbox.kube.app import build_app
-from podplane_sandbox.kube.controllers import inference_operator, karpenter, keda
+from podplane_sandbox.kube.controllers import inference_operator, karpenter, keda, keda_prometheus
 from podplane_sandbox.kube.controllers.framework import Controller, Ctx, Runner
 from podplane_sandbox.kube.controllers.hpa import HorizontalPodAutoscaler
 from podplane_sandbox.kube.controllers.infra import (
@@ -124,6 +124,7 @@ class KubeApiServer:
         self.controllers += karpenter.controllers(self.ctx, node_source, eks_cluster_name)
         self.controllers += inference_operator.controllers(self.ctx, node_source, eks_cluster_name)
         self.controllers += keda.controllers(self.ctx)
+        keda_prometheus.install(self.ctx, node_source, eks_cluster_name)
         s3_mounts.install(self.ctx, node_source, eks_cluster_name)
         mlflow_runs.install(self.ctx, node_source, eks_cluster_name)
         for ctrl in self.controllers:

@@ -117,7 +117,8 @@ class InvokeOut(BaseModel):
     path: str
     status: int
     ready_replicas: int
-    response: dict[str, Any] = Field(description="The engine's OpenAI-compatible answer.")
+    response: dict[str, Any] = Field(description=(
+        "The engine's answer: OpenAI-compatible, or the LMI container's (JumpStart)."))
 
 
 class CreatePlanOut(BaseModel):
@@ -136,6 +137,8 @@ class CreatePlanOut(BaseModel):
     router: str | None = None
     manifests: list[dict[str, Any]] = Field(description=(
         "The Deployment, Service (and ScaledObject, router objects) as applied."))
+    warnings: list[str] | None = Field(None, description=(
+        "autoscaling.max_replicas beyond the GPUs free now (not refused)."))
 
 
 class ScalePlanOut(BaseModel):
@@ -181,6 +184,8 @@ class AutoscaleChangeOut(BaseModel):
 class AutoscalePlanOut(BaseModel):
     endpoint: str
     autoscaling: AutoscaleChangeOut
+    warnings: list[str] | None = Field(None, description=(
+        "max_replicas beyond the GPUs free now (not refused)."))
 
 
 EndpointPlan = CreatePlanOut | ScalePlanOut | UpdatePlanOut | DeletePlanOut | AutoscalePlanOut

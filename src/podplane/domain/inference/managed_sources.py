@@ -61,25 +61,36 @@ def fsx_source(model: str, volume: Manifest | None, fsx_on: bool) -> Manifest:
     return {"modelSourceType": "fsx", "fsxStorage": storage, "modelLocation": path}
 
 
-def jumpstart_model(model: str) -> Manifest:
-    """`spec.model` of a JumpStartModel for `jumpstart:<id>[@<version>]`."""
+def jumpstart_model(model: str, accept_eula: bool = False) -> Manifest:
+    """`spec.model` of a JumpStartModel for `jumpstart:<id>[@<version>]`; `acceptEula` says
+    the user accepted the model's terms (the CRD: required, default false; a gated model is
+    not deployed without it)."""
     model_id, _, version = model.removeprefix(JUMPSTART).partition("@")
     if not MODEL_ID.match(model_id):
         raise InvalidInput(f"{model_id!r} is not a JumpStart model id.", field="model")
     if version and not VERSION.match(version):
         raise InvalidInput(f"JumpStart versions look like 2.0.4, not {version!r}.",
                            field="model")
-    out: Manifest = {"modelHubName": PUBLIC_HUB, "modelId": model_id, "acceptEula": False}
+    out: Manifest = {"modelHubName": PUBLIC_HUB, "modelId": model_id,
+                     "acceptEula": accept_eula}
     if version:
         out["modelVersion"] = version
     return out
 
 
+def refuse_eula_elsewhere(model: str, accept_eula: bool) -> None:
+    """accept_eula is a JumpStart model's: 422 naming it on any other model, not ignored."""
+    if accept_eula and not is_jumpstart(model):
+        raise InvalidInput("accept_eula is for jumpstart: models (their licence terms).",
+                           field="accept_eula", hint="Leave it out for this model.")
+
+
 def render_jumpstart(name: str, model: str, instance_type: InstanceType, *, replicas: int = 1,
-                     load_balancer: bool = False, labels: dict[str, str]) -> Manifest:
+                     load_balancer: bool = False, labels: dict[str, str],
+                     accept_eula: bool = False) -> Manifest:
     if instance_type.gpu_count == 0:
         raise InvalidInput(f"{instance_type.name} has no GPUs.", field="instance_group")
-    spec: Manifest = {"model": jumpstart_model(model),
+    spec: Manifest = {"model": jumpstart_model(model, accept_eula),
                       "server": {"instanceType": instance_type.name}, "replicas": replicas}
     if load_balancer:
         spec["loadBalancer"] = {"healthCheckPath": "/ping"}

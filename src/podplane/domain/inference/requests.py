@@ -75,6 +75,8 @@ class EndpointRequest:
         "SGLang router policy (sglang)."))] = None
     kind: Annotated[Literal["self_managed", "managed"], Field(description=(
         "managed: the HyperPod inference operator serves it."))] = "self_managed"
+    accept_eula: Annotated[bool, Field(description=(
+        "jumpstart: the user accepted the model's licence (gated models)."))] = False
     autoscaling: Autoscaling | None = None
     dry_run: Annotated[bool, Field(description="Plan only.")] = False
 

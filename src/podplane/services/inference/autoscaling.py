@@ -20,7 +20,7 @@ from podplane.domain.errors import Conflict, InvalidInput, NotFound
 from podplane.domain.features.catalog import KEDA
 from podplane.domain.inference import autoscaling as asc
 from podplane.domain.inference import views
-from podplane.domain.inference.render import NAMESPACE
+from podplane.domain.inference.render import NAMESPACE, gpus_per_pod
 from podplane.domain.inference.requests import EndpointUpdate
 from podplane.ops.context import StepContext
 from podplane.services.context import Ctx
@@ -79,6 +79,10 @@ async def autoscale_endpoint(ctx: Ctx, cluster: str, name: str, update: Endpoint
         wanted = {**views.request_of(dep, svc), "autoscaling": asdict(update.autoscaling)}
         await allowed(ctx, kube, cluster, wanted)
         params["manifest"] = plan["autoscaling"]["to"] = asc.scaled_object(wanted)
+        if wanted.get("instance_group") and (warnings := await ic.room_warning(
+                kube, wanted["instance_group"], gpus_per_pod(wanted),
+                update.autoscaling.max_replicas - int(wanted.get("replicas") or 0))):
+            plan["warnings"] = warnings
     if update.dry_run:
         return Outcome(True, plan, dry_run=True)
     return await start(ctx, AUTOSCALE, f"cluster/{cluster}/endpoint/{name}", params, key, plan)

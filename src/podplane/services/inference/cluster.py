@@ -10,8 +10,8 @@ from podplane.cloud.ports_kube import KubePort
 from podplane.domain.errors import NotFound
 from podplane.domain.inference.render import COMPONENT, COMPONENT_VALUE, NAMESPACE, owned
 from podplane.domain.jobs.errors import InsufficientGpus
-from podplane.domain.jobs.kinds import MANAGED_BY
-from podplane.services.jobs.cluster import group_gpus
+from podplane.domain.jobs.kinds import GROUP_LABEL, MANAGED_BY
+from podplane.services.jobs.cluster import labelled_gpus
 
 Shape = dict[str, Any]
 OWNED = {MANAGED_BY: "podplane", COMPONENT: COMPONENT_VALUE}
@@ -49,11 +49,29 @@ async def pods_of(kube: KubePort, name: str) -> list[Shape]:
 async def refuse_no_room(kube: KubePort, group: str, tp: int, more: int) -> int:
     """`more` new replicas of `tp` GPUs each must fit the free GPUs of the group's healthy
     nodes, one replica per node's worth (else they would wait Pending); the free GPUs."""
-    gpus = await group_gpus(kube, group)
+    return await refuse_no_room_on(kube, {GROUP_LABEL: group}, repr(group), tp, more)
+
+
+async def refuse_no_room_on(kube: KubePort, labels: dict[str, str], where: str, tp: int,
+                            more: int) -> int:
+    """As refuse_no_room, on the nodes with these labels (`where` names them)."""
+    gpus = await labelled_gpus(kube, labels)
     if gpus.fits(tp) < more:
         raise InsufficientGpus(f"{more} more replica(s) x {tp} GPU(s) requested, "
                                f"{gpus.free} free on the {gpus.healthy_nodes} healthy node(s) "
-                               f"of {group!r} ({gpus.fits(tp)} replica(s) fit).",
+                               f"of {where} ({gpus.fits(tp)} replica(s) fit).",
                                hint="Use fewer replicas, stop other work, or scale the group "
                                "(instance_group_scale).")
     return gpus.free
+
+
+async def room_warning(kube: KubePort, group: str, tp: int, more: int) -> list[str]:
+    """Why `more` replicas above those running would not fit the group now (none: they
+    would). An autoscaler's maximum is warned about, not refused: it is reached under load
+    later, if ever, when GPUs may be free or the group larger (docs/inference.md)."""
+    gpus = await labelled_gpus(kube, {GROUP_LABEL: group})
+    if more <= 0 or gpus.fits(tp) >= more:
+        return []
+    return [f"autoscaling.max_replicas needs {more} more replica(s) x {tp} GPU(s), but "
+            f"{gpus.free} GPU(s) are free on {group!r} now ({gpus.fits(tp)} replica(s) fit): "
+            "replicas above that stay Pending until GPUs are freed or the group grows."]

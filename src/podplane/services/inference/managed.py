@@ -51,7 +51,8 @@ async def render_for(ctx: Ctx, ref: gc.ClusterRef, kube: KubePort, cluster: str,
     if sources.is_jumpstart(body["model"]):
         manifest = sources.render_jumpstart(body["name"], body["model"], instance_type,
                                             replicas=body["replicas"], load_balancer=lb,
-                                            labels=managed.labels(body["name"]))
+                                            labels=managed.labels(body["name"]),
+                                            accept_eula=bool(body.get("accept_eula")))
     else:
         manifest = managed.render(body["name"], body["model"], await bucket_of(ctx, cluster),
                                   cloud.aws.region, instance_type,
@@ -168,10 +169,18 @@ async def wait_ready(ctx: StepContext, kube: KubePort, name: str) -> Shape:
             why = ((status.get("conditions") or [{}])[-1]).get("message") or state or \
                 "the operator wrote no status"
             raise CloudError(f"Managed endpoint {name}: {why}.", code="endpoint_not_ready",
-                             retryable=False, hint="Check the inference-operator feature "
-                             "(feature_get) and the config's status, then retry this step.")
+                             retryable=False, hint=_not_ready_hint(found))
         await ctx.sleep(POLL_SECONDS)
         waited += POLL_SECONDS
+
+
+def _not_ready_hint(config: Shape) -> str:
+    model = (config.get("spec") or {}).get("model") or {}
+    if config.get("kind") == JUMPSTART_KIND and not model.get("acceptEula"):
+        return ("If the model is gated, its licence must be accepted: once the user read and "
+                "accepted it, delete this endpoint and create it again with accept_eula=true.")
+    return ("Check the inference-operator feature (feature_get) and the config's status, "
+            "then retry this step.")
 
 
 async def delete(kube: KubePort, name: str) -> None:

@@ -40,11 +40,6 @@ async def view(kube: KubePort, name: str) -> Shape | None:
                                        lb[0].get("hostname") if lb else None)
 
 
-async def replicas(kube: KubePort, name: str) -> int | None:
-    config = await managed.config_of(kube, name)
-    return None if config is None else int((config.get("spec") or {}).get("replicas", 1))
-
-
 async def scale(kube: KubePort, name: str, wanted: int) -> None:
     config = await managed.config_of(kube, name)
     if config is None:

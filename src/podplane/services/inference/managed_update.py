@@ -17,6 +17,7 @@ from podplane.domain.inference.requests import EndpointUpdate
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
 from podplane.services.inference import managed as found
+from podplane.services.inference import managed_room
 
 Shape = dict[str, Any]
 UPDATABLE = ("image", "model", "tensor_parallel")
@@ -33,6 +34,10 @@ def current_of(config: Shape) -> Shape:
 
 
 def _refuse_unsupported(update: EndpointUpdate, config: Shape) -> None:
+    if update.autoscaling is not None:   # not a silent no-op
+        raise InvalidInput("A managed endpoint's autoscaling is the operator's autoScalingSpec, "
+                           "set when it is created.", field="autoscaling",
+                           hint="Create a new endpoint with the bounds wanted.")
     for field in update.changes():
         if config.get("kind") == managed_views.JUMPSTART_KIND:
             raise InvalidInput("A JumpStart endpoint runs the hub's container for its model; "
@@ -69,6 +74,9 @@ async def plan(ctx: Ctx, kube: KubePort, cluster: str, config: Shape,
     for key in ("worker", "modelSourceConfig"):
         new["spec"][key] = rendered["spec"][key]
     replicas = int(spec.get("replicas", 1))
+    if replicas:   # the rollout starts one new pod before it stops an old one
+        out["gpus_free"] = await managed_room.refuse_no_room(
+            kube, config, 1, gpus=int(wanted["tensor_parallel"]))
     out.update({"replicas": replicas, "steps": STEPS, "manifest": new})
     return out, {"managed": True, "replicas": replicas, "manifest": new,
                  "previous": managed.as_it_was(config)}

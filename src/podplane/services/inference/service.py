@@ -4,7 +4,9 @@ service proxy."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field
@@ -14,7 +16,8 @@ from podplane.domain.catalog import lookup
 from podplane.domain.effects import Effect, Role
 from podplane.domain.errors import CloudError, ConfirmationRequired, InvalidInput, NotFound
 from podplane.domain.inference import autoscaling as asc
-from podplane.domain.inference import managed_options, views
+from podplane.domain.inference import invoke, managed_options, views
+from podplane.domain.inference import managed_sources as sources
 from podplane.domain.inference import render as ir
 from podplane.domain.inference import router as router_of
 from podplane.domain.inference.engines import ENGINES
@@ -28,7 +31,13 @@ from podplane.services.groups import cloud as gc
 from podplane.services.groups.outcome import Outcome, key_used, start
 from podplane.services.inference import autoscaling as autoscale
 from podplane.services.inference import cluster as ic
-from podplane.services.inference import managed, managed_ops, managed_update, pool
+from podplane.services.inference import (
+    managed,
+    managed_ops,
+    managed_room,
+    managed_update,
+    pool,
+)
 from podplane.services.inference import router as rsvc
 from podplane.services.inference.workflows import CREATE, DELETE, SCALE, UPDATE
 from podplane.services.jobs.cluster import kube_of
@@ -95,11 +104,12 @@ async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
     body["image"] = request.image or ENGINES[request.engine].image
     body["replicas"] = asc.clamp(request.replicas, body.get("autoscaling"))
     op_params: Shape = {"cluster_ref": ref.params(), "endpoint": request.name,
-                        "replicas": request.replicas, "request": body}
+                        "replicas": body["replicas"], "request": body}  # within min..max
     if await key_used(ctx, idempotency_key):  # a replay returns its operation
         return await start(ctx, CREATE, target(cluster, request.name), op_params,
                            idempotency_key, {})
     router_of.check(body)  # 422 naming `router` (vLLM or managed)
+    sources.refuse_eula_elsewhere(request.model, request.accept_eula)
     instance_type = await _instance_type(ctx, ref, cluster, body)
     manifests: list[Shape]
     if request.kind == "managed":  # the operator's config (409 while the feature is off)
@@ -113,16 +123,18 @@ async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
         await autoscale.allowed(ctx, kube, cluster, body)
     if request.router:
         await rsvc.refuse_taken(kube, cluster, request.name)
-    free = await ic.refuse_no_room(kube, request.instance_group, ir.gpus_per_pod(body),
-                                 request.replicas)
+    gpus = ir.gpus_per_pod(body)
+    free = await ic.refuse_no_room(kube, request.instance_group, gpus, body["replicas"])
+    warnings = await ic.room_warning(kube, request.instance_group, gpus, int(
+        request.autoscaling.max_replicas)) if request.autoscaling else []
     plan = {"endpoint": request.name, "engine": request.engine, "image": body["image"],
             "instance_group": request.instance_group,
             "instance_type": instance_type.name if instance_type else None,
             "gpus_per_node": instance_type.gpu_count if instance_type else None,
-            "replicas": request.replicas, "gpus_requested":
-            request.replicas * ir.gpus_per_pod(body), "gpus_free": free,
+            "replicas": body["replicas"], "gpus_requested": body["replicas"] * gpus,
+            "gpus_free": free,
             "exposure": request.exposure, "kind": request.kind, "router": request.router,
-            "manifests": manifests}
+            "manifests": manifests, **({"warnings": warnings} if warnings else {})}
     if request.dry_run:
         return Outcome(True, plan, dry_run=True)
     return await start(ctx, CREATE, target(cluster, request.name), op_params, idempotency_key,
@@ -156,20 +168,23 @@ async def scale_endpoint(ctx: Ctx, cluster: str, name: str, replicas: int, *,
     params = {"cluster_ref": ref.params(), "endpoint": name, "replicas": replicas}
     if await key_used(ctx, idempotency_key):
         return await start(ctx, SCALE, target(cluster, name), params, idempotency_key, {})
-    dep: Shape = {"metadata": {}}
-    if (current := await managed_ops.replicas(kube, name)) is not None:
+    room: Callable[[int], Awaitable[int]] | None = None
+    if (config := await managed.config_of(kube, name)) is not None:
         params["managed"] = True   # the operator's config (its pods are placed by it)
+        current = managed_room.replicas_of(config)   # 409 while the operator autoscales it
+        room = partial(managed_room.refuse_no_room, kube, config)
     else:
         dep, _ = await _own(kube, cluster, name)
         await autoscale.refuse_manual_scale(kube, name)
         current = int((dep.get("spec") or {}).get("replicas", 0))
+        if group := (dep["metadata"].get("annotations") or {}).get(ir.GROUP_ANNOTATION):
+            room = partial(ic.refuse_no_room, kube, group,
+                           ir.gpus_per_pod(views.request_of(dep, None)))
     plan = {"endpoint": name, "from": current, "to": replicas}
     if current == replicas:
         return Outcome(False, plan)
-    group = (dep["metadata"].get("annotations") or {}).get(ir.GROUP_ANNOTATION)
-    if replicas > current and group:
-        gpus = ir.gpus_per_pod(views.request_of(dep, None))
-        plan["gpus_free"] = await ic.refuse_no_room(kube, group, gpus, replicas - current)
+    if replicas > current and room is not None:
+        plan["gpus_free"] = await room(replicas - current)
     if dry_run:
         return Outcome(True, plan, dry_run=True)
     return await start(ctx, SCALE, target(cluster, name), params, idempotency_key, plan)
@@ -244,8 +259,9 @@ async def delete_endpoint(ctx: Ctx, cluster: str, name: str, *, confirm: bool = 
 # A read (it changes no object), but it spends GPU time: operator role, like a mutation.
 @service(Effect.READ, "endpoint.invoke", min_role=Role.OPERATOR)
 async def invoke_endpoint(ctx: Ctx, cluster: str, name: str, request: InvokeRequest) -> Shape:
-    """One OpenAI-compatible request through the API server's service proxy, as podplane: no
-    public load balancer needed, nothing exposed."""
+    """One request through the API server's service proxy, as podplane (no public load
+    balancer needed, nothing exposed): OpenAI-compatible, or the LMI container's
+    (domain/inference/invoke.py)."""
     _, kube = await kube_of(ctx, cluster)
     dep, svc = await managed.objects(kube, name) or await pool.endpoint_objects(kube, name) \
         or await ic.find(kube, cluster, name)
@@ -253,13 +269,9 @@ async def invoke_endpoint(ctx: Ctx, cluster: str, name: str, request: InvokeRequ
         raise NotFound(f"Endpoint {name!r} has no Service.", hint="Delete and recreate it.")
     port = int(svc["spec"]["ports"][0]["port"])
     model = (svc["metadata"].get("annotations") or {}).get(SERVED_MODEL, name)  # a pool's
-    if request.chat:
-        path = "v1/chat/completions"
-        payload: Shape = {"model": model, "max_tokens": request.max_tokens,
-                          "messages": [{"role": "user", "content": request.prompt}]}
-    else:
-        path = "v1/completions"
-        payload = {"model": model, "prompt": request.prompt, "max_tokens": request.max_tokens}
+    container = views.engine_container((dep.get("spec") or {}).get("template") or {})
+    path, payload = invoke.request_for(container, model, request.prompt, request.max_tokens,
+                                       request.chat)   # the LMI container's or OpenAI's
     status, answer = await kube.proxy("POST", ir.NAMESPACE, name, port, path, payload)
     if status == 503:
         raise EndpointUnavailable(f"Endpoint {name!r} has no Ready pod behind its Service.",

@@ -114,14 +114,19 @@ class GroupGpus:
 
 
 async def group_gpus(kube: KubePort, group: str) -> GroupGpus:
-    """GPUs of the group's Kubernetes nodes: allocatable per node, free on the healthy ones
+    """GPUs of the group's Kubernetes nodes."""
+    return await labelled_gpus(kube, {GROUP_LABEL: group})
+
+
+async def labelled_gpus(kube: KubePort, labels: dict[str, str]) -> GroupGpus:
+    """GPUs of the nodes with these labels: allocatable per node, free on the healthy ones
     (allocatable minus what unfinished pods there request)."""
-    nodes = await kube.list("v1", "Node", labels={GROUP_LABEL: group})
+    nodes = await kube.list("v1", "Node", labels=labels)
     used: dict[str, int] = {}
     for pod in await kube.list("v1", "Pod"):
         where = (pod.get("spec") or {}).get("nodeName")
         if where and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
-            used[where] = used.get(where, 0) + _requested(pod)
+            used[where] = used.get(where, 0) + requested_gpus(pod)
     free, per_node, efa = {}, 0, 0
     for node in nodes:
         alloc = (node.get("status") or {}).get("allocatable") or {}
@@ -134,7 +139,8 @@ async def group_gpus(kube: KubePort, group: str) -> GroupGpus:
     return GroupGpus(len(nodes), len(free), per_node, efa, free)
 
 
-def _requested(pod: Shape) -> int:
+def requested_gpus(pod: Shape) -> int:
+    """GPUs a pod (or a pod template) requests, limits winning."""
     total = 0
     for c in (pod.get("spec") or {}).get("containers") or []:
         res = c.get("resources") or {}

@@ -11,7 +11,7 @@ import Textarea from "@cloudscape-design/components/textarea";
 import { useState } from "react";
 import { api, unwrap } from "../../api/client";
 import { ProblemAlert } from "../../components/ProblemAlert";
-import { answerText, type Invoked } from "./model";
+import { answerText, answerTokens, type Invoked } from "./model";
 
 export function InvokeBox({ cluster, name, denied }: { cluster: string; name: string; denied?: string }) {
   const [prompt, setPrompt] = useState("");
@@ -36,7 +36,7 @@ export function InvokeBox({ cluster, name, denied }: { cluster: string; name: st
     }
     setBusy(false);
   };
-  const usage = answer?.response.usage as { prompt_tokens?: number; completion_tokens?: number } | undefined;
+  const tokens = answer ? answerTokens(answer) : {};
   return (
     <Container header={<Header variant="h2" description="One OpenAI-compatible request through the Kubernetes API server's Service proxy.">Try it</Header>}>
       <SpaceBetween size="s">
@@ -57,7 +57,7 @@ export function InvokeBox({ cluster, name, denied }: { cluster: string; name: st
             <Box variant="awsui-key-label">Answer ({answer.path})</Box>
             <div data-testid="invoke-answer">{answerText(answer)}</div>
             <Box variant="small" color="text-body-secondary">
-              {usage?.prompt_tokens ?? "-"} prompt + {usage?.completion_tokens ?? "-"} completion tokens
+              {tokens.prompt ?? "-"} prompt + {tokens.completion ?? "-"} completion tokens
             </Box>
           </Box>
         )}

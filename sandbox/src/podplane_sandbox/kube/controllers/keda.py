@@ -14,7 +14,8 @@ Rules and their sources:
   target `AverageValue` unless the trigger's `metricType` says `Value` (KEDA docs, "Scaling
   Deployments"; "Concepts: External metrics"). Status: `hpaName`, `scaleTargetKind`,
   `externalMetricNames`, conditions Ready and Active (some trigger above its activation value).
-- The metric: read when the HPA asks (KEDA's metrics server queries the scaler then). Only the
+- The metric: read when the HPA asks (KEDA's metrics server queries the scaler then). The
+  `prometheus` scaler only on AMP (keda_prometheus.py); otherwise only the
   `metrics-api` scaler is emulated (keda.sh/docs/2.17/scalers/metrics-api): GET `url`,
   `format: prometheus` parsed for the metric selector in `valueLocation` (the first sample
   whose labels match, as KEDA's getValueFromPrometheusResponse does); with
@@ -31,6 +32,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
+from podplane_sandbox.kube.controllers import keda_prometheus
 from podplane_sandbox.kube.controllers.framework import Controller, Ctx, Key, owner_ref
 from podplane_sandbox.kube.fake_engine import engine_of, engines_of
 from podplane_sandbox.kube.service_proxy import ready_endpoints
@@ -132,7 +134,8 @@ def _triggers(so: Obj) -> list[Obj]:
 
 
 def _activation(trigger: Obj) -> float:
-    return float((trigger.get("metadata") or {}).get("activationTargetValue") or 0)
+    meta = trigger.get("metadata") or {}
+    return float(meta.get("activationTargetValue") or meta.get("activationThreshold") or 0)
 
 
 def _target_kind(so: Obj) -> str:
@@ -151,7 +154,8 @@ def _hpa(so: Obj) -> Obj:
     config = (spec.get("advanced") or {}).get("horizontalPodAutoscalerConfig") or {}
     metrics = []
     for i, trigger in enumerate(_triggers(so)):
-        target = str((trigger.get("metadata") or {}).get("targetValue", "1"))
+        said = trigger.get("metadata") or {}   # metrics-api says targetValue, prometheus
+        target = str(said.get("targetValue") or said.get("threshold") or "1")   # threshold
         kind = trigger.get("metricType") or "AverageValue"
         metrics.append({"type": "External", "external": {
             "metric": {"name": metric_name(i, trigger),
@@ -178,6 +182,8 @@ def external_value(ctx: Ctx, so: Obj, index: int) -> float | None:
     if not running(ctx) or index >= len(_triggers(so)):
         return None
     trigger = _triggers(so)[index]
+    if trigger.get("type") == "prometheus":   # on AMP only (keda_prometheus.py)
+        return keda_prometheus.value(ctx, trigger.get("metadata") or {})
     if trigger.get("type") != "metrics-api":
         return None   # other scalers are not emulated
     meta = trigger.get("metadata") or {}
