@@ -29,8 +29,8 @@ from podplane_sandbox.kube.fake_engine import engines_of
 from podplane_sandbox.kube.pod_termination import terminations_of
 from podplane_sandbox.kube.util import parse_iso
 from tests.groups.conftest import finish
-from tests.inference.conftest import ENDPOINTS, kubectl_json, ready, settle, store
-from tests.jobs.conftest import CLUSTER
+from tests.inference.conftest import ENDPOINTS, kubectl_json, ready
+from tests.jobs.conftest import CLUSTER, settle, store
 from tests.stack import Stack
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -126,9 +126,15 @@ async def test_keda_scale_in_during_traffic_drops_no_request(
         assert len(pods(stack, "auto")) == 2 and all(ready(p) for p in pods(stack, "auto"))
         engines.set_load("default", "auto", 0)
         engines.busy_seconds, ends.propagation = BUSY, PROPAGATION
-        since = store(stack).clock.now()
+        since, seen = store(stack).clock.now(), dict[str, int]()
+
+        def terminating(step: int) -> None:   # what kubectl shows meanwhile
+            for p in pods(stack, "auto"):
+                if p["metadata"].get("deletionTimestamp"):
+                    seen[p["metadata"]["uid"]] = p["metadata"]["deletionGracePeriodSeconds"]
+
         try:
-            counts = await traffic(stack, api, "auto", steps=30)
+            counts = await traffic(stack, api, "auto", steps=30, on_step=terminating)
         finally:
             engines.busy_seconds, ends.propagation = 0.0, 10.0
     ((victim, deleted_at),) = deletions(stack, "auto", since).items()
@@ -140,6 +146,7 @@ async def test_keda_scale_in_during_traffic_drops_no_request(
           f"answered; on the removed pod {in_flight} in flight at its deletion, {late} "
           "routed to it after")
     assert in_flight >= 1 and late >= 1   # the adversary had its chances
+    assert seen == {victim: 120}          # Terminating for a while, with the pod's grace
     assert counts == {"sent": 30, "answered": 30, "lost": []}
     assert kubectl_json(stack, "get", "deployment", "auto", "-n", "default")["spec"][
         "replicas"] == 1
