@@ -24,6 +24,7 @@ had SIGTERM: pod_termination.py, with its sources.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -78,7 +79,8 @@ def _container_for(pod: Obj, target: Any) -> Obj | None:
     return None
 
 
-def ready_endpoints(store: Store, ns: str, svc: Obj, also: Any = None) -> list[Obj]:
+def ready_endpoints(store: Store, ns: str, svc: Obj,
+                    also: Callable[[Obj], bool] | None = None) -> list[Obj]:
     """The Service's ready endpoints (what its EndpointSlices list), by pod name; `also`
     keeps other selected pods (the data path's stale view, pod_termination.py)."""
     selector = (svc.get("spec") or {}).get("selector") or {}
@@ -89,6 +91,13 @@ def ready_endpoints(store: Store, ns: str, svc: Obj, also: Any = None) -> list[O
                                     p["metadata"].get("labels") or {})
             and (_ready(p) or (also is not None and also(p)))]
     return sorted(pods, key=lambda p: str(p["metadata"]["name"]))
+
+
+def refused(pod: Obj, what: str = "service") -> KubeError:
+    """Nothing listens on the port (no engine, or its engine had SIGTERM)."""
+    ip = (pod.get("status") or {}).get("podIP", "")
+    return KubeError(503, f"error trying to reach {what}: dial tcp {ip}: connect: "
+                     "connection refused", "ServiceUnavailable")
 
 
 def _port_number(container: Obj, target: Any) -> str:
@@ -136,9 +145,7 @@ class ServiceProxy:
                 request.path_params.get("path", ""), await request.body())
             return Response(text, status_code=status, media_type=media)
         if container is None or engine_of(container) is None:
-            raise KubeError(503, f"error trying to reach service: dial tcp "
-                            f"{(pod.get('status') or {}).get('podIP', '')}: connect: "
-                            "connection refused", "ServiceUnavailable")
+            raise refused(pod)
         return await self._answer(request, pod, container)
 
     async def _answer(self, request: Request, pod: Obj, container: Obj) -> Response:
@@ -146,9 +153,7 @@ class ServiceProxy:
         held = self.engines.busy_seconds if request.method == "POST" and \
             path in COMPLETIONS else 0.0
         if self.endings.refuses(pod, self.store.clock.now()):   # its engine had SIGTERM
-            raise KubeError(503, f"error trying to reach service: dial tcp "
-                            f"{(pod.get('status') or {}).get('podIP', '')}: connect: "
-                            "connection refused", "ServiceUnavailable")
+            raise refused(pod)
         if held:
             finish_at = self.store.clock.now() + held
             self.endings.accept(pod, finish_at)
@@ -178,9 +183,7 @@ class ServiceProxy:
         container = _container_for(pod, port) if port else \
             ((pod.get("spec") or {}).get("containers") or [None])[0]
         if container is None or engine_of(container) is None:
-            raise KubeError(503, f"error trying to reach pod: dial tcp "
-                            f"{(pod.get('status') or {}).get('podIP', '')}: connect: "
-                            "connection refused", "ServiceUnavailable")
+            raise refused(pod, "pod")
         return await self._answer(request, pod, container)
 
 
