@@ -16,6 +16,7 @@ from kubernetes.client import ApiClient
 
 from podplane.domain.catalog import lookup
 from podplane.domain.errors import InvalidInput
+from podplane.domain.inference.pool import pool_deployment
 from podplane.domain.inference.render import check_fits, render
 
 BASE = {"name": "llm", "instance_group": "workers", "model": "Qwen/Qwen2.5-7B-Instruct",
@@ -116,3 +117,17 @@ def test_router_objects_are_valid_kubernetes_objects() -> None:
     with pytest.raises(InvalidInput) as refused:
         render({**BASE, "router": "cache_aware"})  # vLLM
     assert refused.value.extra["field"] == "router"
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_the_engine_sleeps_before_sigterm_within_its_grace_period(engine: str) -> None:
+    """Endpoint pods keep serving while their removal propagates and generations finish
+    (domain/inference/shutdown.py); warm-pool pods drain by assignment instead."""
+    deployment, _ = render({**BASE, "engine": engine})
+    pod = deployment["spec"]["template"]["spec"]
+    hook = pod["containers"][0]["lifecycle"]["preStop"]["exec"]["command"]
+    assert hook == ["sleep", "90"]
+    assert pod["terminationGracePeriodSeconds"] == 120 > int(hook[1])
+    pool = pool_deployment({**BASE, "engine": engine})["spec"]["template"]["spec"]
+    assert "lifecycle" not in pool["containers"][0]
+    assert "terminationGracePeriodSeconds" not in pool

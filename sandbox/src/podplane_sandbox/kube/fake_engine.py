@@ -13,8 +13,8 @@ and `sglang:num_running_reqs` (SGLang "Production Metrics").
 
 A request is answered at once unless `busy_seconds` is set (tests set it): then each completion
 stays in flight that many virtual seconds, counted by the running gauge, and fails as a reset
-connection when its pod is deleted meanwhile (stricter than an engine that finishes its
-requests within the grace period: a plan that deletes a serving pod shows here).
+connection when its engine stops first (pod_termination.py: preStop, SIGTERM as each engine
+handles it, the grace period).
 
 Load: a test sets how many requests are in flight on a Service (`set_load`, the sandbox's
 control); they are spread over the Service's ready pods in turn, as the proxy spreads

@@ -17,11 +17,14 @@ subresource, same docs page): how a caller reads one engine's own `/metrics`. A 
 not Running answers 503 (kube-apiserver cannot dial it).
 
 A completion held in flight (fake_engine.py, `busy_seconds`) waits on the virtual clock and
-fails 502 when its pod was deleted or is being deleted meanwhile.
+fails 502 (connection reset) when its pod's engine stopped before it finished. A deleted pod
+stays routable for the data path's propagation delay and refuses connections once its engine
+had SIGTERM: pod_termination.py, with its sources.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -30,6 +33,7 @@ from starlette.routing import Route
 
 from podplane_sandbox.kube.errors import KubeError
 from podplane_sandbox.kube.fake_engine import engine_of, engines_of
+from podplane_sandbox.kube.pod_termination import terminations_of
 from podplane_sandbox.kube.selectors import match_label_selector
 from podplane_sandbox.kube.sglang_router import SglangRouters, is_router
 from podplane_sandbox.kube.store import Store
@@ -75,15 +79,25 @@ def _container_for(pod: Obj, target: Any) -> Obj | None:
     return None
 
 
-def ready_endpoints(store: Store, ns: str, svc: Obj) -> list[Obj]:
-    """The Service's ready endpoints (what its EndpointSlices list), by pod name."""
+def ready_endpoints(store: Store, ns: str, svc: Obj,
+                    also: Callable[[Obj], bool] | None = None) -> list[Obj]:
+    """The Service's ready endpoints (what its EndpointSlices list), by pod name; `also`
+    keeps other selected pods (the data path's stale view, pod_termination.py)."""
     selector = (svc.get("spec") or {}).get("selector") or {}
     if not selector:
         return []
     pods = [p for p in store.items("pods", ns)
             if match_label_selector({"matchLabels": selector},
-                                    p["metadata"].get("labels") or {}) and _ready(p)]
+                                    p["metadata"].get("labels") or {})
+            and (_ready(p) or (also is not None and also(p)))]
     return sorted(pods, key=lambda p: str(p["metadata"]["name"]))
+
+
+def refused(pod: Obj, what: str = "service") -> KubeError:
+    """Nothing listens on the port (no engine, or its engine had SIGTERM)."""
+    ip = (pod.get("status") or {}).get("podIP", "")
+    return KubeError(503, f"error trying to reach {what}: dial tcp {ip}: connect: "
+                     "connection refused", "ServiceUnavailable")
 
 
 def _port_number(container: Obj, target: Any) -> str:
@@ -99,9 +113,14 @@ class ServiceProxy:
         store.engines = self.engines  # tests set busy_seconds and read counters through it
         self.routers = SglangRouters(store, self.engines)  # SGLang router pods
         self._turn: dict[tuple[str, str], int] = {}
+        self.endings = terminations_of(store)  # deleted pods: routed a while, then SIGTERM
 
     def endpoints(self, ns: str, svc: Obj) -> list[Obj]:
-        return ready_endpoints(self.store, ns, svc)
+        """Where the data path sends a request: the ready endpoints, and for a while a deleted
+        pod whose removal has not reached it yet (pod_termination.py)."""
+        now = self.store.clock.now()
+        return ready_endpoints(self.store, ns, svc,
+                               also=lambda p: self.endings.still_routed(p, now))
 
     async def handle(self, request: Request) -> Response:
         ns = request.path_params["namespace"]
@@ -126,26 +145,25 @@ class ServiceProxy:
                 request.path_params.get("path", ""), await request.body())
             return Response(text, status_code=status, media_type=media)
         if container is None or engine_of(container) is None:
-            raise KubeError(503, f"error trying to reach service: dial tcp "
-                            f"{(pod.get('status') or {}).get('podIP', '')}: connect: "
-                            "connection refused", "ServiceUnavailable")
+            raise refused(pod)
         return await self._answer(request, pod, container)
 
     async def _answer(self, request: Request, pod: Obj, container: Obj) -> Response:
         path, body = request.path_params.get("path", "").strip("/"), await request.body()
         held = self.engines.busy_seconds if request.method == "POST" and \
             path in COMPLETIONS else 0.0
+        if self.endings.refuses(pod, self.store.clock.now()):   # its engine had SIGTERM
+            raise refused(pod)
         if held:
+            finish_at = self.store.clock.now() + held
+            self.endings.accept(pod, finish_at)
             seen = self.engines.seen(pod)
             seen.running += 1
             try:
                 await self.store.clock.sleep(held)
             finally:
                 seen.running -= 1
-            meta = pod["metadata"]
-            now = self.store.find("pods", meta["namespace"], meta["name"])
-            if now is None or now["metadata"]["uid"] != meta["uid"] or \
-                    now["metadata"].get("deletionTimestamp"):
+            if not self.endings.answered(self.store, pod, finish_at):  # stopped before it
                 raise KubeError(502, "error trying to reach service: read: connection reset "
                                 "by peer", "BadGateway")
         status, media, text = self.engines.answer(pod, container, request.method, path, body)
@@ -165,9 +183,7 @@ class ServiceProxy:
         container = _container_for(pod, port) if port else \
             ((pod.get("spec") or {}).get("containers") or [None])[0]
         if container is None or engine_of(container) is None:
-            raise KubeError(503, f"error trying to reach pod: dial tcp "
-                            f"{(pod.get('status') or {}).get('podIP', '')}: connect: "
-                            "connection refused", "ServiceUnavailable")
+            raise refused(pod, "pod")
         return await self._answer(request, pod, container)
 
 

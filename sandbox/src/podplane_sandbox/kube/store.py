@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from podplane_sandbox.clock import VirtualClock
-from podplane_sandbox.kube import errors
+from podplane_sandbox.kube import errors, pod_termination
 from podplane_sandbox.kube.errors import KubeError
 from podplane_sandbox.kube.resources import Registry, ResourceType
 from podplane_sandbox.kube.util import clone, iso
@@ -204,7 +204,11 @@ class Store:
             return old
         meta["finalizers"] = finalizers
         meta["deletionTimestamp"] = iso(self.clock.now())
-        meta["deletionGracePeriodSeconds"] = int(options.get("gracePeriodSeconds") or 0)
+        meta["deletionGracePeriodSeconds"] = (
+            pod_termination.grace_seconds(obj, options)  # the pod's own, default 30
+            if rt.key == "pods"
+            else int(options.get("gracePeriodSeconds") or 0)
+        )
         if rt.key == "namespaces":
             obj.setdefault("status", {})["phase"] = "Terminating"
         return self._put(rt, obj, "MODIFIED")

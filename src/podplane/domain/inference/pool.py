@@ -61,6 +61,12 @@ def pool_deployment(request: dict[str, Any]) -> Manifest:
     dep["metadata"]["labels"] = dict(mine)
     dep["spec"]["selector"] = {"matchLabels": {POOL_LABEL: request["name"]}}
     dep["spec"]["template"]["metadata"]["labels"] = dict(mine)
+    # No preStop sleep: the pool never deletes a pod that serves (assignment drains it first,
+    # scale-in removes free pods only), so the hook would only hold a free GPU longer.
+    pod = dep["spec"]["template"]["spec"]
+    pod.pop("terminationGracePeriodSeconds", None)
+    for c in pod["containers"]:
+        c.pop("lifecycle", None)
     return dep
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from podplane.domain.catalog import InstanceType
 from podplane.domain.errors import InvalidInput
-from podplane.domain.inference import router
+from podplane.domain.inference import router, shutdown
 from podplane.domain.inference.engines import ENGINES, arguments
 from podplane.domain.jobs.kinds import GROUP_LABEL, HEALTH_LABEL, MANAGED_BY
 from podplane.domain.jobs.render import GPU
@@ -89,6 +89,8 @@ def deployment(request: dict[str, Any]) -> Manifest:
         "resources": {"requests": {GPU: str(gpus)}, "limits": {GPU: str(gpus)}},  # quantities
         # Ready (in the Service's endpoints) only once the weights are loaded and it answers.
         "readinessProbe": probe,
+        # A scale-in or rollout loses no request: sleep before SIGTERM (shutdown.py).
+        "lifecycle": shutdown.prestop_hook(),
         "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}]}
     affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
         "nodeSelectorTerms": [{"matchExpressions": [
@@ -110,6 +112,7 @@ def deployment(request: dict[str, Any]) -> Manifest:
                      "template": {
                          "metadata": {"labels": _labels(request)},
                          "spec": {"containers": [container], "affinity": affinity,
+                                  "terminationGracePeriodSeconds": shutdown.GRACE_SECONDS,
                                   "volumes": [{"name": "shm",
                                                "emptyDir": {"medium": "Memory"}}]}}}}
 

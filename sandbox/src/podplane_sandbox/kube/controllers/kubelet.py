@@ -14,6 +14,7 @@ from podplane_sandbox.kube import (
 )
 from podplane_sandbox.kube.controllers import pod_start
 from podplane_sandbox.kube.controllers.framework import Controller, Ctx, Key
+from podplane_sandbox.kube.pod_termination import terminations_of
 from podplane_sandbox.kube.s3_mounts import mount_problem  # Mountpoint for S3 volumes
 from podplane_sandbox.kube.store import Event
 from podplane_sandbox.kube.util import clone, iso, parse_iso
@@ -78,9 +79,11 @@ class Kubelet(Controller):
         gone = key in self.orphaned and node is None
         self.orphaned.discard(key)
         if pod["metadata"].get("deletionTimestamp") or gone:
-            if not pod["metadata"].get("finalizers"):
+            # preStop, SIGTERM, the grace period (pod_termination.py, with its sources)
+            wait = None if gone else terminations_of(self.ctx.store).until_gone(pod, self.ctx.now())
+            if wait is None and not pod["metadata"].get("finalizers"):
                 self.ctx.store.remove_now(self.ctx.rt("pods"), pod)
-            return None
+            return wait
         if node is None:
             return None
         status = pod.get("status") or {}
