@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
+from podplane.domain.inference.shutdown import GRACE_SECONDS
 from tests.diagnostics.conftest import perform, sources
 from tests.groups.conftest import finish
 from tests.jobs.conftest import CLUSTER, cluster, settle  # noqa: F401
@@ -111,7 +112,7 @@ async def test_each_reason_an_endpoint_does_not_serve_and_the_call_that_fixes_it
         assert verdict["next"]["arguments"] == {"cluster": CLUSTER, "name": "diag",
                                                 "image": GOOD}
         stack.kubectl("scale", "deployment/diag", "--replicas=0", "-n", "default")
-        settle(stack, 10)
+        settle(stack, GRACE_SECONDS + 10)  # the serving pod's preStop sleep, then it is gone
         stack.kubectl("scale", "deployment/diag", "--replicas=1", "-n", "default")
         settle(stack, 30)
         verdict = await diagnose(stack, viewer)  # now only pods that cannot pull

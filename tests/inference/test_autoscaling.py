@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from podplane.api.routers.endpoints import AutoscalePlanOut, EndpointNoChangeOut
+from podplane.domain.inference.shutdown import GRACE_SECONDS
 from podplane_sandbox.kube.fake_engine import engines_of
 from tests.groups.conftest import finish
 from tests.inference.conftest import ENDPOINTS, kubectl_json, owned_objects, settle, store
@@ -102,6 +103,7 @@ async def test_load_up_down_after_cooldown(cluster: tuple[Stack, str]) -> None:
         settle(stack, 45)
         settle(stack, 30)
         assert replicas(stack, "auto") == (1, 1)   # the window passed with no load
+        settle(stack, GRACE_SECONDS)  # the removed pod holds its GPU until its grace ends
         await _off_and_delete(stack, api)
 
 
