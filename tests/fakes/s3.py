@@ -44,6 +44,12 @@ class FakeS3(FakePort):
         return [{"Key": k, "ETag": f'"{hashlib.md5(v, usedforsecurity=False).hexdigest()}"'}
                 for k, v in objects.items() if k.startswith(prefix)]
 
+    async def get_public_object(self, bucket: str, key: str) -> bytes:
+        objects = self._bucket("get_object", bucket)
+        if key not in objects:
+            raise self.refuse("get_object", "NoSuchKey", key)
+        return objects[key]
+
     async def put_object(self, bucket: str, key: str, body: bytes) -> None:
         self._enter("put_object", bucket=bucket, key=key)
         self._bucket("put_object", bucket)[key] = body

@@ -1,6 +1,7 @@
 """The download's Job and Secret as rendered: the Job validates as a batch/v1 Job, names the
 token's Secret and never its value, writes through the bucket claim at models/<name>; the
-request's repr and public view hide the token; an s3:// source must be in the bucket."""
+request's repr and public view hide the token; an S3 or JumpStart source resolves to a bucket
+and a prefix, read from another bucket through a read-only volume of its own."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 from pydantic import SecretStr
 
 from podplane.domain.errors import InvalidInput
+from podplane.domain.inference import download_sources as ds
 from podplane.domain.inference import downloads as dl
 
 TOKEN = "hf_SecretSecretSecretSecret0123456789"
@@ -39,13 +41,41 @@ def test_the_secret_holds_the_token_base64() -> None:
     assert secret["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "podplane"
 
 
-def test_an_s3_source_must_be_in_the_clusters_bucket() -> None:
-    assert dl.source_prefix("s3://podplane-b/staging/llm/", "podplane-b") == "staging/llm"
-    assert dl.source_prefix("org/tiny", "podplane-b") is None
-    for bad in ("s3://other-bucket/llm", "s3://podplane-b/"):
+def test_an_s3_source_names_a_bucket_and_a_prefix() -> None:
+    assert ds.s3_source("s3://other.bucket-1/staging/llm/") == ds.S3Source("other.bucket-1",
+                                                                         "staging/llm")
+    assert ds.s3_source("org/tiny") is None
+    for bad in ("s3://Bad_Bucket/llm", "s3://podplane-b/", "s3://-x-/a"):
         with pytest.raises(InvalidInput) as err:
-            dl.source_prefix(bad, "podplane-b")
+            ds.s3_source(bad)
         assert err.value.extra["field"] == "source"
+
+
+MANIFEST = [{"model_id": "m", "version": "1.2.0", "spec_key": "s/m/specs_v1.2.0.json"},
+            {"model_id": "m", "version": "1.10.0", "spec_key": "s/m/specs_v1.10.0.json"},
+            {"model_id": "other", "version": "9.0.0", "spec_key": "s/o.json"}]
+
+
+def test_a_jumpstart_version_is_the_one_asked_or_the_newest() -> None:
+    assert ds.jumpstart_id("jumpstart:m@1.2.0") == ("m", "1.2.0")
+    assert ds.jumpstart_id("jumpstart:m") == ("m", None)
+    assert ds.spec_key(MANIFEST, "m", None) == "s/m/specs_v1.10.0.json"  # 10 > 2, not text
+    assert ds.spec_key(MANIFEST, "m", "1.2.0") == "s/m/specs_v1.2.0.json"
+    for model, version, words in (("m", "3.0.0", "1.10.0, 1.2.0"), ("nope", None, "no model")):
+        with pytest.raises(InvalidInput) as err:
+            ds.spec_key(MANIFEST, model, version)
+        assert words in err.value.message and err.value.extra["field"] == "source"
+
+
+def test_only_uncompressed_ungated_jumpstart_artifacts_are_downloaded() -> None:
+    spec = {"hosting_artifact_key": "a/old.tar.gz", "hosting_prepacked_artifact_key": "a/m/v1/",
+            "hosting_artifact_s3_data_type": "S3Prefix", "gated_bucket": False}
+    assert ds.artifact_prefix(spec, "m") == "a/m/v1"
+    for change, words in (({"gated_bucket": True}, "gated"),
+                          ({"hosting_artifact_s3_data_type": "S3Object"}, "archive")):
+        with pytest.raises(InvalidInput) as err:
+            ds.artifact_prefix({**spec, **change}, "m")
+        assert words in err.value.message
 
 
 def test_landed_needs_config_and_weights() -> None:
@@ -57,6 +87,25 @@ def test_landed_needs_config_and_weights() -> None:
     objs[1]["Size"] = 5
     assert dl.landed(objs, "models/m/") == {"files": 2, "bytes": 15, "missing": [],
                                             "empty": []}
+
+
+def test_another_buckets_volume_is_read_only_and_bound_to_its_claim() -> None:
+    from tests.inference.test_manifests import strict
+
+    pv, pvc = ds.source_volume("dl-tiny-1", "their-bucket", None, dl.labels("tiny"))
+    assert strict(pv, "V1PersistentVolume", "PersistentVolume") == []
+    assert strict(pvc, "V1PersistentVolumeClaim", "PersistentVolumeClaim") == []
+    assert pv["spec"]["csi"]["volumeAttributes"] == {"bucketName": "their-bucket"}
+    assert pv["spec"]["mountOptions"] == ["read-only"]
+    assert pv["spec"]["claimRef"]["name"] == pvc["metadata"]["name"] == pvc["spec"]["volumeName"]
+    job = dl.job({"name": "tiny", "source": "s3://their-bucket/x"}, "dl-tiny-1", None, "1", "x",
+                 "dl-tiny-1-src")
+    spec = job["spec"]["template"]["spec"]
+    mount = next(m for m in spec["containers"][0]["volumeMounts"] if m["mountPath"] == dl.SOURCE)
+    volume = next(v for v in spec["volumes"] if v["name"] == mount["name"])
+    assert mount["readOnly"] and mount["subPath"] == "x"
+    assert volume["persistentVolumeClaim"] == {"claimName": "dl-tiny-1-src", "readOnly": True}
+    assert strict(job, "V1Job", "Job") == []
 
 
 @pytest.mark.parametrize("source_key", [None, "staging/llm"], ids=["hub", "s3"])

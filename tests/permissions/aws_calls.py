@@ -10,6 +10,9 @@ the adapters' shapes around cloud/aws/caller.py:
   nothing sends it now, but a call of that shape would still be counted);
 - an operation passed as a variable (a loop over quota calls): every string literal of that
   module that names an operation of the service counts.
+A call on a receiver named `*anonymous*` (AwsCaller.anonymous(): unsigned requests) needs no
+IAM action: S3 authorizes an anonymous request by the bucket's policy alone (S3 User Guide,
+"How Amazon S3 authorizes a request"), so it is not counted.
 Operation names are boto3's snake_case; botocore's service model gives the API name, the
 signing name gives the IAM prefix, and S3's few renamed actions come from AWS's S3 action table.
 """
@@ -78,6 +81,8 @@ def calls_in(path: Path) -> set[tuple[str, str]]:
 
 def _one_call(node: ast.Call, rel: str, literals: set[str]) -> set[tuple[str, str]]:
     assert isinstance(node.func, ast.Attribute)
+    if "anonymous" in ast.unparse(node.func.value).lower():
+        return set()  # unsigned: no principal, no IAM action
     args = [a.value if isinstance(a, ast.Constant) else None for a in node.args[:2]]
     if len(args) == 2 and args[0] in SERVICES and isinstance(args[1], str):
         return {(args[0], args[1])}

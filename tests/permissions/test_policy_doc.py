@@ -77,7 +77,8 @@ def test_the_collector_sees_each_kind_of_call(tmp_path: Path) -> None:
         "    await ec2.call(op)\n"
         "    for op in ('list_service_quotas', 'list_aws_default_service_quotas'):\n"
         "        await aws.call('service-quotas', op, ServiceCode='sagemaker')\n"
-        "    _ = 'create_nat_gateway'\n")
+        "    _ = 'create_nat_gateway'\n"
+        "    await self._anonymous.call('s3', 'get_object', Bucket='public', Key='k')\n")
     assert calls_in(src) == {("iam", "get_role"), ("s3", "list_objects_v2"),
                              ("ec2", "describe_vpcs"), ("ec2", "create_nat_gateway"),
                              ("service-quotas", "list_service_quotas"),

@@ -18,6 +18,7 @@ KINDS = {
     "node_unhealthy",          # cluster, instance_id?, action: reboot|replace (applied at once)
     "cluster_creation_failure",  # cluster?, message?
     "efa_degraded",            # cluster, instance_id, factor (0..1, applied at once)
+    "s3_short_pages",          # max_keys: ListObjectsV2 pages hold at most this many keys
 }
 
 MATCH_FIELDS = ("service", "action", "instance_type", "availability_zone", "addon_name", "cluster")

@@ -67,9 +67,15 @@ def execution_role_inline(region: str, account: str, bucket: str,
 
 
 def bucket_policy(region: str, bucket: str) -> dict[str, Any]:
-    """Least privilege for the Mountpoint CSI driver: this bucket only."""
+    """Least privilege for the Mountpoint CSI driver: this bucket, plus reading the region's
+    public JumpStart bucket (model downloads, domain/inference/download_sources.py): that
+    bucket is another account's, so its policy alone does not let this role read it (IAM User
+    Guide, "Cross-account policy evaluation logic")."""
+    jumpstart = f"jumpstart-cache-prod-{region}"
     return {"Version": VERSION, "Statement": [
         {"Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": s3_arn(region, bucket)},
         {"Effect": "Allow", "Action": ["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload",
                                        "s3:DeleteObject"],
-         "Resource": s3_arn(region, f"{bucket}/*")}]}
+         "Resource": s3_arn(region, f"{bucket}/*")},
+        {"Sid": "JumpStartRead", "Effect": "Allow", "Action": ["s3:ListBucket", "s3:GetObject"],
+         "Resource": [s3_arn(region, jumpstart), s3_arn(region, f"{jumpstart}/*")]}]}

@@ -109,6 +109,7 @@ class Execution:
                 await self._run_step(op, flow, step, result)
             await self._finish("succeeded", result=result)
         except Cancelled:
+            await self._undo(flow, op.params, result)
             await self._finish_cancelled()
         except StepFailed as failed:
             await self._finish("failed", error=failed.error)
@@ -186,6 +187,17 @@ class Execution:
     async def _finish(self, status: str, **values: Any) -> None:
         await self._write({"status": status, "active_target": None, "lease_owner": None,
                            "lease_expires_at": None, **values})
+
+    async def _undo(self, flow: Workflow, params: dict[str, Any] | None,
+                    result: dict[str, Any]) -> None:
+        """The workflow's cancel hook, before the operation is marked cancelled. Its failure is
+        logged, never a reason to leave the operation running."""
+        if flow.on_cancel is None:
+            return
+        try:
+            await flow.on_cancel(dict(params or {}), dict(result))
+        except Exception:
+            log.warning("operation %s: cancel clean-up failed", self.op_id, exc_info=True)
 
     async def _finish_cancelled(self) -> None:
         step = self.current

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from podplane.ops.context import StepContext
 
 StepFn = Callable[["StepContext"], Awaitable[dict[str, Any] | None]]
+# Undo what must not outlive a cancelled operation (e.g. a running Job): (params, result so far).
+CancelFn = Callable[[dict[str, Any], dict[str, Any]], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,7 @@ class Workflow:
     steps: tuple[tuple[str, StepFn], ...]
     # Mutating workflows hold their target: at most one at a time per target.
     mutating: bool = True
+    on_cancel: CancelFn | None = None
 
     def __post_init__(self) -> None:
         names = self.step_names
@@ -38,9 +41,10 @@ class Workflow:
                              "step names")
 
     @classmethod
-    def of(cls, kind: str, *steps: tuple[str, StepFn], mutating: bool = True) -> Workflow:
+    def of(cls, kind: str, *steps: tuple[str, StepFn], mutating: bool = True,
+           on_cancel: CancelFn | None = None) -> Workflow:
         """`Workflow.of("node.reboot", ("reboot", s.reboot), ("kubernetes", s.kubernetes))`."""
-        return cls(kind, tuple(steps), mutating)
+        return cls(kind, tuple(steps), mutating, on_cancel)
 
     @property
     def step_names(self) -> list[str]:

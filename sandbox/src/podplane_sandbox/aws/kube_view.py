@@ -38,6 +38,14 @@ class KubeView:
             return f"NoSuchBucket: The specified bucket does not exist: {bucket}"
         return None
 
+    def s3_refusal(self, bucket: str, key: str | None, role_arn: str | None) -> str | None:
+        """S3's refusal of a read by the driver's role (ListBucket when `key` is None, else
+        GetObject), from its identity policies and the bucket's policy (s3_access.py)."""
+        from podplane_sandbox.aws import jumpstart_bucket, s3_access
+
+        jumpstart_bucket.ensure(bucket)
+        return s3_access.refusal(bucket, key, role_arn)
+
     def s3_blocked(self, node: dict[str, Any]) -> str | None:
         """Why `node` cannot reach S3 through its subnet's routes (issue 19), or None."""
         return pull_reach.s3_blocked(self.world, node) if self.world is not None else None
@@ -50,6 +58,9 @@ class KubeView:
         """The keys under `prefix` (what listing a Mountpoint directory shows)."""
         from moto.s3.models import s3_backends
 
+        from podplane_sandbox.aws import jumpstart_bucket
+
+        jumpstart_bucket.ensure(bucket)
         try:
             found = s3_backends[ACCOUNT]["aws"].get_bucket(bucket)
         except Exception:  # no such bucket

@@ -95,8 +95,15 @@ class AwsRouter:
                 if emu is not self.mlflow:  # a SageMaker call MLflow's emulator passed on
                     return None
         scope_service = _scope_service(environ)
+        if scope_service is None and not path.startswith(EKS_PATHS):
+            with self.w.lock:
+                refused = s3_rules.refuse_anonymous(environ)
+            if refused is not None:
+                return refused
         if scope_service == "s3":
             with self.w.lock:
+                s3_rules.prepare(environ)
+                s3_rules.short_pages(environ, self.w.faults)
                 return s3_rules.refuse_wrong_owner(environ)
         if scope_service == "iam" and iam_simulate.handles(_form(body)):  # moto has none
             with self.w.lock:

@@ -70,6 +70,13 @@ class Shell:
                     if k.startswith(key + "/")}
         source = self.ctx.s3_mounts.source
         keys = source.s3_keys(bucket, key + "/") if hasattr(source, "s3_keys") else []
+        refusal = getattr(source, "s3_refusal", None)
+        role = source.pod_identity_role(self.ctx.s3_mounts.cluster, s3_mounts.CSI_NAMESPACE,
+                                        s3_mounts.CSI_ACCOUNT)
+        for k in keys:  # each file is a GetObject with the driver's role
+            if refusal is not None and refusal(bucket, k, role) is not None:
+                raise Failed(f"cp: cannot open '{path}/{k[len(key) + 1:]}' for reading: "
+                             "Permission denied")
         return {k[len(key) + 1:]: source.s3_object(bucket, k) or b"" for k in keys}
 
     def write(self, path: str, data: bytes) -> None:

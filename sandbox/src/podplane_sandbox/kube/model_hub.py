@@ -51,7 +51,8 @@ def _safetensors(seed: str) -> bytes:
     return struct.pack("<Q", len(header)) + header + data
 
 
-def _files(name: str) -> dict[str, bytes]:
+def model_files(name: str) -> dict[str, bytes]:
+    """A tiny model in Hugging Face layout (also what the sandbox's JumpStart bucket holds)."""
     config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 64,
               "num_hidden_layers": 1, "num_attention_heads": 4, "vocab_size": 16}
     tokenizer = {"version": "1.0", "model": {"type": "BPE", "vocab": {f"t{i}": i
@@ -63,7 +64,7 @@ def _files(name: str) -> dict[str, bytes]:
 
 def _repo(name: str, gated: bool) -> Repo:
     commit = hashlib.sha1(name.encode()).hexdigest()
-    return Repo(gated, _files(name), {"main": commit, "v1.0": commit})
+    return Repo(gated, model_files(name), {"main": commit, "v1.0": commit})
 
 
 REPOS = {PUBLIC: _repo(PUBLIC, False), GATED: _repo(GATED, True)}

@@ -74,7 +74,20 @@ class S3Mounts:
                     "a driver pod admitted before the association)")
         blocked = getattr(self.source, "s3_blocked", None)  # the node's subnet reaches S3?
         node_obj = self.store.find("nodes", "", node) if blocked is not None else None
-        return blocked(node_obj) if node_obj is not None else None
+        reason = blocked(node_obj) if node_obj is not None else None
+        return reason or self._list_refused(bucket, role)
+
+    def _list_refused(self, bucket: str, role: str) -> str | None:
+        """Mountpoint lists the bucket before it mounts; S3's refusal fails the mount
+        (awslabs/mountpoint-s3 doc/TROUBLESHOOTING.md: "initial ListObjectsV2 failed for
+        bucket ..." under "Failed to create S3 client")."""
+        refusal = getattr(self.source, "s3_refusal", None)
+        refused = refusal(bucket, None, role) if refusal is not None else None
+        if refused is None:
+            return None
+        code = "NoSuchBucket" if refused.startswith("NoSuchBucket") else "Forbidden"
+        return (f"Failed to create S3 client: initial ListObjectsV2 failed for bucket {bucket}: "
+                f"Client error: {code}: {refused}")
 
     def _running_on(self, node: str, app: str) -> Obj | None:
         for p in self.store.items("pods", "kube-system"):

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import boto3
+from botocore import UNSIGNED
 from botocore.config import Config
 
 from podplane.cloud.aws.errors import to_cloud_error
@@ -39,6 +40,15 @@ class AwsCaller:
         self._config = Config(retries={"mode": "standard",
                                        "total_max_attempts": botocore_attempts},
                               connect_timeout=5, read_timeout=60)
+
+    def anonymous(self) -> AwsCaller:
+        """The same endpoint and retries with unsigned requests: for public objects only (S3
+        User Guide, "anonymous requests" are allowed by a bucket policy granting "*"), so
+        reading them needs no IAM action of ours."""
+        twin = AwsCaller(self.region, self.endpoint_url, self.max_attempts, self.base_delay,
+                         self.max_delay, self.sleep, self.observer, self.session)
+        twin._config = self._config.merge(Config(signature_version=UNSIGNED))
+        return twin
 
     def client(self, service: str) -> Any:
         if service not in self._clients:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from urllib.parse import unquote
 
@@ -86,6 +87,7 @@ class S3Adapter:
     def __init__(self, caller: AwsCaller) -> None:
         self.aws = caller
         self._account: str | None = None
+        self._anonymous: AwsCaller | None = None
 
     async def owner(self) -> dict[str, str]:
         if self._account is None:
@@ -114,9 +116,27 @@ class S3Adapter:
                             Tagging={"TagSet": tags}, **await self.owner())
 
     async def list_objects(self, bucket: str, prefix: str) -> list[Shape]:
-        listed = await self.aws.call("s3", "list_objects_v2", Bucket=bucket, Prefix=prefix,
-                                     **await self.owner())
-        return list(listed.get("Contents", []))
+        """Every page: S3 answers at most MaxKeys (1,000) keys per call, "might contain fewer",
+        and sets IsTruncated with a NextContinuationToken to pass back as ContinuationToken
+        (S3 API Reference, ListObjectsV2)."""
+        out: list[Shape] = []
+        page: dict[str, str] = {}
+        while True:
+            listed = await self.aws.call("s3", "list_objects_v2", Bucket=bucket, Prefix=prefix,
+                                         **page, **await self.owner())
+            out += listed.get("Contents", [])
+            token = listed.get("NextContinuationToken")
+            if not listed.get("IsTruncated") or not token:
+                return out
+            page = {"ContinuationToken": str(token)}
+
+    async def get_public_object(self, bucket: str, key: str) -> bytes:
+        """An object anyone may read (another account's public bucket, e.g. JumpStart's), read
+        anonymously: no ExpectedBucketOwner (the bucket is not ours), no IAM action."""
+        if self._anonymous is None:
+            self._anonymous = self.aws.anonymous()
+        found = await self._anonymous.call("s3", "get_object", Bucket=bucket, Key=key)
+        return bytes(await asyncio.to_thread(found["Body"].read))
 
     async def put_object(self, bucket: str, key: str, body: bytes) -> None:
         await self.aws.call("s3", "put_object", Bucket=bucket, Key=key, Body=body,

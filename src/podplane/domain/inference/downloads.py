@@ -26,7 +26,6 @@ from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, SecretStr
 
-from podplane.domain.errors import InvalidInput
 from podplane.domain.inference.engines import VLLM
 from podplane.domain.inference.requests import MODEL_PATTERN
 from podplane.domain.jobs.kinds import MANAGED_BY, NAMESPACE
@@ -40,7 +39,7 @@ REVISION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._\-/]{0,99}$"  # a branch, tag or co
 COMPONENT, COMPONENT_VALUE = "app.kubernetes.io/component", "model-download"
 MODEL_LABEL, DOWNLOAD_ANNOTATION = "podplane.io/model", "podplane.io/download"
 TOKEN_KEY = "HF_TOKEN"
-CONTAINER, SCRATCH, BUCKET_VOLUME = "download", "/scratch", "bucket"
+CONTAINER, SCRATCH, BUCKET_VOLUME, SOURCE_VOLUME = "download", "/scratch", "bucket", "source"
 DEST, SOURCE = "/dest", "/source"
 # The engine image podplane serves with already carries huggingface_hub and its CLI (a vLLM
 # dependency); the node that pulls it for the download keeps it for serving.
@@ -58,7 +57,8 @@ class DownloadRequest:
     name: Annotated[str, Field(min_length=1, max_length=NAME_MAX, pattern=MODEL_NAME_PATTERN,
                                description="Folder under models/.")]
     source: Annotated[str, Field(min_length=1, max_length=512, pattern=MODEL_PATTERN,
-                                 description="Hugging Face id, or s3:// in the bucket.")]
+                                 description="HF id, s3://bucket/prefix/ or "
+                                 "jumpstart:id[@version].")]
     revision: Annotated[str | None, Field(max_length=100, pattern=REVISION_PATTERN,
                                           description="Branch, tag or commit.")] = None
     hf_token: Annotated[SecretStr | None, Field(
@@ -73,22 +73,6 @@ class DownloadRequest:
 
 def destination(bucket: str, name: str) -> str:
     return f"s3://{bucket}/{PREFIX}{name}/"
-
-
-def source_prefix(source: str, bucket: str) -> str | None:
-    """The key prefix of an s3:// source (None for a Hugging Face id). Only the cluster's
-    bucket: the pod reads it through the same claim, with no other identity."""
-    if not source.startswith("s3://"):
-        return None
-    src_bucket, _, key = source[len("s3://"):].partition("/")
-    if src_bucket != bucket:
-        raise InvalidInput(f"source {source!r} is not in the cluster's bucket {bucket!r}.",
-                           field="source", hint=f"Copy it under s3://{bucket}/ first, or "
-                           "download from the Hugging Face Hub.")
-    key = key.strip("/")
-    if not key:
-        raise InvalidInput("source must name a prefix, not the whole bucket.", field="source")
-    return key
 
 
 def names(model: str, suffix: str) -> tuple[str, str]:
@@ -120,8 +104,10 @@ def script(hub: bool) -> str:
 
 
 def job(download: dict[str, Any], job_name: str, secret_name: str | None, op_id: str,
-        source_key: str | None) -> Manifest:
-    """The Job, from what the operation stored (pure: a resumed step renders the same)."""
+        source_key: str | None, source_claim: str | None = None) -> Manifest:
+    """The Job, from what the operation stored (pure: a resumed step renders the same). An S3
+    source is read at /source: from the cluster's claim, or from `source_claim` (another
+    bucket's read-only volume, download_sources.py)."""
     model = download["name"]
     hub = source_key is None
     env: list[Manifest] = []
@@ -138,9 +124,14 @@ def job(download: dict[str, Any], job_name: str, secret_name: str | None, op_id:
                 "name": secret_name, "key": TOKEN_KEY}}})
         mounts.append({"name": "scratch", "mountPath": SCRATCH})
         volumes.append({"name": "scratch", "emptyDir": {}})
-    else:
+    elif source_claim is None:
         mounts.append({"name": BUCKET_VOLUME, "mountPath": SOURCE, "subPath": source_key,
                        "readOnly": True})
+    else:
+        mounts.append({"name": SOURCE_VOLUME, "mountPath": SOURCE, "subPath": source_key,
+                       "readOnly": True})
+        volumes.append({"name": SOURCE_VOLUME, "persistentVolumeClaim": {
+            "claimName": source_claim, "readOnly": True}})
     meta_labels = labels(model)
     container = {"name": CONTAINER, "image": IMAGE, "command": ["/bin/sh", "-c", script(hub)],
                  "env": env, "volumeMounts": mounts,

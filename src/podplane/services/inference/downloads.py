@@ -14,12 +14,14 @@ from typing import Any
 from podplane.cloud.ports_kube import KubePort
 from podplane.domain.effects import Effect
 from podplane.domain.errors import CloudError, Conflict, NotFound
+from podplane.domain.inference import download_sources as ds
 from podplane.domain.inference import downloads as dl
 from podplane.domain.jobs.kinds import NAMESPACE
 from podplane.domain.manifests.storage import CLAIM
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
 from podplane.services.groups.outcome import Outcome, key_used, start
+from podplane.services.inference import download_sources
 from podplane.services.inference.download_steps import DOWNLOAD
 from podplane.services.jobs.cluster import bucket_of, kube_of
 from podplane.services.registry import service
@@ -51,6 +53,13 @@ async def _bucket(ctx: Ctx, kube: KubePort, cluster: str) -> str:
     return bucket
 
 
+def _reads(where: Shape, bucket: str) -> str:
+    """The S3 prefix the Job reads (None: the Hugging Face Hub)."""
+    if where["source_key"] is None:
+        return "the Hugging Face Hub"
+    return f"s3://{where['source_bucket'] or bucket}/{where['source_key']}/"
+
+
 @service(Effect.CREATE, "model.download",
          target=lambda cluster, request, *_a, **_k: target(cluster, request.name))
 async def download_model(ctx: Ctx, cluster: str, request: dl.DownloadRequest, *,
@@ -65,22 +74,27 @@ async def download_model(ctx: Ctx, cluster: str, request: dl.DownloadRequest, *,
         return await start(ctx, DOWNLOAD, target(cluster, request.name), params,
                            idempotency_key, {})
     bucket = await _bucket(ctx, kube, cluster)
-    source_key = dl.source_prefix(request.source, bucket)
+    aws = cloud_of(ctx.app).aws
+    where = await download_sources.resolve(aws.s3, request.source, bucket, aws.region)
     prefix = f"{dl.PREFIX}{request.name}/"
-    if await cloud_of(ctx.app).aws.s3.list_objects(bucket, prefix):
+    if await aws.s3.list_objects(bucket, prefix):
         raise ModelExists(f"{dl.destination(bucket, request.name)} already holds objects.",
                           hint="Choose another name (Mountpoint does not overwrite files), "
                           "or delete that prefix first.")
-    params.update(bucket=bucket, source_key=source_key)
-    manifest = dl.job(params["download"], job_name, secret, suffix, source_key)
+    params.update(bucket=bucket, **where)
+    source_key = where["source_key"]
+    manifest = dl.job(params["download"], job_name, secret, suffix, source_key,
+                      ds.volume_names(job_name) if where["source_bucket"] else None)
     plan: Shape = {"model": request.name, "source": request.source,
                    "revision": request.revision or ("main" if source_key is None else None),
+                   "reads": _reads(where, bucket),
                    "destination": dl.destination(bucket, request.name), "job": job_name,
                    "token_secret": secret, "steps": [
-                       "secret: check the token's Secret", "job: create the Job, record its uid",
+                       "secret: check the token's Secret",
+                       "job: create the source volume if any, then the Job; record its uid",
                        "wait: watch that Job (by uid) to completion",
                        "verify: list the objects (config.json, weights)",
-                       "cleanup: delete the token's Secret"],
+                       "cleanup: delete the token's Secret and the source volume"],
                    "manifest": manifest}
     if request.dry_run:
         return Outcome(True, plan, dry_run=True)
