@@ -83,7 +83,7 @@ def _settings(
         return Settings(**{k: v for k, v in given.items() if v is not None})
     except ValidationError as e:  # a bad PODPLANE_* variable: name it, no traceback
         first = e.errors()[0]
-        name = "PODPLANE_" + "_".join(str(part) for part in first["loc"]).upper()
+        name = f"PODPLANE_{str(first['loc'][0]).upper()}"
         raise InvalidInput(f"{name}: {first['msg']}",
                            hint="Fix or unset it (README, \"Configuration\").") from None
 
