@@ -152,11 +152,14 @@ async def test_cancel_is_cooperative_and_frees_the_target(admin, clock: ManualCl
     again = await admin.post(f"/api/v1/operations/{op['id']}/cancel")
     assert again.status_code == 409 and again.json()["code"] == "operation_finished"
 
-    clock.auto = True
-    other = (await start(admin, "test/cancel", key="c2")).json()
+    # The other operation is held polling (frozen clock), so it holds the target for sure.
+    other = (await start(admin, "test/cancel", key="c2", delay=600, poll=5)).json()
+    await until(admin, other["id"], IN_POLLING)
     busy = await admin.post(f"/api/v1/operations/{op['id']}/steps/touch/retry")
     assert busy.status_code == 409 and busy.json()["code"] == "target_busy"
     assert busy.json()["operation_id"] == other["id"]
+    clock.auto = True
+    await clock.advance(5)  # wakes its current poll; the auto clock does the rest
     await settle(admin, other["id"])
     assert (await admin.post(f"/api/v1/operations/{op['id']}/steps/touch/retry")).status_code == 202
     assert (await settle(admin, op["id"]))["status"] == "succeeded"
