@@ -7,13 +7,12 @@ import Button from "@cloudscape-design/components/button";
 import Container from "@cloudscape-design/components/container";
 import Header from "@cloudscape-design/components/header";
 import SpaceBetween from "@cloudscape-design/components/space-between";
-import StatusIndicator from "@cloudscape-design/components/status-indicator";
 import Table from "@cloudscape-design/components/table";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, unwrap } from "../../api/client";
 import { problemOf } from "../../api/problem";
-import { ProblemAlert } from "../../components/ProblemAlert";
+import { NotLoaded } from "../../components/NotLoaded";
 import { Status } from "../../components/Status";
 import { deniedReason } from "../../permissions";
 import { navigate, setSearch, useSearch } from "../../router";
@@ -41,7 +40,6 @@ export default function EndpointDetail({ params }: PageProps) {
     retry: (n, err) => problemOf(err).status !== 404 && n < 2,
   });
   const e = query.data;
-  const missing = query.isError && problemOf(query.error).status === 404;
   const progress = op && (
     <Container header={<Header variant="h2">Operation</Header>}>
       <div data-testid="progress">
@@ -49,17 +47,7 @@ export default function EndpointDetail({ params }: PageProps) {
       </div>
     </Container>
   );
-  if (!e) {
-    return (
-      <SpaceBetween size="l">
-        <Header variant="h1">{name}</Header>
-        {progress}
-        {missing && op && <StatusIndicator type="pending">Waiting for the endpoint to be created</StatusIndicator>}
-        {query.isError && !(missing && op) && <ProblemAlert error={query.error} header={`Could not read endpoint ${name}`} />}
-        {query.isLoading && <StatusIndicator type="loading">Loading endpoint {name}</StatusIndicator>}
-      </SpaceBetween>
-    );
-  }
+  if (!e) return <NotLoaded noun="endpoint" name={name} query={query} op={op} progress={progress} />;
   const changed = (opId: string | null) => {
     setModal(null);
     void client.invalidateQueries({ queryKey: endpointKey(cluster, name) });

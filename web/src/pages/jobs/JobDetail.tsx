@@ -13,7 +13,7 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, unwrap } from "../../api/client";
 import { problemOf } from "../../api/problem";
-import { ProblemAlert } from "../../components/ProblemAlert";
+import { NotLoaded } from "../../components/NotLoaded";
 import { Time } from "../../components/Time";
 import { deniedReason } from "../../permissions";
 import { navigate, useSearch } from "../../router";
@@ -40,7 +40,6 @@ export default function JobDetail({ params }: PageProps) {
     retry: (n, err) => problemOf(err).status !== 404 && n < 2,
   });
   const job = query.data;
-  const missing = query.isError && problemOf(query.error).status === 404;
   const progress = op && (
     <Container header={<Header variant="h2">Submit operation</Header>}>
       <div data-testid="progress">
@@ -48,17 +47,7 @@ export default function JobDetail({ params }: PageProps) {
       </div>
     </Container>
   );
-  if (!job) {
-    return (
-      <SpaceBetween size="l">
-        <Header variant="h1">{name}</Header>
-        {progress}
-        {missing && op && <StatusIndicator type="pending">Waiting for the job to be created</StatusIndicator>}
-        {query.isError && !(missing && op) && <ProblemAlert error={query.error} header={`Could not read job ${name}`} />}
-        {query.isLoading && <StatusIndicator type="loading">Loading job {name}</StatusIndicator>}
-      </SpaceBetween>
-    );
-  }
+  if (!job) return <NotLoaded noun="job" name={name} query={query} op={op} progress={progress} />;
   const stopDenied = deniedReason(role, "job.cancel");
   const deleteDenied = deniedReason(role, "job.delete");
   const done = DONE.has(job.status);

@@ -14,7 +14,7 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, unwrap } from "../../api/client";
 import { problemOf } from "../../api/problem";
-import { ProblemAlert } from "../../components/ProblemAlert";
+import { NotLoaded } from "../../components/NotLoaded";
 import { deniedReason } from "../../permissions";
 import { followHandler, navigate, setSearch, useSearch } from "../../router";
 import type { PageProps } from "../../routes";
@@ -46,18 +46,7 @@ export default function PoolDetail({ params }: PageProps) {
       </div>
     </Container>
   );
-  if (!p) {
-    const missing = query.isError && problemOf(query.error).status === 404;
-    return (
-      <SpaceBetween size="l">
-        <Header variant="h1">{name}</Header>
-        {progress}
-        {missing && op && <StatusIndicator type="pending">Waiting for the pool to be created</StatusIndicator>}
-        {query.isError && !(missing && op) && <ProblemAlert error={query.error} header={`Could not read pool ${name}`} />}
-        {query.isLoading && <StatusIndicator type="loading">Loading pool {name}</StatusIndicator>}
-      </SpaceBetween>
-    );
-  }
+  if (!p) return <NotLoaded noun="pool" name={name} query={query} op={op} progress={progress} />;
   const changed = (opId: string | null) => {
     const deleted = modal?.kind === "delete";
     setModal(null);
