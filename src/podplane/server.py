@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import importlib.util
 import os
 import subprocess
@@ -18,6 +17,7 @@ import httpx
 import uvicorn
 from rich.console import Console
 
+from podplane import heap
 from podplane.bootstrap import SANDBOX_AWS_URL, build_app, build_state
 from podplane.cloud.sandbox_secret import control_headers, sandbox_secret
 from podplane.services.access import auth
@@ -119,21 +119,10 @@ def _serve(settings: Settings) -> None:
         console.print(f"first admin token: in {path} (readable by this user only). Read it "
                       f"once (`cat {path}`), keep it in your password manager, then delete "
                       "the file.", soft_wrap=True, highlight=False)
-    tune_collector(settings.young_gc_threshold)
+    heap.tune(settings.young_gc_threshold)
     # The stdlib loop by default, not uvloop: under 200 keep-alive clients uvloop served new
     # requests ahead of finished ones (MagicStack/uvloop#123) and p99 was 10-20x p50, with
     # timeouts; the stdlib loop keeps p99 near 2x p50 for ~7% fewer req/s (ADR 0011).
     uvicorn.run(app, host=settings.host, port=settings.port, log_level="info",
                 loop=settings.event_loop, proxy_headers=False, access_log=False,
                 timeout_graceful_shutdown=5)
-
-
-def tune_collector(young_threshold: int) -> None:
-    """Keep collections off the request path's tail: what start-up built (modules, the app,
-    its routes) is frozen out of the collector's scans, and young collections run every
-    `young_threshold` allocations instead of 700, so fewer short-lived request objects are
-    promoted into the generations a full collection walks (ADR 0011)."""
-    gc.collect()
-    gc.freeze()
-    _, older, oldest = gc.get_threshold()
-    gc.set_threshold(young_threshold, older, oldest)

@@ -38,9 +38,10 @@ class Settings(BaseSettings):
     # stall.py; the default is PyTorch's NCCL watchdog timeout).
     job_stall_seconds: int = Field(default=600, ge=60, le=86_400)
     # The request path's tail (ADR 0011, docs/benchmarks.md): the stdlib loop rather than
-    # uvloop, and young collections every N allocations (Python's default is 700).
+    # uvloop, and young collections every N allocations (Python's default is 700); 0 leaves
+    # Python's collector as it is (no freezing either: podplane.heap).
     event_loop: Literal["asyncio", "uvloop"] = "asyncio"
-    young_gc_threshold: int = Field(default=10_000, ge=100, le=1_000_000)
+    young_gc_threshold: int = Field(default=10_000, ge=0, le=1_000_000)
 
     @property
     def resolved_database_url(self) -> str:
@@ -51,6 +52,13 @@ class Settings(BaseSettings):
     @property
     def sandbox_dir(self) -> Path:
         return self.home / "sandbox"
+
+    @field_validator("young_gc_threshold")
+    @classmethod
+    def _zero_or_a_real_threshold(cls, value: int) -> int:
+        if 0 < value < 100:  # a young collection every few allocations would stall the loop
+            raise ValueError("must be 0 (Python's collector untouched) or at least 100")
+        return value
 
     @field_validator("public_url")
     @classmethod

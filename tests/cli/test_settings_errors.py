@@ -12,7 +12,8 @@ from podplane.cli import app
 
 @pytest.mark.parametrize(("variable", "value", "said"), [
     ("PODPLANE_EVENT_LOOP", "tokio", "'asyncio' or 'uvloop'"),
-    ("PODPLANE_YOUNG_GC_THRESHOLD", "5", "greater than or equal to 100"),
+    ("PODPLANE_YOUNG_GC_THRESHOLD", "5", "must be 0 (Python's collector untouched)"),
+    ("PODPLANE_YOUNG_GC_THRESHOLD", "-1", "greater than or equal to 0"),
     ("PODPLANE_RATE_PER_SECOND", "-1", "greater than 0"),
 ])
 def test_a_bad_variable_is_named_and_nothing_starts(

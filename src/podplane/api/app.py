@@ -6,10 +6,10 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from fastapi import FastAPI
-from starlette.middleware.gzip import GZipMiddleware
 
 from podplane import __version__
 from podplane.api import problems
+from podplane.api.compression import Compression
 from podplane.api.limits import BodyLimit
 from podplane.api.routers import (
     audit,
@@ -58,7 +58,7 @@ def create_app(state: AppState, lifespan: Lifespan | None = None) -> FastAPI:
         app.include_router(router, prefix="/api/v1")
     app.add_middleware(BodyLimit, max_bytes=state.settings.max_body_bytes)
     # node lists of 1,000 nodes shrink ~20x; event streams (MCP) are never compressed
-    app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=5)
+    app.add_middleware(Compression, minimum_size=1024, compresslevel=5)
     return app
 
 

@@ -17,6 +17,7 @@ import boto3
 from botocore import UNSIGNED
 from botocore.config import Config
 
+from podplane import heap
 from podplane.cloud.aws.errors import to_cloud_error
 from podplane.cloud.ports_aws import RetryObserver, Shape
 from podplane.domain.cloud_errors import RETRIED_CODES
@@ -55,6 +56,7 @@ class AwsCaller:
             self._clients[service] = self.session.client(
                 service, region_name=self.region, endpoint_url=self.endpoint_url,
                 config=self._config)
+            heap.settle()  # its service model stays for the process's life
         return self._clients[service]
 
     async def call(self, service: str, operation: str, **params: Any) -> Shape:
