@@ -38,7 +38,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parent)]
 import cloud_reads  # noqa: E402
 import sandbox_fleet  # noqa: E402
 from tests.served import ControlPlane  # noqa: E402
-from tools import NO_RATE_LIMIT, get_ok, p50, rss_mb, timed, wrk  # noqa: E402
+from tools import NO_RATE_LIMIT, cpu_seconds, get_ok, p50, rss_mb, timed, wrk  # noqa: E402
 
 from podplane.domain.dependencies import CORE_UNITS  # noqa: E402
 from podplane.services.groups.steps import CLUSTER_LABEL, instance_id  # noqa: E402
@@ -152,7 +152,7 @@ async def watcher(url: str, token: str, cluster: str, op_id: str, until: float) 
 def watch(url: str, token: str, cluster: str, op_id: str, n: int, seconds: float,
           pid: int) -> tuple[float, int, float]:
     """Cloud reads per interval while n watchers watch; rounds done; peak RSS (MB)."""
-    before = cloud_reads.reads()
+    before, counts = cloud_reads.reads(), cloud_reads.COUNTS.copy()
     peak = 0.0
 
     async def run() -> int:
@@ -160,13 +160,41 @@ def watch(url: str, token: str, cluster: str, op_id: str, n: int, seconds: float
         until = time.monotonic() + seconds
         tasks = [asyncio.create_task(watcher(url, token, cluster, op_id, until))
                  for _ in range(n)]
-        while not all(t.done() for t in tasks):
+        while not all(t.done() for t in tasks) or time.monotonic() < until:  # n = 0: idle
             peak = max(peak, rss_mb(pid))
             await asyncio.sleep(1)
         return sum(t.result() for t in tasks)
 
+    cpu, bench_cpu, start = cpu_seconds(pid), time.process_time(), time.monotonic()
     rounds = asyncio.run(run())
+    if os.environ.get("BENCH_READS"):  # which reads (top ten per interval), who was busy
+        made = cloud_reads.COUNTS - counts
+        wall = time.monotonic() - start
+        print("   ", ", ".join(f"{k} {v / (seconds / INTERVAL):.1f}"
+                             for k, v in made.most_common(10)),
+              f"| CPU: server {100 * (cpu_seconds(pid) - cpu) / wall:.0f}%, bench (watchers "
+              f"+ sandbox) {100 * (time.process_time() - bench_cpu) / wall:.0f}%", flush=True)
     return (cloud_reads.reads() - before) / (seconds / INTERVAL), rounds, peak
+
+
+def watchers(url: str, token: str, cluster: str, op_id: str, seconds: float,
+             pid: int) -> None:
+    """0, 1, 10 and 100 watchers. The running operation polls the cloud on its own schedule,
+    watched or not: the 0-watcher run measures that, and what the watchers add is the rest."""
+    idle = one = 0.0
+    for n in (0, 1, 10, 100):
+        per, rounds, peak = watch(url, token, cluster, op_id, n, seconds, pid)
+        added = per - idle
+        if n == 0:
+            idle = per
+            print(f"  0 watchers (the operation's own polling): {per:.1f} cloud reads per "
+                  f"{INTERVAL:.0f} s interval", flush=True)
+            continue
+        one = one or added
+        print(f"{n:>3} watchers of one operation: {per:.1f} cloud reads per {INTERVAL:.0f} s "
+              f"interval, {added:.1f} more than none ({added / max(one, 1e-9):.2f}x one "
+              f"watcher's), {rounds} watch rounds ({rounds / n / (seconds / INTERVAL):.2f} "
+              f"per watcher per interval), peak RSS {peak:.0f} MB", flush=True)
 
 
 def start_operation(url: str, token: str, cluster: str) -> str:
@@ -276,14 +304,7 @@ def main() -> None:
                 status_vs_anchor(cp.url, token, fleet, home, "cache on", args.runs, anchor)
             op_id = start_operation(cp.url, token, fleet.name)
             if "watchers" in only:
-                base = None
-                for n in (1, 10, 100):
-                    per, rounds, peak = watch(cp.url, token, fleet.name, op_id, n,
-                                              args.watch_seconds, pid)
-                    base = base or per
-                    print(f"{n:>3} watchers of one operation: {per:.1f} cloud reads per "
-                          f"{INTERVAL:.0f} s interval ({per / base:.2f}x one watcher), "
-                          f"{rounds} watch rounds, peak RSS {peak:.0f} MB", flush=True)
+                watchers(cp.url, token, fleet.name, op_id, args.watch_seconds, pid)
             if "rest" in only:
                 rest_side_by_side(cp, token, fleet, home, args.wrk_seconds)
             if "soak" in only:

@@ -13,16 +13,21 @@ survives disable.
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections import Counter
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 import pytest_asyncio
 
+from podplane.cloud.aws.caller import AwsCaller
+from podplane.cloud.kube.connector import ClusterKube
 from podplane.domain.features import hyperpod_observability as hpo
 from podplane.domain.features.catalog import OBSERVABILITY_ADDON
-from podplane.services.clusters.state import save_facts
+from podplane.services.clusters.state import facts_of, save_facts
+from podplane.services.observe import cache_of
 from podplane.store import clusters as cluster_rows
 from podplane_sandbox.aws.amp import CREATE_SECONDS, DELETE_SECONDS
 from podplane_sandbox.aws.eks.addons import ADDON_SECONDS
@@ -164,6 +169,55 @@ async def test_container_insights_runs_beside_it(cluster: Cluster) -> None:
     cloudwatch = addon_of(cluster, OBSERVABILITY_ADDON)
     assert cloudwatch is not None and cloudwatch["status"] == "ACTIVE"
     assert _addon(cluster)["status"] == "ACTIVE"
+
+
+@IN_ORDER
+async def test_what_a_watcher_polls_reads_each_resource_once_per_interval(
+        cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The views a console tab or agent polls (the cluster's status, its nodes, its features),
+    read again within the observation interval, reach AWS and Kubernetes no more (issue 21):
+    read through podplane's own AWS caller and Kubernetes adapter, where every call passes."""
+    calls: Counter[str] = Counter()
+    monkeypatch.setattr(AwsCaller, "call", _counted(calls, AwsCaller.call, "aws"))
+    for name in ("get", "list"):
+        monkeypatch.setattr(ClusterKube, name, _counted(calls, getattr(ClusterKube, name), name))
+    cache = cache_of(cluster.stack.app.state.podplane.cloud)
+    assert cache is not None
+    # retained for one interval (not the suite's mode), on a clock that stands still past
+    # every earlier read
+    for attr, value in (("fast", 5.0), ("clock", lambda: 1e12), ("watch_kube", False)):
+        monkeypatch.setattr(cache, attr, value)
+    views = [f"/api/v1/clusters/{CLUSTER}", f"/api/v1/clusters/{CLUSTER}/nodes", BASE, URL]
+    state = cluster.stack.app.state.podplane
+    kept = await facts_of(state, CLUSTER)
+    await save_facts(state, CLUSTER, network=_FULL_NETWORK)  # as a create records it
+    try:
+        async with cluster.stack.client("viewer") as client:
+            for view in views:
+                r = await client.get(view)
+                assert r.status_code == 200, (view, r.text)
+            first = calls.copy()
+            for _ in range(3):  # three more watchers, all at once
+                replies = await asyncio.gather(*(client.get(v) for v in views))
+                assert {r.status_code for r in replies} == {200}
+    finally:
+        await save_facts(state, CLUSTER, **kept)
+    assert first["aws:eks.describe_addon_versions"] >= 1 and first["list"] >= 1
+    assert calls == first, calls - first
+
+
+_FULL_NETWORK = {
+    "vpc_id": "vpc-0", "vpc_cidr": "10.0.0.0/16", "public_subnets": ["subnet-1"],
+    "private_subnets": ["subnet-2"], "compute_subnet": "subnet-3", "compute_az": "us-west-2a",
+    "internet_gateway": "igw-0", "nat_gateway": "nat-0", "route_tables": ["rtb-0"],
+    "s3_endpoint": "vpce-0", "security_group": "sg-0"}
+
+
+def _counted(calls: Counter[str], method: Any, label: str) -> Any:
+    async def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        calls[f"{label}:{args[0]}.{args[1]}" if label == "aws" else label] += 1
+        return await method(self, *args, **kwargs)
+    return counted
 
 
 @IN_ORDER

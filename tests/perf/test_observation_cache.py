@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from podplane.domain.errors import CloudError
+from podplane.domain.errors import CloudError, NotFound
 from podplane.services.observe import ObservationCache, observed
 from tests.fakes.cloud import Fakes
 from tests.perf.fleet import CLUSTER, build
@@ -114,6 +114,29 @@ async def test_an_error_reaches_every_reader_and_is_not_kept() -> None:
                                    return_exceptions=True)
     assert all(isinstance(r, CloudError) for r in results)
     assert await cache.read(("k",), fetch) == "ok" and failures == 2
+
+
+async def test_a_not_found_answer_is_kept_for_the_interval_like_a_value() -> None:
+    """A kind whose CRD is not installed answers 404 each time it is read: a watcher polling a
+    feature view must not cost that read on every request."""
+    clock = Tick()
+    cache = ObservationCache(fast=5, clock=clock, kept_errors=(NotFound,))
+    reads = 0
+
+    async def fetch() -> list[str]:
+        nonlocal reads
+        reads += 1
+        if reads == 1:
+            raise NotFound("the server could not find the requested resource", hint="h")
+        return ["installed"]
+
+    for _ in range(3):
+        with pytest.raises(NotFound) as raised:
+            await cache.read(("k",), fetch)
+        assert (raised.value.message, raised.value.hint, reads) == (
+            "the server could not find the requested resource", "h", 1)
+    clock.now += 5 + cache.stale_for  # past the interval and its stale answers
+    assert await cache.read(("k",), fetch) == ["installed"] and reads == 2
 
 
 async def test_our_own_write_through_the_port_forgets_the_kept_read() -> None:

@@ -8,8 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 from podplane.services.observe.cache import ObservationCache
 from podplane.services.observe.ports import (
-    EKS_READS,
-    HYPERPOD_READS,
     S3_READS,
     Observed,
     ObservedConnector,
@@ -22,12 +20,14 @@ __all__ = ["ObservationCache", "cache_of", "observed"]
 
 
 def observed(cloud: Cloud, cache: ObservationCache | None = None) -> Cloud:
-    """The same Cloud with HyperPod, EKS, S3 list and Kubernetes reads going through `cache`."""
+    """The same Cloud with every AWS read (S3: object lists only) and Kubernetes read going
+    through `cache`."""
     cache = cache or ObservationCache.from_env()
+    ports: dict[str, Any] = {
+        f.name: Observed(getattr(cloud.aws, f.name), cache, (f.name,))
+        for f in dataclasses.fields(cloud.aws) if f.name not in ("region", "s3")}
     aws: Any = dataclasses.replace(
-        cloud.aws, hyperpod=Observed(cloud.aws.hyperpod, cache, ("hyperpod",), HYPERPOD_READS),
-        eks=Observed(cloud.aws.eks, cache, ("eks",), EKS_READS),
-        s3=Observed(cloud.aws.s3, cache, ("s3",), S3_READS))
+        cloud.aws, s3=Observed(cloud.aws.s3, cache, ("s3",), S3_READS), **ports)
     out = type(cloud)(aws, ObservedConnector(cloud.kube, cache))
     out.observation = cache  # type: ignore[attr-defined]
     return out

@@ -19,12 +19,15 @@ where the sandbox's clock, not ours, decides when the cloud changes).
 from __future__ import annotations
 
 import asyncio
+import copy
 import itertools
 import os
 import time
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from podplane.domain.errors import NotFound
 
 Key = tuple[Hashable, ...]
 FAST_ENV, SLOW_ENV = "PODPLANE_OBSERVE_SECONDS", "PODPLANE_OBSERVE_IDLE_SECONDS"
@@ -53,6 +56,9 @@ class ObservationCache:
     clock: Callable[[], float] = time.monotonic
     reads: int = 0  # cloud calls made (each shared by every concurrent reader)
     watch_kube: bool = True  # Node and Pod lists kept by a watch (informer.py)
+    # Errors that answer the read ("no such kind": a CRD not installed) are kept for the
+    # interval like a value; any other error reaches its readers and the next read retries.
+    kept_errors: tuple[type[Exception], ...] = ()
     entries: dict[Key, Entry] = field(default_factory=dict)
     on_invalidate: list[Callable[[Key], None]] = field(default_factory=list)
     _moved: asyncio.Condition | None = None
@@ -66,7 +72,7 @@ class ObservationCache:
         # a console polling every 2-10 s is answered at once; a step polling every 12 s or
         # more always waits for a fresh read (its own pace, not ours)
         return cls(fast=fast, slow=slow, stale_for=slow,
-                   watch_kube=os.environ.get(WATCH_ENV, "1") != "0")
+                   watch_kube=os.environ.get(WATCH_ENV, "1") != "0", kept_errors=(NotFound,))
 
     @property
     def watching(self) -> bool:
@@ -93,12 +99,12 @@ class ObservationCache:
         entry = self.entries.setdefault(key, Entry())
         entry.read_at = now
         if self.fresh(entry, now):
-            return entry.value
+            return _answer(entry.value)
         if entry.inflight is None:
             entry.inflight = asyncio.ensure_future(self._fetch(entry, fetch))
             entry.inflight.add_done_callback(_quiet)  # a failed refresh: the next read retries
         if self.servable(entry, now):
-            return entry.value
+            return _answer(entry.value)
         # shield: one reader going away (client disconnect) must not cancel the others' read
         return await asyncio.shield(entry.inflight)
 
@@ -106,7 +112,12 @@ class ObservationCache:
         generation, mine = entry.generation, entry.inflight
         try:
             self.reads += 1
-            value = await fetch()
+            try:
+                value = await fetch()
+            except self.kept_errors as err:  # "there is none": an answer, kept like a value
+                if generation == entry.generation:
+                    self._store(entry, Absent(type(err), str(err), err))
+                raise
             if generation == entry.generation:
                 self._store(entry, value)
             return value
@@ -174,6 +185,21 @@ class ObservationCache:
                 cond.notify_all()
 
         asyncio.ensure_future(notify())
+
+
+@dataclass(frozen=True)
+class Absent:
+    """A kept error answer, compared by what it says (so an unchanged one keeps its version)."""
+
+    kind: type[Exception]
+    message: str
+    error: Exception = field(compare=False)
+
+
+def _answer(value: Any) -> Any:
+    if isinstance(value, Absent):  # a copy each time: one raised object would grow its
+        raise copy.copy(value.error).with_traceback(None)  # traceback with every reader's
+    return value
 
 
 def _quiet(future: asyncio.Future[Any]) -> None:

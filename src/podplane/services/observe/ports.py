@@ -12,9 +12,13 @@ from podplane.cloud.ports_kube import KubeConnectorPort, KubePort
 from podplane.services.observe.cache import ObservationCache
 from podplane.services.observe.informer import Informers
 
-# Reads served from the cache, per port; everything else is a call we pass through.
-HYPERPOD_READS = frozenset({"describe_cluster", "list_cluster_nodes"})
-EKS_READS = frozenset({"describe_cluster", "describe_addon", "list_addons"})
+# Reads served from the cache, per port; everything else is a call we pass through. On the AWS
+# ports every read is (describe_*, list_*, get_*, ...): a cluster's status, node and feature
+# views read HyperPod, EKS, IAM, STS, FSx, AMP, EC2 and MLflow on every request, and a console
+# tab or agent polling them must cost no cloud read past the first in an interval
+# (bench/fleet_status.py counts them for 1, 10 and 100 watchers).
+AWS_READ_PREFIXES = ("describe_", "list_", "get_", "search_", "latest_")
+AWS_READ_NAMES = frozenset({"caller_identity", "cluster_quota", "sagemaker_cluster_quota"})
 KUBE_READS = frozenset({"list", "get"})
 # A job view lists its prefixes on every read and the console polls a running job every 3 s;
 # objects our pods write appear at the next interval (S3 lists are strongly consistent after
@@ -39,12 +43,18 @@ class Observed:
     `scope` after they return (a failed call may still have changed something)."""
 
     def __init__(self, port: Any, cache: ObservationCache, scope: tuple[Hashable, ...],
-                 reads: frozenset[str]) -> None:
+                 reads: frozenset[str] | None = None) -> None:
+        """`reads` None: every method named as an AWS read (AWS_READ_PREFIXES)."""
         self._port, self._cache, self._scope, self._reads = port, cache, scope, reads
+
+    def _is_read(self, name: str) -> bool:
+        if self._reads is None:
+            return name.startswith(AWS_READ_PREFIXES) or name in AWS_READ_NAMES
+        return name in self._reads
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._port, name)
-        if name in self._reads:
+        if self._is_read(name) and callable(attr):
             async def read(*args: Any, **kwargs: Any) -> Any:
                 key = (*self._scope, name, _freeze(args), _freeze(kwargs))
                 return await self._cache.read(key, lambda: attr(*args, **kwargs))
