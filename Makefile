@@ -54,12 +54,9 @@ lint: install-test
 
 # In parallel (pytest-xdist): most tests wait on subprocesses, sockets and the sandbox, so more
 # workers than cores pays. `loadfile` keeps each module on one worker (its module-scoped stack
-# starts once; tests/conftest.py), handed out in collection order, which tests/schedule.py sorts
-# slowest module first (xdist's own order, most tests first, left the slowest ones for last).
-# TEST_WORKERS=0 runs serially; PYTEST_ARGS adds options.
+# starts once; tests/conftest.py). TEST_WORKERS=0 runs serially; PYTEST_ARGS adds options.
 TEST_WORKERS ?= 4
 PYTEST_ARGS ?=
-XDIST := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 test: install-test console lint
-	$(BIN)/pytest -q --durations=25 $(if $(filter 0,$(TEST_WORKERS)),-p no:xdist,$(XDIST)) $(PYTEST_ARGS)
+	$(BIN)/pytest -q --durations=25 $(if $(filter 0,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)

@@ -28,8 +28,7 @@ PG_URL = os.environ.get("PODPLANE_TEST_POSTGRES_URL")
 # The sandbox's virtual clock, not ours, decides when the cloud changes: keep no observation
 # longer than its read (single flight only); tests/perf drives retention with its own clock.
 os.environ.setdefault("PODPLANE_OBSERVE_SECONDS", "0")
-# `stack`: sandbox + control plane in one process; `schedule`: the slowest modules start first
-pytest_plugins = ["tests.stack", "tests.schedule"]
+pytest_plugins = ["tests.stack"]  # the `stack` fixture: sandbox + control plane in one process
 
 
 @pytest.fixture(scope="session", autouse=True)
