@@ -8,6 +8,7 @@ own tmp dir, PostgreSQL databases get unique names, ports come from `tests.serve
 
 from __future__ import annotations
 
+import asyncio
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -79,16 +80,33 @@ def _fresh_postgres_db() -> Iterator[str]:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def fresh_settings(tmp: Path, url: str | None = None) -> Settings:
+    return Settings(home=tmp / "home", database_url=url or f"sqlite:///{tmp / 'pp.db'}")
+
+
 @pytest.fixture
 def settings(tmp_path: Path, request: pytest.FixtureRequest) -> Settings:
     url = request.getfixturevalue("db_url") if "db_url" in request.fixturenames else None
-    return Settings(home=tmp_path / "home", database_url=url or f"sqlite:///{tmp_path / 'pp.db'}")
+    return fresh_settings(tmp_path, url)
+
+
+async def no_wait(seconds: float) -> None:
+    await asyncio.sleep(0)
+
+
+def backoff_on(app, sleep=no_wait) -> None:  # type: ignore[no-untyped-def]
+    """The AWS caller's retry backoff on the test's clock, not the wall clock. An app with no
+    sandbox reaches a closed loopback port (cloud_unreachable, retried with backoff): five
+    attempts still happen, but the seconds between them are not waited for real (every AWS
+    adapter shares this one caller)."""
+    app.state.podplane.engine_cloud.aws.eks.aws.sleep = sleep
 
 
 @pytest.fixture
 async def app(settings: Settings):  # type: ignore[no-untyped-def]
     application = build_app(settings)
     async with application.router.lifespan_context(application):
+        backoff_on(application)
         yield application
 
 

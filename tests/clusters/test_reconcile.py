@@ -16,16 +16,11 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from podplane.bootstrap import build_app
-from podplane.cloud.virtual_clock import SteppingClock
 from podplane.domain.dependencies import TRAINING_OPERATOR_POLICY
-from podplane.domain.effects import Role
 from podplane.services.clusters.addon_identity import addon_role_name
 from podplane.services.clusters.reconcile_watch import DriftWatch
-from podplane.settings import Settings
 from tests.clusters.helpers import BODY, wait_done
-from tests.conftest import mint
-from tests.stack import SandboxThread, Stack
+from tests.stack import Stack, running_stack
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 NAME = BODY["name"]
@@ -38,23 +33,12 @@ NVIDIA = ("daemonset/nvidia-device-plugin-daemonset", "kube-system")
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
     """tests.stack's stack, once per module, with the cluster created through REST."""
-    tmp = Path(tmp_path_factory.mktemp("reconcile"))
-    sandbox = SandboxThread(tmp / "cloud")
-    settings = Settings(home=tmp / "cp", database_url=f"sqlite:///{tmp / 'cp.db'}",
-                        aws_endpoint_url=sandbox.box.aws_url)
-    app = build_app(settings)
-    app.state.podplane.ops_clock = SteppingClock(sandbox.box.aws_url, sandbox.box.secret)
-    try:
-        async with app.router.lifespan_context(app):
-            tokens = {r.value: await mint(app, f"stack-{r.value}", r) for r in Role}
-            made = Stack(sandbox, app, tokens)
-            async with made.client("operator") as api:
-                r = await api.post("/api/v1/clusters", json=BODY)
-                assert r.status_code == 202, r.text
-                assert (await wait_done(api, r.json()["id"]))["status"] == "succeeded"
-            yield made
-    finally:
-        sandbox.stop()
+    async with running_stack(Path(tmp_path_factory.mktemp("reconcile"))) as made:
+        async with made.client("operator") as api:
+            r = await api.post("/api/v1/clusters", json=BODY)
+            assert r.status_code == 202, r.text
+            assert (await wait_done(api, r.json()["id"]))["status"] == "succeeded"
+        yield made
 
 
 async def status(api: httpx.AsyncClient) -> dict[str, Any]:

@@ -14,13 +14,15 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 
-from tests.stack import Stack
+from tests.stack import Stack, running_stack
 
 REPO = Path(__file__).resolve().parents[2]
 HYP = os.environ.get("PODPLANE_HYP") or str(REPO / ".venv-hyp" / "bin" / "hyp")
@@ -62,8 +64,29 @@ class Hyp:
         return json.loads(self.run(*args).stdout)
 
 
-@pytest.fixture
-def hyp(stack: Stack, tmp_path: Path) -> Hyp:
-    home = tmp_path / "hyp-home"
+def hyp_home(stack: Stack, tmp: Path) -> Hyp:
+    home = tmp / "hyp-home"
     home.mkdir()
     return Hyp(stack, home)
+
+
+@pytest.fixture
+def hyp(stack: Stack, tmp_path: Path) -> Hyp:
+    return hyp_home(stack, tmp_path)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def podplane_cluster(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
+    """One stack and one cluster created by podplane for a module's tests (creating it is
+    most of a test's time); a test that starts a job deletes it, so order does not matter."""
+    from tests.hyp.test_hyp_cluster import create_with_podplane
+
+    async with running_stack(tmp_path_factory.mktemp("hyp")) as stack:
+        await create_with_podplane(stack)
+        yield stack
+
+
+@pytest.fixture
+def hyp_on(podplane_cluster: Stack, tmp_path: Path) -> Hyp:
+    """`hyp` with a home of its own, on the module's created cluster."""
+    return hyp_home(podplane_cluster, tmp_path)

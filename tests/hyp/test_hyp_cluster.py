@@ -6,10 +6,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.clusters.helpers import BODY, wait_done
 from tests.hyp.conftest import Hyp
 from tests.sandbox_kube import real_cloud
 from tests.stack import Stack
+
+# one created cluster for the module (tests/hyp/conftest.py `podplane_cluster`), on its event loop
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
 async def create_with_podplane(stack: Stack) -> None:
@@ -29,8 +34,9 @@ def second_cluster(stack: Stack) -> None:
     stack.advance(20 * 60)
 
 
-async def test_set_cluster_context_on_a_podplane_cluster(stack: Stack, hyp: Hyp) -> None:
-    await create_with_podplane(stack)
+async def test_set_cluster_context_on_a_podplane_cluster(podplane_cluster: Stack,
+                                                         hyp_on: Hyp) -> None:
+    stack, hyp = podplane_cluster, hyp_on
     hyp.run("set-cluster-context", "--cluster-name", BODY["name"])
     context = hyp.run("get-cluster-context").stdout
     assert BODY["name"] in context, context
@@ -39,8 +45,9 @@ async def test_set_cluster_context_on_a_podplane_cluster(stack: Stack, hyp: Hyp)
     assert f"server: {eks['endpoint']}" in config
 
 
-async def test_list_cluster_counts_each_clusters_own_nodes(stack: Stack, hyp: Hyp) -> None:
-    await create_with_podplane(stack)
+async def test_list_cluster_counts_each_clusters_own_nodes(podplane_cluster: Stack,
+                                                           hyp_on: Hyp) -> None:
+    stack, hyp = podplane_cluster, hyp_on
     second_cluster(stack)
     stack.sandbox.call(stack.sandbox.kube.settle())
     listed = {c["Cluster"]: c["Instances"] for c in hyp.json("list-cluster", "--output", "json")}

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests.clusters.helpers import BODY
 from tests.hyp.conftest import Hyp
-from tests.hyp.test_hyp_cluster import create_with_podplane
 from tests.stack import Stack
 
 JOB = "hyp-demo"
 IMAGE = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
+# one created cluster for the module (tests/hyp/conftest.py `podplane_cluster`), on its event loop
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
 def settle(stack: Stack, seconds: float = 0.0) -> None:
@@ -43,8 +46,8 @@ def create(hyp: Hyp, job: str, replicas: int) -> None:
             "--instance-type", BODY["instance_type"], "--replica-count", str(replicas))
 
 
-async def test_hyp_pytorch_job_cycle(stack: Stack, hyp: Hyp) -> None:
-    await create_with_podplane(stack)
+async def test_hyp_pytorch_job_cycle(podplane_cluster: Stack, hyp_on: Hyp) -> None:
+    stack, hyp = podplane_cluster, hyp_on
     hyp.run("set-cluster-context", "--cluster-name", BODY["name"])
     create(hyp, JOB, 1)
     settle(stack)
@@ -75,10 +78,10 @@ async def test_hyp_pytorch_job_cycle(stack: Stack, hyp: Hyp) -> None:
     assert [p["metadata"]["name"] for p in store.items("pods", "default")] == []
 
 
-async def test_pods_wait_pending_without_gpu_capacity(stack: Stack, hyp: Hyp) -> None:
+async def test_pods_wait_pending_without_gpu_capacity(podplane_cluster: Stack, hyp_on: Hyp) -> None:
     """Three one-GPU replicas on two one-GPU nodes: the scheduler places two, the third stays
     Pending (Unschedulable), and the job never reaches Running."""
-    await create_with_podplane(stack)
+    stack, hyp = podplane_cluster, hyp_on
     hyp.run("set-cluster-context", "--cluster-name", BODY["name"])
     create(hyp, "wide", 3)
     settle(stack, 30)
@@ -93,3 +96,6 @@ async def test_pods_wait_pending_without_gpu_capacity(stack: Stack, hyp: Hyp) ->
     assert scheduled["reason"] == "Unschedulable"
     assert "Insufficient nvidia.com/gpu" in scheduled["message"], scheduled
     assert status_of(hyp, "wide") == "Created"
+    hyp.run("delete", "hyp-pytorch-job", "--job-name", "wide")  # the GPUs free for the module
+    settle(stack)
+    assert store.items("pods", "default") == []

@@ -11,15 +11,10 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from podplane.bootstrap import build_app
-from podplane.cloud.virtual_clock import SteppingClock
-from podplane.domain.effects import Role
-from podplane.settings import Settings
 from tests.clusters.helpers import BODY
-from tests.conftest import mint
 from tests.groups.conftest import finish
 from tests.hyp.test_hyp_cluster import create_with_podplane
-from tests.stack import SandboxThread, Stack
+from tests.stack import Stack, running_stack
 
 CLUSTER = BODY["name"]
 JOBS = f"/api/v1/clusters/{CLUSTER}/jobs"
@@ -37,19 +32,8 @@ async def created(stack: Stack) -> str:
 async def cluster(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Stack, str]]:
     """One stack and one created cluster per test module (creating takes the most time):
     (stack, the instance group's name). Tests of a module leave no job running."""
-    tmp = tmp_path_factory.mktemp("jobs")
-    sandbox = SandboxThread(tmp / "cloud")
-    settings = Settings(home=tmp / "cp", database_url=f"sqlite:///{tmp / 'cp.db'}",
-                        aws_endpoint_url=sandbox.box.aws_url)
-    app = build_app(settings)
-    app.state.podplane.ops_clock = SteppingClock(sandbox.box.aws_url, sandbox.box.secret)
-    try:
-        async with app.router.lifespan_context(app):
-            tokens = {r.value: await mint(app, f"stack-{r.value}", r) for r in Role}
-            stack = Stack(sandbox, app, tokens)
-            yield stack, await created(stack)
-    finally:
-        sandbox.stop()
+    async with running_stack(tmp_path_factory.mktemp("jobs")) as stack:
+        yield stack, await created(stack)
 
 
 def settle(stack: Stack, seconds: float = 0.0) -> None:

@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 
+from podplane.bootstrap import build_app
 from podplane.mcp.tool import CONFIRM, Tool
 from podplane.mcp.tools import TOOLS
+from tests.conftest import fresh_settings
 
 RULES = ("type", "pattern", "minLength", "maxLength", "minimum", "maximum", "enum",
          "maxItems", "const", "additionalProperties")
@@ -74,9 +76,11 @@ def _route_fields(doc: dict[str, Any], tool: Tool) -> dict[str, tuple[dict[str, 
     return out
 
 
-@pytest.fixture
-def doc(app) -> dict[str, Any]:  # type: ignore[no-untyped-def]
-    return app.openapi()  # type: ignore[no-any-return]
+@pytest.fixture(scope="module")
+def doc(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The app's OpenAPI document, built once: its routes are included when the app is built
+    (nothing the lifespan starts changes them), and every test here only reads it."""
+    return build_app(fresh_settings(tmp_path_factory.mktemp("doc"))).openapi()
 
 
 @pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)

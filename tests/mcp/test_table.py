@@ -8,10 +8,12 @@ import pytest
 from fastapi.routing import APIRoute, iter_route_contexts
 from jsonschema import Draft202012Validator
 
+from podplane.bootstrap import build_app
 from podplane.domain.effects import Effect, mcp_hints
 from podplane.mcp.tool import CONFIRM, Tool
 from podplane.mcp.tools import BY_NAME, TOOLS
 from podplane.services.registry import REGISTRY, ServiceSpec, effect_of
+from tests.conftest import fresh_settings
 
 NOUN_VERB = re.compile(r"^[a-z]+(_[a-z]+)+$")
 
@@ -65,9 +67,16 @@ def _route_specs(app, method: str, path: str) -> list[ServiceSpec]:  # type: ign
     return [c for c in cells if isinstance(c, ServiceSpec)]
 
 
+@pytest.fixture(scope="module")
+def routed(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """The app, built once: its routes and their auth dependencies exist from build_app on
+    (the lifespan starts the engine, which no route's declaration depends on)."""
+    return build_app(fresh_settings(tmp_path_factory.mktemp("routed")))
+
+
 @pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)
-async def test_the_route_enforces_the_same_service_the_tool_declares(app, tool: Tool) -> None:  # type: ignore[no-untyped-def]
-    specs = _route_specs(app, tool.method, tool.path)
+def test_the_route_enforces_the_same_service_the_tool_declares(routed, tool: Tool) -> None:  # type: ignore[no-untyped-def]
+    specs = _route_specs(routed, tool.method, tool.path)
     # one service per route, or (PATCH an endpoint: scale or update by its body) one of the
     # route's services, all needing the same role
     assert effect_of(tool.service) in specs and len({s.role for s in specs}) == 1, specs
