@@ -36,7 +36,8 @@ def test_a_new_clients_model_is_frozen_once(tuned: None) -> None:
     frozen = gc.get_freeze_count()
     assert frozen - before > 10_000  # SageMaker's model: tens of thousands of containers
     caller.client("sagemaker")
-    assert gc.get_freeze_count() == frozen  # the same client: nothing new to freeze
+    # the same client: nothing new frozen (frozen objects may still be freed by refcount)
+    assert gc.get_freeze_count() <= frozen
 
 
 def test_an_untuned_process_freezes_nothing() -> None:
