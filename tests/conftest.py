@@ -28,7 +28,12 @@ PG_URL = os.environ.get("PODPLANE_TEST_POSTGRES_URL")
 # The sandbox's virtual clock, not ours, decides when the cloud changes: keep no observation
 # longer than its read (single flight only); tests/perf drives retention with its own clock.
 os.environ.setdefault("PODPLANE_OBSERVE_SECONDS", "0")
-pytest_plugins = ["tests.stack"]  # the `stack` fixture: sandbox + control plane in one process
+pytest_plugins = [
+    "tests.stack",  # the `stack` fixture: sandbox + control plane in one process
+    "tests.plugins.measure",  # per-module CPU, starts, creates, processes (ADR 0014)
+    "tests.plugins.tiers",  # the automatic `e2e` mark
+    "tests.plugins.budget",  # a whole run fails above tests/budget.toml
+]
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -36,6 +36,7 @@ from podplane_sandbox.control import ControlApi
 from podplane_sandbox.guard import Guard, new_secret, write_private
 from podplane_sandbox.kube.fleet import KubeFleet
 from podplane_sandbox.state import StateStore
+from podplane_sandbox.tally import note
 
 log = logging.getLogger("podplane_sandbox")
 DEFAULT_SPEED = 60.0  # EKS + HyperPod (with deep health checks) in about 1.5 real minutes
@@ -113,6 +114,7 @@ class Sandbox:
         self._thread.start()
         self.store.start_autosave()
         self.write_env()
+        note("sandbox_start", restored=restored)
         log.info("sandbox AWS endpoint on %s (restored=%s)", self.aws_url, restored)
 
     def stop(self) -> None:

@@ -52,6 +52,7 @@ from podplane_sandbox.kube.gate import Gate, StandaloneAccess
 from podplane_sandbox.kube.resources import Registry
 from podplane_sandbox.kube.store import Store, write_atomically
 from podplane_sandbox.kube.tls import ensure_certs
+from podplane_sandbox.tally import note
 
 log = logging.getLogger(__name__)
 STORE_FILE = "kube-store.json"
@@ -141,6 +142,7 @@ class KubeApiServer:
         return self.state_dir / "kubeconfig"
 
     async def start(self) -> None:
+        note("kube_start")
         self.loop = asyncio.get_running_loop()
         rt = self.registry.by_key("namespaces")
         assert rt is not None

@@ -19,6 +19,7 @@ from podplane_sandbox.aws.errors import (
     eks_invalid_request,
     eks_not_found,
 )
+from podplane_sandbox.tally import MANAGED_TAG, note
 
 CREATE_SECONDS = 600.0
 UPDATE_SECONDS = 180.0
@@ -75,6 +76,7 @@ class ClustersMixin(AccessMixin, AddonsMixin, ZonesMixin):
             self.bootstrap_admin(name, p.get("_caller"))
         self.w.record("eks", "CreateCluster", name, p.get("clientRequestToken"),
                       version=c["version"])
+        note("eks_create", managed=MANAGED_TAG in c["tags"])
         return {"cluster": c}
 
     def describe_cluster(self, p: dict[str, Any]) -> dict[str, Any]:

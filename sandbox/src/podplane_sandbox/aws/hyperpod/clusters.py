@@ -19,6 +19,7 @@ from podplane_sandbox.aws.hyperpod.events import EventsMixin
 from podplane_sandbox.aws.hyperpod.groups import apply_update, check_update, new_group
 from podplane_sandbox.aws.hyperpod.nodes import SHUTDOWN_SECONDS, NoCapacity
 from podplane_sandbox.aws.hyperpod.rules import check_vpc_config, eks_vpc
+from podplane_sandbox.tally import note
 
 FAIL_SECONDS = 90.0            # capacity failures surface quickly
 SCRIPT_FAIL_SECONDS = 420.0    # lifecycle-script failures surface after the scripts ran
@@ -66,6 +67,7 @@ class ClustersMixin(EventsMixin):
             cluster.update(_fail_at=now + SCRIPT_FAIL_SECONDS, _fail_msg=unreadable)
         self.w.record("sagemaker", "CreateCluster", name,
                       groups=[g["InstanceGroupName"] for g in groups])
+        note("hyperpod_create")
         hyperpod_access_entries(self.w, p)
         return {"ClusterArn": cluster["ClusterArn"]}
 
