@@ -36,6 +36,30 @@ pytest_plugins = [
 ]
 
 
+# The upstream CRDs the manifest and sandbox tests judge against: a checkout of `shared/` next to
+# this repository (its SOURCES.md says where each comes from).
+SHARED_CRDS = Path(__file__).resolve().parents[1].parent / "shared" / "crds"
+CRD_SETS = ("hyperpod-inference", "karpenter", "keda", "kubeflow-training-operator", "kuberay",
+            "lws")
+
+
+def missing_crds(root: Path = SHARED_CRDS) -> str | None:
+    """What is missing of the upstream CRDs under `root`, said in one sentence (None: nothing)."""
+    if not root.is_dir():
+        return f"the upstream CRDs are missing: no {root}"
+    gone = [name for name in CRD_SETS if not (root / name).is_dir()]
+    return f"the upstream CRDs are incomplete: {root} has no {', '.join(gone)}" if gone else None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Stop before collecting when the upstream CRDs are not there: one message naming what is
+    missing, instead of import errors in every module that reads them."""
+    missing = missing_crds()
+    if missing:
+        raise pytest.UsageError(f"{missing}. The tests judge manifests against them: check out "
+                                f"shared/ next to this repository.")
+
+
 @pytest.fixture(scope="session", autouse=True)
 def worker_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A PODPLANE_HOME of this worker's own (its basetemp is per worker), so a CLI or server
