@@ -27,6 +27,7 @@ import httpx
 import uvicorn
 
 from podplane.cloud.sandbox_secret import control_headers, sandbox_secret
+from tests.polling import POLL_SECONDS
 
 
 @asynccontextmanager
@@ -89,7 +90,7 @@ def wait_up(url: str, proc: subprocess.Popen[bytes], log: Path, seconds: float =
                 return
         except httpx.TransportError:
             pass
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)
     raise RuntimeError(f"{url} did not come up in time")
 
 
@@ -210,7 +211,7 @@ class SandboxProcess:
                          headers=self.control_headers).status_code == 200:
                 return
             assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.05)
+            time.sleep(POLL_SECONDS)
 
     def stop(self) -> int | None:
         code, self.proc = terminate(self.proc), None

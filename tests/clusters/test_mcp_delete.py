@@ -5,25 +5,25 @@ Delete tears down in order and leaves nothing tagged for the cluster but the dat
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from mcp.client.client import Client
 
-from tests.clusters.helpers import BODY
+from tests.clusters.helpers import BODY, TERMINAL
 from tests.mcp.conftest import mcp_client, structured
+from tests.polling import poll
 from tests.stack import Stack
 
 
 async def finish(client: Client, op_id: str) -> dict[str, Any]:
     """operation_get until terminal (in the stepping sandbox, operation_wait would step the
     clock itself; the engine's sleeps are what move time here)."""
-    for _ in range(3000):
+
+    async def read() -> dict[str, Any]:
         out = structured(await client.call_tool("operation_get", {"operation_id": op_id}))
-        if out["result"]["status"] in ("succeeded", "failed", "cancelled"):
-            return dict(out["result"])
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"{op_id} never finished")
+        return dict(out["result"])
+
+    return await poll(read, lambda op: op["status"] in TERMINAL, f"{op_id} never finished")
 
 
 async def test_mcp_create_then_delete(stack: Stack) -> None:

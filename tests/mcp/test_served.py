@@ -25,6 +25,7 @@ from podplane.server import local_ctx
 from podplane.services.access import tokens
 from podplane.settings import Settings
 from tests.mcp.conftest import structured
+from tests.polling import POLL_SECONDS
 from tests.served import free_port
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -78,7 +79,7 @@ def _wait_healthy(url: str, proc: subprocess.Popen[bytes]) -> None:
                 return
         except httpx.HTTPError:
             pass
-        time.sleep(0.1)  # waiting for a process to start, not simulating time
+        time.sleep(POLL_SECONDS)  # waiting for a process to start, not simulating time
     raise AssertionError("server did not become healthy")
 
 
