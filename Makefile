@@ -1,38 +1,53 @@
 # The two set-up commands of the README: `make up` and `make test`.
+# Each step runs when its inputs changed (ADR 0014): the virtualenvs when a pyproject file or
+# HYP_VERSION changed (stamp files in the venvs), the console when web/ or the API's OpenAPI
+# document changed. A fresh machine has no stamps, so it runs every step.
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: up test install install-test lint console hyp-venv
+.PHONY: up test test-fast install install-test lint console hyp-venv FORCE
 
 # The web console (web/) is built into the package when its build is missing or older than its
-# sources or the API it is typed against (docs/console.md). Needs Node.js 20+ and npm.
+# sources or the API it is typed against (docs/console.md): the OpenAPI document is dumped on
+# every run and replaces web/openapi.json only when it differs, so a change in the server that
+# leaves the API as it was does not rebuild the console. Needs Node.js 20+ and npm.
 NPM ?= npm
 CONSOLE := src/podplane/web/static/console/index.html
 CONSOLE_SRC := $(shell find web/src web/scripts web/index.html web/package.json web/vite.config.ts \
-	web/tsconfig.json -type f -not -path '*/generated/*' 2>/dev/null) \
-	$(shell find src/podplane/api src/podplane/domain -name '*.py' 2>/dev/null)
+	web/tsconfig.json -type f -not -path '*/generated/*' 2>/dev/null)
+INSTALLED := $(VENV)/.installed
+INSTALLED_TEST := $(VENV)/.installed-test
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-install: $(BIN)/python
-	$(BIN)/pip install -q -e . -e ./sandbox
+install: $(INSTALLED)
 
-install-test: $(BIN)/python hyp-venv
+$(INSTALLED): pyproject.toml sandbox/pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e . -e ./sandbox
+	touch $@
+
+install-test: $(INSTALLED_TEST) hyp-venv
+
+$(INSTALLED_TEST): pyproject.toml sandbox/pyproject.toml testkit/pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[test]' -e ./sandbox -e ./testkit
+	touch $@ $(INSTALLED)
 
 # The official HyperPod CLI (`hyp`), a judge in tests/hyp. Its pins (pytest, ruff, click) clash
 # with ours, so it gets its own virtualenv; never a dependency of the product.
 HYP_VENV ?= .venv-hyp
 HYP_VERSION ?= 3.12.0
+HYP_STAMP := $(HYP_VENV)/.installed-$(HYP_VERSION)
 
-hyp-venv: $(HYP_VENV)/bin/hyp
+hyp-venv: $(HYP_STAMP)
 
-$(HYP_VENV)/bin/hyp:
-	$(PY) -m venv $(HYP_VENV)
+$(HYP_STAMP):
+	test -x $(HYP_VENV)/bin/pip || $(PY) -m venv $(HYP_VENV)
 	$(HYP_VENV)/bin/pip install -q sagemaker-hyperpod==$(HYP_VERSION)
+	rm -f $(HYP_VENV)/.installed-*
+	touch $@
 
 console: $(CONSOLE)
 
@@ -40,23 +55,38 @@ web/node_modules/.package-lock.json: web/package-lock.json
 	@command -v $(NPM) >/dev/null || { echo "building the console needs Node.js 20+ and npm"; exit 1; }
 	cd web && $(NPM) ci --no-audit --no-fund --loglevel=error
 
-$(CONSOLE): $(CONSOLE_SRC) web/node_modules/.package-lock.json | install
-	$(BIN)/python web/scripts/dump_openapi.py web/openapi.json
+web/openapi.json: FORCE | install
+	$(BIN)/python web/scripts/dump_openapi.py $@.new
+	if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
+
+$(CONSOLE): $(CONSOLE_SRC) web/openapi.json web/node_modules/.package-lock.json | install
 	cd web && $(NPM) run --silent gen && $(NPM) run --silent build
 
 up: install console
 	$(BIN)/podplane up
 
-lint: install-test
-	$(BIN)/ruff check src sandbox/src tests bench
-	$(BIN)/lint-imports
+LINT := $(BIN)/ruff check src sandbox/src tests bench && $(BIN)/lint-imports && \
 	$(BIN)/mypy src/podplane testkit/src
+
+lint: install-test
+	$(LINT)
 
 # In parallel (pytest-xdist): most tests wait on subprocesses, sockets and the sandbox, so more
 # workers than cores pays. `loadfile` keeps each module on one worker (its module-scoped stack
 # starts once; tests/conftest.py). TEST_WORKERS=0 runs serially; PYTEST_ARGS adds options.
+# Lint runs beside the tests (its output after theirs); either failing fails the run. Each run
+# prints the cost per module and checks tests/budget.toml (tests/plugins/, ADR 0014).
 TEST_WORKERS ?= 4
 PYTEST_ARGS ?=
+PYTEST := $(BIN)/pytest -q $(if $(filter 0,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist loadfile)
 
-test: install-test console lint
-	$(BIN)/pytest -q --durations=25 $(if $(filter 0,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)
+test: install-test console
+	@mkdir -p build
+	@( $(LINT) ) >build/lint.log 2>&1 & lint=$$!; \
+	$(PYTEST) --durations=25 $(PYTEST_ARGS); tests=$$?; \
+	wait $$lint; linted=$$?; echo "== lint (ran beside the tests)"; cat build/lint.log; \
+	[ $$linted -eq 0 ] || echo "lint failed"; [ $$tests -eq 0 ] && [ $$linted -eq 0 ]
+
+# The tests that start no sandbox, server, browser or subprocess (a minute or two).
+test-fast: install-test
+	$(PYTEST) -m "not e2e" $(PYTEST_ARGS)
