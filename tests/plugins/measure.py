@@ -45,6 +45,7 @@ class Measure:
         self.module = "<session>"
         self.spawned: Counter[str] = Counter()
         self.kinds: Counter[str] = Counter()
+        self.in_popen = 0
         self.folder = Path(tempfile.mkdtemp(prefix="podplane-tally-"))
         self.tally = self.folder / "tally.jsonl"
         self.started_cpu, self.started_wall = cpu_seconds(), time.monotonic()
@@ -57,10 +58,18 @@ class Measure:
 
         def counting(popen: Any, args: Any, *rest: Any, **kw: Any) -> None:
             measure.spawn(args)
-            original(popen, args, *rest, **kw)
+            measure.in_popen += 1  # a preexec_fn makes Popen fork through the at-fork hooks
+            try:
+                original(popen, args, *rest, **kw)
+            finally:
+                measure.in_popen -= 1
+
+        def forked() -> None:
+            if not measure.in_popen:
+                measure.spawn(["<fork>"])
 
         subprocess.Popen.__init__ = counting  # type: ignore[method-assign,assignment]
-        os.register_at_fork(after_in_parent=lambda: measure.spawn(["<fork>"]))
+        os.register_at_fork(after_in_parent=forked)
 
     def spawn(self, args: Any) -> None:
         self.spawned[self.module] += 1

@@ -8,6 +8,10 @@ sandbox or a process is listed under "untiered" in the report, so a new kind of 
 
 from __future__ import annotations
 
+import functools
+import inspect
+from types import CodeType, FunctionType
+
 import pytest
 
 # Fixtures that start a sandbox (in-process or `podplane sandbox`), a Kubernetes API, a control
@@ -19,14 +23,24 @@ E2E_FIXTURES = frozenset({
 })
 # Same name, no start: the in-memory fake of tests/ops (FakeCloud).
 NOT_E2E = frozenset({("cloud", "tests.ops.conftest")})
-# Names a test body calls to start one itself.
+# Names a test body, or a function of its module it calls (two calls deep), uses to start one.
 E2E_CALLS = frozenset({
     "running_stack", "SandboxThread", "Sandbox", "start_box", "start_kube_api", "serving",
-    "ControlPlane", "SandboxProcess", "spawn", "subprocess", "run_cli", "KUBECTL",
+    "ControlPlane", "SandboxProcess", "spawn", "subprocess", "Popen", "create_subprocess_exec",
+    "fork", "executable", "KUBECTL",
 })
+DEPTH = 2
+# What starts one through a library or another module's attribute, found by the run-time check.
+E2E_TESTS = (
+    "tests/deploy/test_clean_install.py",  # a clean virtualenv and pip
+    "tests/deploy/test_template.py::test_the_sdk_reads_the_credentials_the_host_writes",
+    "tests/sandbox_aws/test_cli_process.py::test_up_starts_the_sandbox_as_a_child",
+)
 
 
 def starts_something(item: pytest.Item) -> bool:
+    if item.nodeid.startswith(E2E_TESTS):
+        return True
     info = getattr(item, "_fixtureinfo", None)
     for name in getattr(item, "fixturenames", ()):
         if name not in E2E_FIXTURES:
@@ -35,8 +49,30 @@ def starts_something(item: pytest.Item) -> bool:
         where = defs[-1].func.__module__ if defs else ""
         if (name, where) not in NOT_E2E:
             return True
-    code = getattr(getattr(item, "function", None), "__code__", None)
-    return code is not None and not E2E_CALLS.isdisjoint(code.co_names)
+    function = getattr(item, "function", None)
+    return isinstance(function, FunctionType) and not E2E_CALLS.isdisjoint(
+        names_used(function, DEPTH))
+
+
+@functools.cache
+def names_used(function: FunctionType, depth: int) -> frozenset[str]:
+    """The global and attribute names `function` uses, with those of the plain functions it
+    names, `depth` calls deep (a test that starts a sandbox through its module's helper)."""
+    names = _code_names(function.__code__)
+    if depth > 0:
+        for name in list(names):
+            called = function.__globals__.get(name)
+            if inspect.isfunction(called):
+                names |= names_used(called, depth - 1)
+    return frozenset(names)
+
+
+def _code_names(code: CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:  # inner functions and lambdas
+        if isinstance(const, CodeType):
+            names |= _code_names(const)
+    return names
 
 
 def pytest_configure(config: pytest.Config) -> None:

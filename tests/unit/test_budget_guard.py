@@ -25,9 +25,14 @@ def test_creates_a_cluster_through_podplane():
     note("eks_create", managed=True)  # what the sandbox writes when podplane creates one
 
 
-def test_starts_a_process():
+def test_starts_processes():
+    import os
     import subprocess
     subprocess.run(["true"], check=True)
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
 '''
 
 
@@ -48,12 +53,13 @@ def run_suite(tmp: Path, budget: str, *args: str) -> subprocess.CompletedProcess
 def test_a_whole_run_over_its_budget_fails_naming_the_count_and_the_file(tmp_path: Path) -> None:
     done = run_suite(tmp_path, "podplane_creates = 0\nprocesses = 5\n")
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "2 passed" in done.stdout
+    assert "2 passed" in done.stdout and "processes 2" in done.stdout
     assert f"BUDGET EXCEEDED: podplane_creates 1 > 0. If the cost is meant, raise the number " \
            f"in {tmp_path / 'budget.toml'}" in done.stdout
     report = json.loads((tmp_path / "build" / "test-measure.json").read_text())
     assert report["totals"]["podplane_creates"] == 1
-    assert report["modules"]["test_suite.py"]["processes"] == 1
+    assert report["modules"]["test_suite.py"]["processes"] == 2
+    assert report["process_kinds"] == {"true": 1, "<fork>": 1}
 
 
 @pytest.mark.e2e
