@@ -25,7 +25,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def whole_suite(config: pytest.Config) -> bool:
     opt = config.option
-    if opt.keyword or opt.markexpr or any(getattr(opt, name, None) for name in (
+    if opt.collectonly or opt.keyword or opt.markexpr or any(getattr(opt, name, None) for name in (
             "deselect", "ignore", "ignore_glob", "lf", "last_failed", "failedfirst")):
         return False
     root = config.rootpath
