@@ -123,14 +123,30 @@ class Stack:
 
 
 @pytest.fixture
-async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
+async def stack(request: pytest.FixtureRequest, tmp_path: Path,
+                tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
+    """A fresh stack; a test that uses the imported cluster (tests/groups/conftest) gets a
+    copy of the run's imported golden world instead (tests/golden.py)."""
+    if "imported_world" in request.fixturenames:
+        from tests.golden import restored_stack  # noqa: PLC0415 - golden imports this module
+        from tests.groups.conftest import build_imported  # noqa: PLC0415
+
+        async with restored_stack(tmp_path, tmp_path_factory, "imported", build_imported) as made:
+            yield made
+        return
     async with running_stack(tmp_path) as made:
         yield made
 
 
+@pytest.fixture
+def imported_world() -> str:
+    """Asked for (by tests/groups/conftest's `cluster`), `stack` is the imported golden."""
+    return "imported"
+
+
 @asynccontextmanager
-async def running_stack(tmp: Path) -> AsyncIterator[Stack]:
-    """The stack in `tmp`, for fixtures of any scope."""
+async def running_stack(tmp: Path, token_prefix: str = "stack") -> AsyncIterator[Stack]:
+    """The stack in `tmp`, for fixtures of any scope; its tokens are `<token_prefix>-<role>`."""
     sandbox = SandboxThread(tmp / "cloud")
     settings = Settings(home=tmp / "cp", database_url=f"sqlite:///{tmp / 'cp.db'}",
                         aws_endpoint_url=sandbox.box.aws_url)
@@ -139,7 +155,7 @@ async def running_stack(tmp: Path) -> AsyncIterator[Stack]:
     try:
         async with app.router.lifespan_context(app):
             backoff_on(app)  # the sandbox's clock is frozen: a backoff waited for nothing
-            tokens = {r.value: await mint(app, f"stack-{r.value}", r) for r in Role}
+            tokens = {r.value: await mint(app, f"{token_prefix}-{r.value}", r) for r in Role}
             yield Stack(sandbox, app, tokens)
     finally:
         sandbox.stop()

@@ -1,0 +1,88 @@
+"""Golden worlds: each expensive world (a cluster created by podplane, an imported cluster)
+is built once per run, from the code under test with its real create and assertions, and
+every test or module that needs one starts a stack on its own copy.
+
+The first xdist worker to take the world's lock builds it under the run's shared temp folder
+(`getbasetemp().parent`, keyed by xdist's run id, so nothing outlives the run); the others
+wait on the lock and copy. A copy is a stopped stack's whole state (the sandbox's JSON and
+moto pickle, each EKS cluster's Kubernetes store, the control plane's database): the
+sandbox resumes its virtual clock and seeded RNG from it (World.load), the Kubernetes fleet
+re-picks a port when the saved one is taken (KubeFleet._candidate_ports), and the copy's
+tests mint tokens of their own (the golden's are named `golden-<role>`).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.stack import Stack, running_stack
+
+Build = Callable[[Stack], Awaitable[dict[str, Any]]]
+META = "golden.json"  # what the build returned; written last, so it marks a finished world
+
+
+def _root(factory: pytest.TempPathFactory) -> Path:
+    base = factory.getbasetemp()
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    root = base.parent / f"golden-{run}" if run else base / "golden"
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+async def golden(factory: pytest.TempPathFactory, kind: str, build: Build) -> Path:
+    """The folder of this run's `kind` world, built here if no worker has built it yet."""
+    root = _root(factory)
+    done = root / kind
+    with (root / f"{kind}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the other workers wait for the one building
+        if not (done / META).exists():
+            work = root / f"{kind}.building"
+            shutil.rmtree(work, ignore_errors=True)  # a build that failed on another worker
+            async with running_stack(work, token_prefix="golden") as stack:
+                meta = await build(stack)
+            (work / META).write_text(json.dumps(meta))
+            work.rename(done)
+    return done
+
+
+def meta_of(folder: Path) -> dict[str, Any]:
+    return dict(json.loads((folder / META).read_text()))
+
+
+@asynccontextmanager
+async def restored_stack(tmp: Path, factory: pytest.TempPathFactory, kind: str,
+                         build: Build) -> AsyncIterator[Stack]:
+    """A stack running on a private copy of the `kind` golden world."""
+    shutil.copytree(await golden(factory, kind, build), tmp, dirs_exist_ok=True)
+    async with running_stack(tmp) as stack:
+        yield stack
+
+
+async def build_created(stack: Stack) -> dict[str, Any]:
+    """The cluster tests/clusters/helpers.BODY, created through REST; its only group's name."""
+    from tests.clusters.helpers import BODY  # noqa: PLC0415 - test helpers import tests.stack
+    from tests.hyp.test_hyp_cluster import create_with_podplane  # noqa: PLC0415
+
+    await create_with_podplane(stack)
+    async with stack.client("viewer") as api:
+        cluster = (await api.get(f"/api/v1/clusters/{BODY['name']}")).json()
+        groups = (await api.get(f"/api/v1/clusters/{BODY['name']}/instance-groups")).json()
+    assert cluster["eks"]["status"] == "ACTIVE", cluster  # as tests/clusters/test_create
+    assert cluster["hyperpod"]["status"] == "InService", cluster
+    return {"group": str(groups[0]["name"])}
+
+
+@asynccontextmanager
+async def created_stack(factory: pytest.TempPathFactory, name: str) -> AsyncIterator[Stack]:
+    """A copy of the run's created-cluster world in a new temp folder (for module fixtures)."""
+    async with restored_stack(factory.mktemp(name), factory, "created", build_created) as stack:
+        yield stack
