@@ -17,8 +17,8 @@ import fcntl
 import json
 import os
 import shutil
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -38,20 +38,44 @@ def _root(factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-async def golden(factory: pytest.TempPathFactory, kind: str, build: Build) -> Path:
-    """The folder of this run's `kind` world, built here if no worker has built it yet."""
+@contextmanager
+def _claimed(factory: pytest.TempPathFactory, kind: str) -> Iterator[Path | None]:
+    """Under the world's lock: the folder to build it in, or None when it is built already.
+    The builder returns its metadata, written with `_finish` (which marks the world done)."""
     root = _root(factory)
-    done = root / kind
     with (root / f"{kind}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # the other workers wait for the one building
-        if not (done / META).exists():
-            work = root / f"{kind}.building"
-            shutil.rmtree(work, ignore_errors=True)  # a build that failed on another worker
+        if (root / kind / META).exists():
+            yield None
+            return
+        work = root / f"{kind}.building"
+        shutil.rmtree(work, ignore_errors=True)  # a build that failed on another worker
+        yield work
+
+
+def _finish(work: Path, kind: str, meta: dict[str, Any]) -> None:
+    (work / META).write_text(json.dumps(meta))
+    work.rename(work.parent / kind)
+
+
+async def golden(factory: pytest.TempPathFactory, kind: str, build: Build) -> Path:
+    """The folder of this run's `kind` world (a stopped stack), built here if no worker has
+    built it yet."""
+    with _claimed(factory, kind) as work:
+        if work is not None:
             async with running_stack(work, token_prefix="golden") as stack:
                 meta = await build(stack)
-            (work / META).write_text(json.dumps(meta))
-            work.rename(done)
-    return done
+            _finish(work, kind, meta)
+    return _root(factory) / kind
+
+
+def golden_folder(factory: pytest.TempPathFactory, kind: str,
+                  build: Callable[[Path], dict[str, Any]]) -> Path:
+    """As `golden`, for worlds that are not a `Stack` (`build` fills the folder it is given)."""
+    with _claimed(factory, kind) as work:
+        if work is not None:
+            _finish(work, kind, build(work))
+    return _root(factory) / kind
 
 
 def meta_of(folder: Path) -> dict[str, Any]:
