@@ -78,10 +78,6 @@ def golden_folder(factory: pytest.TempPathFactory, kind: str,
     return _root(factory) / kind
 
 
-def meta_of(folder: Path) -> dict[str, Any]:
-    return dict(json.loads((folder / META).read_text()))
-
-
 @asynccontextmanager
 async def restored_stack(tmp: Path, factory: pytest.TempPathFactory, kind: str,
                          build: Build) -> AsyncIterator[Stack]:
