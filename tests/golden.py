@@ -106,3 +106,13 @@ async def created_stack(factory: pytest.TempPathFactory, name: str) -> AsyncIter
     """A copy of the run's created-cluster world in a new temp folder (for module fixtures)."""
     async with restored_stack(factory.mktemp(name), factory, "created", build_created) as stack:
         yield stack
+
+
+def builder(kind: str) -> Build:
+    """The builder of a golden kind `tests.stack.stack` restores."""
+    if kind == "imported":
+        from tests.groups.conftest import build_imported  # noqa: PLC0415 - it imports stack
+
+        return build_imported
+    assert kind == "created", kind
+    return build_created

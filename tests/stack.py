@@ -122,16 +122,20 @@ class Stack:
         return done.stdout
 
 
+# A test that asks for one of these fixtures gets, as `stack`, a copy of that golden world.
+WORLDS = {"imported_world": "imported", "created_world": "created"}
+
+
 @pytest.fixture
 async def stack(request: pytest.FixtureRequest, tmp_path: Path,
                 tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
-    """A fresh stack; a test that uses the imported cluster (tests/groups/conftest) gets a
-    copy of the run's imported golden world instead (tests/golden.py)."""
-    if "imported_world" in request.fixturenames:
-        from tests.golden import restored_stack  # noqa: PLC0415 - golden imports this module
-        from tests.groups.conftest import build_imported  # noqa: PLC0415
+    """A fresh stack; a test whose fixtures include a WORLDS marker gets a copy of the run's
+    golden world of that kind instead (tests/golden.py)."""
+    kind = next((k for name, k in WORLDS.items() if name in request.fixturenames), None)
+    if kind is not None:
+        from tests.golden import builder, restored_stack  # noqa: PLC0415 - it imports this
 
-        async with restored_stack(tmp_path, tmp_path_factory, "imported", build_imported) as made:
+        async with restored_stack(tmp_path, tmp_path_factory, kind, builder(kind)) as made:
             yield made
         return
     async with running_stack(tmp_path) as made:
@@ -140,8 +144,14 @@ async def stack(request: pytest.FixtureRequest, tmp_path: Path,
 
 @pytest.fixture
 def imported_world() -> str:
-    """Asked for (by tests/groups/conftest's `cluster`), `stack` is the imported golden."""
+    """`stack` is a copy of the imported cluster (tests/groups/conftest's `cluster`)."""
     return "imported"
+
+
+@pytest.fixture
+def created_world() -> str:
+    """`stack` is a copy of the cluster created through REST (tests/golden.build_created)."""
+    return "created"
 
 
 @asynccontextmanager

@@ -14,17 +14,10 @@ import pytest_asyncio
 from tests.clusters.helpers import BODY
 from tests.golden import created_stack
 from tests.groups.conftest import finish
-from tests.hyp.test_hyp_cluster import create_with_podplane
 from tests.stack import Stack
 
 CLUSTER = BODY["name"]
 JOBS = f"/api/v1/clusters/{CLUSTER}/jobs"
-
-
-async def created(stack: Stack) -> str:
-    """Create the cluster; the name of its (only) instance group."""
-    await create_with_podplane(stack)
-    return await group_of(stack)
 
 
 async def group_of(stack: Stack) -> str:
