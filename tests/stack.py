@@ -122,15 +122,41 @@ class Stack:
         return done.stdout
 
 
+# A test that asks for one of these fixtures gets, as `stack`, a copy of that golden world.
+WORLDS = {"imported_world": "imported", "created_world": "created"}
+
+
 @pytest.fixture
-async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
+async def stack(request: pytest.FixtureRequest, tmp_path: Path,
+                tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
+    """A fresh stack; a test whose fixtures include a WORLDS marker gets a copy of the run's
+    golden world of that kind instead (tests/golden.py)."""
+    kind = next((k for name, k in WORLDS.items() if name in request.fixturenames), None)
+    if kind is not None:
+        from tests.golden import builder, restored_stack  # noqa: PLC0415 - it imports this
+
+        async with restored_stack(tmp_path, tmp_path_factory, kind, builder(kind)) as made:
+            yield made
+        return
     async with running_stack(tmp_path) as made:
         yield made
 
 
+@pytest.fixture
+def imported_world() -> str:
+    """`stack` is a copy of the imported cluster (tests/groups/conftest's `cluster`)."""
+    return "imported"
+
+
+@pytest.fixture
+def created_world() -> str:
+    """`stack` is a copy of the cluster created through REST (tests/golden.build_created)."""
+    return "created"
+
+
 @asynccontextmanager
-async def running_stack(tmp: Path) -> AsyncIterator[Stack]:
-    """The stack in `tmp`, for fixtures of any scope."""
+async def running_stack(tmp: Path, token_prefix: str = "stack") -> AsyncIterator[Stack]:
+    """The stack in `tmp`, for fixtures of any scope; its tokens are `<token_prefix>-<role>`."""
     sandbox = SandboxThread(tmp / "cloud")
     settings = Settings(home=tmp / "cp", database_url=f"sqlite:///{tmp / 'cp.db'}",
                         aws_endpoint_url=sandbox.box.aws_url)
@@ -139,7 +165,7 @@ async def running_stack(tmp: Path) -> AsyncIterator[Stack]:
     try:
         async with app.router.lifespan_context(app):
             backoff_on(app)  # the sandbox's clock is frozen: a backoff waited for nothing
-            tokens = {r.value: await mint(app, f"stack-{r.value}", r) for r in Role}
+            tokens = {r.value: await mint(app, f"{token_prefix}-{r.value}", r) for r in Role}
             yield Stack(sandbox, app, tokens)
     finally:
         sandbox.stop()

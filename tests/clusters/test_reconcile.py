@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,7 +19,8 @@ from podplane.domain.dependencies import TRAINING_OPERATOR_POLICY
 from podplane.services.clusters.addon_identity import addon_role_name
 from podplane.services.clusters.reconcile_watch import DriftWatch
 from tests.clusters.helpers import BODY, wait_done
-from tests.stack import Stack, running_stack
+from tests.golden import created_stack
+from tests.stack import Stack
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 NAME = BODY["name"]
@@ -32,12 +32,9 @@ NVIDIA = ("daemonset/nvidia-device-plugin-daemonset", "kube-system")
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
-    """tests.stack's stack, once per module, with the cluster created through REST."""
-    async with running_stack(Path(tmp_path_factory.mktemp("reconcile"))) as made:
-        async with made.client("operator") as api:
-            r = await api.post("/api/v1/clusters", json=BODY)
-            assert r.status_code == 202, r.text
-            assert (await wait_done(api, r.json()["id"]))["status"] == "succeeded"
+    """tests.stack's stack, once per module, on a copy of the run's cluster created through
+    REST (tests/golden.py)."""
+    async with created_stack(tmp_path_factory, "reconcile") as made:
         yield made
 
 

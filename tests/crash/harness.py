@@ -179,7 +179,7 @@ def sweep(server: SweepServer, cloud: SweepCloud, kind: str, start: Start, token
             with server.api(token, timeout=30) as api:
                 if op_id is None:
                     op_id = _start(api, start, key)
-                op = _until_end(server, api, op_id) if op_id else None
+                op = until_end(server, api, op_id) if op_id else None
         if op is not None:
             server.stop()
             break
@@ -201,7 +201,7 @@ def _start(api: httpx.Client, start: Start, key: str) -> str | None:
     return str(r.json()["id"])
 
 
-def _until_end(server: SweepServer, api: httpx.Client, op_id: str) -> dict[str, Any] | None:
+def until_end(server: SweepServer, api: httpx.Client, op_id: str) -> dict[str, Any] | None:
     """The terminal operation, or None when the server died (a crash point fired)."""
     assert server.proc is not None
     while server.proc.poll() is None:

@@ -106,7 +106,19 @@ def _create(stack: Stack, compute: str, private: list[str], sg: str,
 
 
 @pytest.fixture
-async def cluster(stack: Stack) -> AsyncIterator[Cluster]:
+async def cluster(stack: Stack, imported_world: str) -> AsyncIterator[Cluster]:
+    """The imported cluster: `stack` (asked for with `imported_world`) is a copy of the run's
+    world `build_imported` made (tests/golden.py)."""
+    async with stack.app.state.podplane.sessions() as db:
+        row = await cluster_rows.get(db, CLUSTER)
+    assert row is not None, "the imported golden has no cluster row"
+    net = row.facts["network"]
+    yield Cluster(stack, CLUSTER, net["vpc_id"], net["compute_subnets"][0],
+                  net["security_group_id"])
+
+
+async def build_imported(stack: Stack) -> dict[str, Any]:
+    """The golden imported world: network, EKS + HyperPod made in the sandbox, the row."""
     vpc, compute, private, sg = _network(stack)
     _create(stack, compute, private, sg)
     async with stack.app.state.podplane.sessions.begin() as db:
@@ -116,7 +128,7 @@ async def cluster(stack: Stack) -> AsyncIterator[Cluster]:
             facts={"network": {"vpc_id": vpc, "vpc_cidr": "10.0.0.0/16",
                                "compute_subnets": [compute], "security_group_id": sg}})
     await _device_plugins(stack)
-    yield Cluster(stack, CLUSTER, vpc, compute, sg)
+    return {"vpc": vpc, "compute": compute, "sg": sg}
 
 
 async def _device_plugins(stack: Stack) -> None:

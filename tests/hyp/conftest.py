@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from tests.stack import Stack, running_stack
+from tests.golden import created_stack
+from tests.stack import Stack
 
 REPO = Path(__file__).resolve().parents[2]
 HYP = os.environ.get("PODPLANE_HYP") or str(REPO / ".venv-hyp" / "bin" / "hyp")
@@ -78,11 +79,9 @@ def hyp(stack: Stack, tmp_path: Path) -> Hyp:
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def podplane_cluster(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
     """One stack and one cluster created by podplane for a module's tests (creating it is
-    most of a test's time); a test that starts a job deletes it, so order does not matter."""
-    from tests.hyp.test_hyp_cluster import create_with_podplane
-
-    async with running_stack(tmp_path_factory.mktemp("hyp")) as stack:
-        await create_with_podplane(stack)
+    most of a test's time: this is a copy of the run's created golden, tests/golden.py); a test
+    that starts a job deletes it, so order does not matter."""
+    async with created_stack(tmp_path_factory, "hyp") as stack:
         yield stack
 
 

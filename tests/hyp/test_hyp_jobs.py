@@ -9,15 +9,16 @@ import pytest
 from tests.clusters.helpers import BODY
 from tests.hyp.conftest import Hyp
 from tests.hyp.test_hyp_pytorch_job import IMAGE, listed_pods, settle, status_of
-from tests.jobs.conftest import created, submit
+from tests.jobs.conftest import group_of, submit
 from tests.stack import Stack
 
 JOBS = f"/api/v1/clusters/{BODY['name']}/jobs"
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("created_world")  # stack: a copy of the run's created cluster
 async def test_hyp_and_podplane_see_each_others_jobs(stack: Stack, hyp: Hyp) -> None:
-    group = await created(stack)
+    group = await group_of(stack)
     hyp.run("set-cluster-context", "--cluster-name", BODY["name"])
     hyp.run("create", "hyp-pytorch-job", "--job-name", "from-hyp", "--image", IMAGE,
             "--instance-type", BODY["instance_type"], "--replica-count", "1")

@@ -12,17 +12,16 @@ import pytest
 import pytest_asyncio
 
 from tests.clusters.helpers import BODY
+from tests.golden import created_stack
 from tests.groups.conftest import finish
-from tests.hyp.test_hyp_cluster import create_with_podplane
-from tests.stack import Stack, running_stack
+from tests.stack import Stack
 
 CLUSTER = BODY["name"]
 JOBS = f"/api/v1/clusters/{CLUSTER}/jobs"
 
 
-async def created(stack: Stack) -> str:
-    """Create the cluster; the name of its (only) instance group."""
-    await create_with_podplane(stack)
+async def group_of(stack: Stack) -> str:
+    """The name of the cluster's (only) instance group."""
     async with stack.client("viewer") as api:
         groups = (await api.get(f"/api/v1/clusters/{CLUSTER}/instance-groups")).json()
     return str(groups[0]["name"])
@@ -30,10 +29,10 @@ async def created(stack: Stack) -> str:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def cluster(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Stack, str]]:
-    """One stack and one created cluster per test module (creating takes the most time):
+    """One stack per test module on its own copy of the run's created cluster (tests/golden.py):
     (stack, the instance group's name). Tests of a module leave no job running."""
-    async with running_stack(tmp_path_factory.mktemp("jobs")) as stack:
-        yield stack, await created(stack)
+    async with created_stack(tmp_path_factory, "jobs") as stack:
+        yield stack, await group_of(stack)
 
 
 def settle(stack: Stack, seconds: float = 0.0) -> None:

@@ -6,6 +6,7 @@ These start `python -m podplane serve` as a real process, so real (short) time p
 from __future__ import annotations
 
 import json
+import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,24 +17,42 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
+from podplane_testkit.crash import ENV as CRASH_ENV
 from podplane_testkit.touch import FakeCloud
-from tests.served import ControlPlane
+from tests.crash.harness import WarmParent
+from tests.served import SRC, ControlPlane, wait_up
 
 
 class Server(ControlPlane):
-    """A control plane with the test kit, on the test's database, with an admin token."""
+    """A control plane with the test kit, on the test's database, with an admin token; each
+    start is a fork of the module's warm parent (podplane_testkit.warm: the imports once)."""
 
-    def __init__(self, home: Path, db_url: str) -> None:
+    def __init__(self, home: Path, db_url: str, warm: WarmParent) -> None:
         super().__init__(home, {"PODPLANE_DATABASE_URL": db_url, "PODPLANE_TEST_WORKFLOWS": "1"})
+        self.warm = warm
         self.admin = self.token("crash-admin")
+
+    def start(self, crash_at: str | None = None) -> None:
+        self.home.mkdir(parents=True, exist_ok=True)
+        env = {**self.env, **({CRASH_ENV: crash_at} if crash_at else {})}
+        args = ["serve", "--host", "127.0.0.1", "--port", str(self.port)]
+        self.proc = self.warm.start(args, env, self.log)  # type: ignore[assignment]
+        wait_up(f"{self.url}/api/v1/health", self.proc, self.log)
 
     def client(self) -> httpx.Client:
         return self.api(self.admin)
 
 
+@pytest.fixture(scope="module")
+def warm() -> Iterator[WarmParent]:
+    parent = WarmParent({**os.environ, "PYTHONPATH": str(SRC)})
+    yield parent
+    parent.stop()
+
+
 @pytest.fixture
-def server(tmp_path: Path, db_url: str) -> Iterator[Server]:
-    srv = Server(tmp_path / "home", db_url)
+def server(tmp_path: Path, db_url: str, warm: WarmParent) -> Iterator[Server]:
+    srv = Server(tmp_path / "home", db_url, warm)
     yield srv
     srv.stop()
 

@@ -8,7 +8,7 @@ PointHook (podplane.ops.context), which the product leaves empty.
 PODPLANE_CRASH_SWEEP=<file> kills the process at the first point it reaches that the file
 does not list yet, after appending it: restarting the server again and again walks an
 operation through every point it records, one kill each, with no list kept by hand
-(tests/crash/test_sweep.py).
+(tests/crash/sweep.py).
 """
 
 from __future__ import annotations
