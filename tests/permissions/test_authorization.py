@@ -139,7 +139,7 @@ TOOL_ROLES: dict[str, Role] = {
 
 # Operation kind -> the authority retrying or cancelling it needs (scale: see below). Kinds
 # whose start's plan decides whether they destroy fall back to a destroy without a start row.
-PLAN_DECIDES = {"instance_group.scale": O, "feature.set": O}
+PLAN_DECIDES = {"instance_group.scale": O, "feature.set": O, "pool.assign": O}
 KIND_TABLE: dict[str, tuple[Role, bool]] = {
     "cluster.create": (O, False), "cluster.import": (A, False), "cluster.delete": (A, True),
     "instance_group.add": (O, False), "instance_group.scale": (A, True),
@@ -150,7 +150,7 @@ KIND_TABLE: dict[str, tuple[Role, bool]] = {
     "endpoint.create": (O, False), "endpoint.scale": (O, False),
     "endpoint.autoscale": (O, False),
     "endpoint.delete": (A, True), "endpoint.update": (O, False),
-    "pool.create": (O, False), "pool.scale": (O, False), "pool.assign": (O, False),
+    "pool.create": (O, False), "pool.scale": (O, False), "pool.assign": (A, True),
     "pool.delete": (A, True), "model.download": (O, False),
     "diagnose.nccl": (O, False),
 }

@@ -31,7 +31,7 @@ from podplane.services.groups.outcome import Outcome, key_used, start
 from podplane.services.inference.cluster import refuse_no_room
 from podplane.services.inference.pool_steps import ASSIGN, CREATE, DELETE, SCALE
 from podplane.services.jobs.cluster import kube_of
-from podplane.services.registry import service
+from podplane.services.registry import escalate_to_destroy, service
 
 Shape = dict[str, Any]
 OWNED = {MANAGED_BY: "podplane", COMPONENT: dp.POOL_COMPONENT}
@@ -199,6 +199,10 @@ async def assign(ctx: Ctx, cluster: str, name: str, request: AssignRequest, *,
                            hint="Scale the pool up first (PATCH .../pools/{name}).")
     if request.pods == len(mine) and (request.pods or not await _has_service(kube, request)):
         return Outcome(False, plan, dry_run=request.dry_run)
+    if request.pods == 0:   # the endpoint stops serving: as endpoint.delete (ADR 0016)
+        escalate_to_destroy(ctx, "pool.assign", f"pods=0 removes endpoint "
+                            f"{request.endpoint!r} and its Service", confirm=request.confirm,
+                            dry_run=request.dry_run)
     if request.dry_run:
         return Outcome(True, plan, dry_run=True)
     return await start(ctx, ASSIGN, target(cluster, name), params, idempotency_key, plan)
