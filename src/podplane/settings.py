@@ -34,6 +34,9 @@ class Settings(BaseSettings):
     rate_burst: float = Field(default=500.0, ge=1)
     max_waiters: int = Field(default=16, ge=1)  # concurrent long-poll waits
     max_streams: int = Field(default=16, ge=1)  # concurrent WebSockets and MCP streams
+    # Registries (or repositories: docker.io/vllm) an endpoint's or pool's `image` may come
+    # from; empty allows any (an operator's image runs in the cluster: docs/security.md).
+    allowed_image_registries: list[str] = Field(default_factory=list)
     # A running job whose pods all wrote nothing this long shows as stalled (services/jobs/
     # stall.py; the default is PyTorch's NCCL watchdog timeout).
     job_stall_seconds: int = Field(default=600, ge=60, le=86_400)

@@ -56,6 +56,16 @@ async def test_refusals_name_the_field_and_change_nothing(cluster: tuple[Stack, 
         assert r.status_code == 200 and r.json()["dry_run"] is True, r.text
         assert [m["kind"] for m in r.json()["plan"]["manifests"]] == ["Deployment", "Service"]
         EndpointNoChangeOut.model_validate(r.json())  # the documented shape is the one sent
+        settings = stack.app.state.podplane.settings   # an admin restricts registries
+        settings.allowed_image_registries = ["public.ecr.aws"]
+        try:
+            r = await api.post(ENDPOINTS, params={"dry_run": "true"},
+                               json={**base, "image": "attacker.example.com/miner:1"})
+            assert r.status_code == 422 and field_of(r.json()) == "image", r.text
+            r = await api.post(ENDPOINTS, params={"dry_run": "true"}, json=base)
+            assert r.status_code == 200, r.text   # the engine's pinned image is always allowed
+        finally:
+            settings.allowed_image_registries = []
     settle(stack)
     assert owned_objects(stack) == []
     assert kubectl_json(stack, "get", "deployments", "-n", "default")["items"] == []

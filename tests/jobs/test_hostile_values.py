@@ -18,6 +18,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from podplane.domain.errors import InvalidInput
 from podplane.domain.inference.download_sources import s3_source
+from podplane.domain.inference.images import check_registry, repository
 from podplane.domain.inference.pool import pool_deployment
 from podplane.domain.inference.pool_requests import PoolRequest
 from podplane.domain.inference.render import render as render_endpoint
@@ -144,3 +145,25 @@ def test_a_download_source_refuses_dot_segments(source: str) -> None:
 def test_a_plain_s3_source_still_parses() -> None:
     found = s3_source("s3://models-bucket/llama-3-8b/")
     assert found is not None and (found.bucket, found.key) == ("models-bucket", "llama-3-8b")
+
+
+@pytest.mark.parametrize(("image", "repo"), [
+    ("vllm/vllm-openai:v0.9.1", "docker.io/vllm/vllm-openai"),
+    ("ubuntu", "docker.io/library/ubuntu"),
+    ("public.ecr.aws/abc/img@sha256:" + "0" * 64, "public.ecr.aws/abc/img"),
+    ("localhost:5000/x:1", "localhost:5000/x"),
+    ("registry.example.com:443/a/b", "registry.example.com:443/a/b")])
+def test_image_references_normalize_as_runtimes_do(image: str, repo: str) -> None:
+    assert repository(image) == repo
+
+
+def test_the_registry_allow_list_refuses_other_images_and_empty_allows_any() -> None:
+    allowed = ["public.ecr.aws", "docker.io/vllm"]
+    for ok in (None, "public.ecr.aws/x/y:1", "vllm/vllm-openai:latest", "docker.io/vllm/z"):
+        check_registry(ok, allowed)
+    for bad in ("ubuntu", "docker.io/vllmx/y", "evil.example.com/public.ecr.aws/x",
+                "public.ecr.aws.evil.com/x"):
+        with pytest.raises(InvalidInput) as e:
+            check_registry(bad, allowed)
+        assert e.value.extra["field"] == "image"
+    check_registry("anything.example.com/x", [])

@@ -20,6 +20,7 @@ from podplane.domain.inference.errors import (
     PoolPodsAssigned,
     PoolTooSmall,
 )
+from podplane.domain.inference.images import check_registry
 from podplane.domain.inference.pool_requests import AssignRequest, PoolRequest
 from podplane.domain.inference.render import COMPONENT, NAMESPACE, check_fits, gpus_per_pod
 from podplane.domain.inference.requests import MAX_REPLICAS
@@ -122,6 +123,7 @@ async def get_pool(ctx: Ctx, cluster: str, name: str) -> Shape:
          target=lambda cluster, request, *_a, **_k: target(cluster, request.name))
 async def create_pool(ctx: Ctx, cluster: str, request: PoolRequest, *,
                       idempotency_key: str | None = None) -> Outcome:
+    check_registry(request.image, ctx.app.settings.allowed_image_registries)
     ref, kube = await kube_of(ctx, cluster)
     body = {k: v for k, v in asdict(request).items() if k != "dry_run"}
     body["image"] = request.image or ENGINES[request.engine].image

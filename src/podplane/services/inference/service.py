@@ -22,6 +22,7 @@ from podplane.domain.inference import render as ir
 from podplane.domain.inference import router as router_of
 from podplane.domain.inference.engines import ENGINES
 from podplane.domain.inference.errors import EndpointExists, EndpointOnPool, EndpointUnavailable
+from podplane.domain.inference.images import check_registry
 from podplane.domain.inference.pool import SERVED_MODEL
 from podplane.domain.inference.pool_views import pool_of
 from podplane.domain.inference.requests import MAX_REPLICAS, EndpointRequest, EndpointUpdate
@@ -100,6 +101,7 @@ async def _own(kube: KubePort, cluster: str, name: str) -> tuple[Shape, Shape | 
 async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
                           idempotency_key: str | None = None) -> Outcome:
     ref, kube = await kube_of(ctx, cluster)
+    check_registry(request.image, ctx.app.settings.allowed_image_registries)
     body = {k: v for k, v in asdict(request).items() if k != "dry_run"}
     body["image"] = request.image or ENGINES[request.engine].image
     body["replicas"] = asc.clamp(request.replicas, body.get("autoscaling"))
@@ -196,6 +198,7 @@ async def update_endpoint(ctx: Ctx, cluster: str, name: str, update: EndpointUpd
                           idempotency_key: str | None = None) -> Outcome:
     """Change the pod template (image, model, parallelism, context length, dtype): a rolling
     update, then one real request; either failing rolls back. Same values: no change."""
+    check_registry(update.image, ctx.app.settings.allowed_image_registries)
     ref, kube = await kube_of(ctx, cluster)
     params: Shape = {"cluster_ref": ref.params(), "endpoint": name}
     if await key_used(ctx, idempotency_key):
