@@ -34,6 +34,10 @@ class Settings(BaseSettings):
     rate_burst: float = Field(default=500.0, ge=1)
     max_waiters: int = Field(default=16, ge=1)  # concurrent long-poll waits
     max_streams: int = Field(default=16, ge=1)  # concurrent WebSockets and MCP streams
+    # MCP sessions a token may hold open, and how long one may idle before it ends (the SDK's
+    # default is 30 minutes; an agent that idles longer initializes again).
+    mcp_sessions_per_token: int = Field(default=32, ge=1, le=10_000)
+    mcp_session_idle_seconds: float = Field(default=300.0, gt=0, le=86_400)
     # Registries (or repositories: docker.io/vllm) an endpoint's or pool's `image` may come
     # from; empty allows any (an operator's image runs in the cluster: docs/security.md).
     allowed_image_registries: list[str] = Field(default_factory=list)

@@ -17,8 +17,8 @@ from podplane.bootstrap import build_app
 from podplane.domain.effects import Role
 from podplane.mcp.http import McpHttp
 from podplane.services.access.limits import STREAMS, WAITERS, limits_of
-from podplane.services.jobs import service as jobs_service
 from podplane.services.access.lookups import TTL_SECONDS, lookups_of
+from podplane.services.jobs import service as jobs_service
 from podplane.settings import Settings
 from podplane.store import audit_log
 from podplane.store import tokens as token_rows

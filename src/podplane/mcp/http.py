@@ -25,6 +25,7 @@ from podplane.domain.errors import Forbidden, NotFound, PodplaneError, Unauthent
 from podplane.domain.principal import ANONYMOUS, Principal
 from podplane.mcp.rest import Caller, in_process_client
 from podplane.mcp.server import build_server
+from podplane.mcp.sessions import TokenSessions
 from podplane.services.access import auth as auth_service
 from podplane.services.access.audit import record_limited, record_refusal
 from podplane.services.access.limits import STREAMS, limits_of
@@ -42,7 +43,10 @@ class McpHttp:
     def __init__(self, app: ASGIApp, state: AppState) -> None:
         self.app = app  # the whole control plane, for in-process REST calls
         self.state = state
-        self.manager = StreamableHTTPSessionManager(app=build_server(self._caller))
+        self.manager = StreamableHTTPSessionManager(
+            app=build_server(self._caller),
+            session_idle_timeout=state.settings.mcp_session_idle_seconds)
+        self.sessions = TokenSessions(self.manager, state)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -67,6 +71,7 @@ class McpHttp:
         try:
             yield
         finally:
+            await self.sessions.close()
             stop.set()
             await task
 
@@ -83,7 +88,10 @@ class McpHttp:
             principal, token = await self._authenticate(headers)
             limits = limits_of(self.state)
             limits.admit(principal.token_id)
-            with limits.holding(STREAMS, principal.token_id):
+            opens = headers.get("mcp-session-id") is None   # an initialize opens one
+            with limits.holding(STREAMS, principal.token_id), (
+                    self.sessions.opening_one(principal.token_id) if opens
+                    else contextlib.nullcontext()):
                 scope[_PRINCIPAL], scope[_TOKEN] = principal, token
                 # The SDK binds a session to this identity: another token cannot ride it.
                 scope["user"] = AuthenticatedUser(AccessToken(
@@ -104,7 +112,9 @@ class McpHttp:
 
         async def tracked(message: Message) -> None:
             nonlocal started
-            started = started or message["type"] == "http.response.start"
+            if message["type"] == "http.response.start":
+                started = True
+                self.sessions.opened(principal.token_id, list(message.get("headers") or []))
             await send(message)
 
         serving = asyncio.create_task(self.manager.handle_request(scope, receive, tracked))
