@@ -33,6 +33,10 @@ class Settings(BaseSettings):
     rate_per_second: float = Field(default=50.0, gt=0)
     rate_burst: float = Field(default=500.0, ge=1)
     max_waiters: int = Field(default=16, ge=1)  # concurrent long-poll waits
+    # Per client address, failed authentications (unknown token, expired session) before its
+    # requests are refused ahead of any look-up (services/access/strangers.py).
+    stranger_rate_per_second: float = Field(default=10.0, gt=0)
+    stranger_burst: float = Field(default=100.0, ge=1)
     max_streams: int = Field(default=16, ge=1)  # concurrent WebSockets and MCP streams
     # MCP sessions a token may hold open, and how long one may idle before it ends (the SDK's
     # default is 30 minutes; an agent that idles longer initializes again).

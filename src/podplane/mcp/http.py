@@ -85,7 +85,7 @@ class McpHttp:
         try:
             if _below_mount(scope) not in ("", "/"):
                 raise NotFound("The MCP endpoint is /mcp/ itself.")
-            principal, token = await self._authenticate(headers)
+            principal, token = await self._authenticate(headers, _address(scope))
             limits = limits_of(self.state)
             limits.admit(principal.token_id)
             opens = headers.get("mcp-session-id") is None   # an initialize opens one
@@ -100,7 +100,8 @@ class McpHttp:
         except PodplaneError as err:
             if err.status in REFUSALS:
                 who = principal or ANONYMOUS.with_face("agent")
-                await record_refusal(self.state, who, "mcp.request", MOUNT + "/", err.code)
+                await record_refusal(self.state, who, "mcp.request", MOUNT + "/", err.code,
+                                     address=_address(scope))
             elif err.status == 429 and principal is not None:
                 await record_limited(self.state, principal, "mcp.request", MOUNT + "/", err.code)
             await _problem(err)(scope, receive, send)
@@ -133,7 +134,8 @@ class McpHttp:
         with contextlib.suppress(Exception):  # end the open stream where it stands
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _authenticate(self, headers: Headers) -> tuple[Principal, str]:
+    async def _authenticate(self, headers: Headers,
+                            address: str | None = None) -> tuple[Principal, str]:
         scheme, _, token = (headers.get("authorization") or "").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise Unauthenticated(
@@ -143,7 +145,8 @@ class McpHttp:
         if origin is not None and origin not in self.state.settings.own_origins():
             raise Forbidden(f"Origin {origin!r} is not allowed.",
                             hint="Set PODPLANE_ALLOWED_ORIGINS to add a trusted origin.")
-        principal = await auth_service.principal_for_token(self.state, token.strip(), "agent")
+        principal = await auth_service.principal_for_token(self.state, token.strip(), "agent",
+                                                           address)
         return principal, token.strip()
 
     async def _caller(self, ctx: ServerRequestContext[Any, Any]) -> Caller:
@@ -165,6 +168,11 @@ def mount(app: Any) -> McpHttp:
     face = McpHttp(app, app.state.podplane)
     app.mount(MOUNT, face)
     return face
+
+
+def _address(scope: Scope) -> str:
+    client = scope.get("client")
+    return str(client[0]) if client else "?"
 
 
 def _below_mount(scope: Scope) -> str:
