@@ -42,7 +42,7 @@ from podplane.services.inference import (
 from podplane.services.inference import router as rsvc
 from podplane.services.inference.workflows import CREATE, DELETE, SCALE, UPDATE
 from podplane.services.jobs.cluster import kube_of
-from podplane.services.registry import service
+from podplane.services.registry import escalate_to_admin, service
 
 Shape = dict[str, Any]
 MAX_PROMPT = 4000
@@ -102,7 +102,11 @@ async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
                           idempotency_key: str | None = None) -> Outcome:
     ref, kube = await kube_of(ctx, cluster)
     check_registry(request.image, ctx.app.settings.allowed_image_registries)
-    body = {k: v for k, v in asdict(request).items() if k != "dry_run"}
+    body = {k: v for k, v in asdict(request).items() if k not in ("dry_run", "confirm")}
+    if ir.check_exposure(body):   # internal unless an admin agreed (issue 34, S6)
+        escalate_to_admin(ctx, "endpoint.create", f"Endpoint {request.name!r} would be "
+                          f"reachable from the internet ({', '.join(request.source_ranges)})",
+                          confirm=request.confirm, dry_run=request.dry_run)
     body["image"] = request.image or ENGINES[request.engine].image
     body["replicas"] = asc.clamp(request.replicas, body.get("autoscaling"))
     op_params: Shape = {"cluster_ref": ref.params(), "endpoint": request.name,
