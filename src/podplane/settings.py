@@ -45,6 +45,9 @@ class Settings(BaseSettings):
     # Registries (or repositories: docker.io/vllm) an endpoint's or pool's `image` may come
     # from; empty allows any (an operator's image runs in the cluster: docs/security.md).
     allowed_image_registries: list[str] = Field(default_factory=list)
+    # The permissions boundary (a managed policy ARN) of every IAM role podplane creates; the
+    # documented policy lets podplane create and grant roles only with it (aws-permissions.md).
+    role_permissions_boundary: str | None = None
     # A running job whose pods all wrote nothing this long shows as stalled (services/jobs/
     # stall.py; the default is PyTorch's NCCL watchdog timeout).
     job_stall_seconds: int = Field(default=600, ge=60, le=86_400)
