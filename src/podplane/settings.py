@@ -29,6 +29,8 @@ class Settings(BaseSettings):
     # The console's address as users reach it (https://podplane.example.com). It decides the
     # session cookie's Secure flag and __Host- prefix and the origin trusted for writes.
     public_url: str | None = None
+    # With public_url: other Host values served (host[:port]; a proxy that rewrites Host).
+    allowed_hosts: list[str] = Field(default_factory=list)
     # Per token, per process (docs/security.md): request rate, and what it may hold open.
     rate_per_second: float = Field(default=50.0, gt=0)
     rate_burst: float = Field(default=500.0, ge=1)
