@@ -31,9 +31,10 @@ HOLDS_DATA: dict[str, bool] = {
     "fsx-filesystem": True, "amp-workspace": True, "mlflow-server": True,
 }
 # Kubernetes objects whose deletion loses data: volumes and claims (a claim's bound volume
-# goes with it under a Delete reclaim policy), and what deletes other objects with it.
-KUBE_DATA_KINDS = frozenset({"PersistentVolume", "PersistentVolumeClaim", "Namespace",
-                             "CustomResourceDefinition", "StatefulSet"})
+# goes with it under a Delete reclaim policy) and the stateful sets that own claims. An
+# operator's CRDs and namespace are not counted (ADR 0016): switching keda or kuberay off
+# removes them, as it always did, for operators.
+KUBE_DATA_KINDS = frozenset({"PersistentVolume", "PersistentVolumeClaim", "StatefulSet"})
 
 
 @dataclass(frozen=True)
