@@ -13,7 +13,9 @@ import schemathesis
 from hypothesis import HealthCheck, settings
 
 from podplane.bootstrap import build_app
+from podplane.cloud.wiring import build_cloud
 from podplane.domain.effects import Role
+from podplane.services.cloud_access import attach_cloud
 from podplane.settings import Settings
 from podplane_sandbox.main import Sandbox
 from tests.conftest import mint
@@ -25,6 +27,8 @@ _cloud.start()
 app = build_app(Settings(home=_home, database_url=f"sqlite:///{_home / 'fuzz.db'}",
                          aws_endpoint_url=_cloud.aws_url))
 ADMIN = asyncio.run(mint(app, "fuzz-admin", Role.ADMIN))
+# What the skipped lifespan would attach: the ports on the sandbox (routes that read the cloud)
+attach_cloud(app.state.podplane, *build_cloud(app.state.podplane.settings))
 
 
 async def without_lifespan(scope, receive, send):  # type: ignore[no-untyped-def]
