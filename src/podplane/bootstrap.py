@@ -60,6 +60,7 @@ class TestKit:
 
 def build_state(settings: Settings) -> AppState:
     settings.home.mkdir(mode=0o700, parents=True, exist_ok=True)  # tokens, state: owner only
+    settings.home.chmod(0o700)  # also when the sandbox (or anyone) made it first, wider
     if settings.backend == "sandbox":
         _point_at_sandbox(settings)
     else:

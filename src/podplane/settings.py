@@ -29,11 +29,27 @@ class Settings(BaseSettings):
     # The console's address as users reach it (https://podplane.example.com). It decides the
     # session cookie's Secure flag and __Host- prefix and the origin trusted for writes.
     public_url: str | None = None
+    # With public_url: other Host values served (host[:port]; a proxy that rewrites Host).
+    allowed_hosts: list[str] = Field(default_factory=list)
     # Per token, per process (docs/security.md): request rate, and what it may hold open.
     rate_per_second: float = Field(default=50.0, gt=0)
     rate_burst: float = Field(default=500.0, ge=1)
     max_waiters: int = Field(default=16, ge=1)  # concurrent long-poll waits
+    # Per client address, failed authentications (unknown token, expired session) before its
+    # requests are refused ahead of any look-up (services/access/strangers.py).
+    stranger_rate_per_second: float = Field(default=10.0, gt=0)
+    stranger_burst: float = Field(default=100.0, ge=1)
     max_streams: int = Field(default=16, ge=1)  # concurrent WebSockets and MCP streams
+    # MCP sessions a token may hold open, and how long one may idle before it ends (the SDK's
+    # default is 30 minutes; an agent that idles longer initializes again).
+    mcp_sessions_per_token: int = Field(default=32, ge=1, le=10_000)
+    mcp_session_idle_seconds: float = Field(default=300.0, gt=0, le=86_400)
+    # Registries (or repositories: docker.io/vllm) an endpoint's or pool's `image` may come
+    # from; empty allows any (an operator's image runs in the cluster: docs/security.md).
+    allowed_image_registries: list[str] = Field(default_factory=list)
+    # The permissions boundary (a managed policy ARN) of every IAM role podplane creates; the
+    # documented policy lets podplane create and grant roles only with it (aws-permissions.md).
+    role_permissions_boundary: str | None = None
     # A running job whose pods all wrote nothing this long shows as stalled (services/jobs/
     # stall.py; the default is PyTorch's NCCL watchdog timeout).
     job_stall_seconds: int = Field(default=600, ge=60, le=86_400)

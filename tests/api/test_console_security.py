@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 from typer.testing import CliRunner
 
 from podplane.api.routers.operations import ErrorOut
@@ -27,8 +28,30 @@ PUBLIC = "https://PodPlane.example.com:443/console"  # scheme, case and default 
 
 def _client(tmp_path: Path, public_url: str | None = None) -> TestClient:
     # The database PODPLANE_HOME implies, so the local CLI and the server share it.
-    app = build_app(Settings(home=tmp_path / "home", public_url=public_url))
-    return TestClient(app, base_url="http://10.0.0.5:3099")  # behind a TLS-terminating proxy
+    # behind a TLS-terminating proxy that rewrites Host to the upstream's address
+    app = build_app(Settings(home=tmp_path / "home", public_url=public_url,
+                             allowed_hosts=["10.0.0.5:3099"]))
+    return TestClient(app, base_url="http://10.0.0.5:3099")
+
+
+def test_with_a_public_url_only_its_hosts_are_served(tmp_path: Path) -> None:
+    """Issue 34, S14: a DNS-rebinding page reaches the server under its own name; with
+    PODPLANE_PUBLIC_URL set that Host is refused (421) before anything runs, REST and
+    WebSocket alike. The public host, listed ones and loopback (SSM port-forward) are served."""
+    with _client(tmp_path, public_url=PUBLIC) as c:
+        for host, status in (("attacker.example:3099", 421), ("podplane.example.com", 200),
+                             ("PodPlane.example.com:443", 200), ("localhost:3099", 200),
+                             ("127.0.0.1:3099", 200), ("10.0.0.5:3099", 200)):
+            r = c.get("/api/v1/health", headers={"host": host})
+            assert r.status_code == status, (host, r.text)
+        assert c.get("/api/v1/health", headers={"host": "evil"}).json()["code"] == \
+            "host_not_allowed"
+        with pytest.raises(WebSocketDisconnect):   # the handshake is refused
+            with c.websocket_connect("/api/v1/operations/op-x/events",
+                                     headers={"host": "attacker.example"}) as ws:
+                ws.receive_json()
+    with _client(tmp_path / "local") as local:   # no public URL: local use, any Host
+        assert local.get("/api/v1/health", headers={"host": "whatever:1"}).status_code == 200
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from podplane.domain.effects import Role
 from podplane.mcp.http import McpHttp
 from podplane.services.access.limits import STREAMS, WAITERS, limits_of
 from podplane.services.access.lookups import TTL_SECONDS, lookups_of
+from podplane.services.jobs import service as jobs_service
 from podplane.settings import Settings
 from podplane.store import audit_log
 from podplane.store import tokens as token_rows
@@ -260,3 +261,57 @@ async def test_a_lookup_that_a_revocation_overtakes_is_not_kept() -> None:
     release.set()
     assert await reading == principal  # that request had begun before the revocation
     assert cache.get("token", "secret") is None  # but nothing is kept for the next one
+
+
+class _QuietStream:
+    """A followed log stream of a quiet pod: one line, then nothing until it is closed."""
+
+    async def batches(self) -> AsyncIterator[dict[str, Any]]:
+        yield {"type": "lines", "lines": [{"pod": "p", "line": "hello"}], "cursor": {"p": 1}}
+        await asyncio.Event().wait()
+
+
+def _quiet_logs(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def opened(*_a: Any, **_k: Any) -> _QuietStream:
+        return _QuietStream()
+
+    opened.__podplane_service__ = jobs_service.open_log_stream.__podplane_service__  # type: ignore[attr-defined]
+    monkeypatch.setattr(jobs_service, "open_log_stream", opened)
+
+
+def test_a_log_stream_is_capped_and_closed_when_its_token_is_revoked(
+        sync_client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 34, S3: the job-log WebSocket holds a stream slot like every other stream, and
+    revoking its token closes it (4401) instead of letting it deliver on."""
+    c = sync_client
+    _quiet_logs(monkeypatch)
+    admin, viewer = _mint(c, "boss", Role.ADMIN), _mint(c, "watcher", Role.VIEWER)
+    as_viewer = {"Authorization": f"Bearer {viewer}"}
+    url = "/api/v1/clusters/gpu/jobs/j1/logs/stream"
+    with c.websocket_connect(url, headers=as_viewer) as ws:
+        assert ws.receive_json()["type"] == "lines"
+        assert dict(limits_of(c.app.state.podplane).held) == {
+            (STREAMS, _token_id(c, "watcher")): 1}
+        with pytest.raises(WebSocketDisconnect) as second:   # over the cap of 1
+            with c.websocket_connect(url, headers=as_viewer) as extra:
+                extra.receive_json()
+        assert second.value.code == 4429
+        revoked = c.delete("/api/v1/tokens/watcher", headers={"Authorization": f"Bearer {admin}"})
+        assert revoked.status_code == 200
+        with pytest.raises(WebSocketDisconnect) as closed:
+            ws.receive_json()
+        assert (closed.value.code, closed.value.reason) == (4401, "token_revoked")
+    assert dict(limits_of(c.app.state.podplane).held) == {}
+
+
+@pytest.mark.parametrize("query", ["tail=5001", "since_seconds=2592001", "tail=0"])
+def test_log_stream_tail_and_since_are_bounded_as_rest_is(
+        sync_client: TestClient, monkeypatch: pytest.MonkeyPatch, query: str) -> None:
+    c = sync_client
+    _quiet_logs(monkeypatch)
+    viewer = _mint(c, "bounded", Role.VIEWER)
+    with pytest.raises(WebSocketDisconnect) as refused:
+        with c.websocket_connect(f"/api/v1/clusters/gpu/jobs/j1/logs/stream?{query}",
+                                 headers={"Authorization": f"Bearer {viewer}"}) as ws:
+            ws.receive_json()
+    assert refused.value.code == 4422

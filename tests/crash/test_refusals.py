@@ -45,6 +45,7 @@ POOLS, POOL = f"/api/v1/clusters/{CLUSTER}/pools", "/api/v1/clusters/{cluster}/p
 POOL_BODY = {"name": "p1", "instance_group": FIRST_GROUP, "model": "Qwen/Qwen2.5-0.5B-Instruct"}
 NCCL_BODY = {"nodes": ["i-0123456789abcdef0", "i-0123456789abcdef1"]}
 JOB_BODY = {"name": "j1", "recipe": "pytorch-ddp", "instance_group": FIRST_GROUP, "replicas": 1}
+PUBLIC_LB = {"exposure": "load_balancer", "public": True, "source_ranges": ["203.0.113.0/24"]}
 GOOD_CLUSTER = {"name": "fresh", "region": "us-west-2", "availability_zone": "us-west-2a",
                 "instance_type": "ml.g5.8xlarge", "count": 1, "capacity_type": "on-demand"}
 # What a refusal may change by design: the audit log records it; authenticating stamps the
@@ -171,6 +172,8 @@ REFUSALS = [
       path="/api/v1/clusters/nope/jobs", body=JOB_BODY),
     R("POST", "/api/v1/clusters/{cluster}/jobs", "422 bad name", 422, path=JOBS,
       body={**JOB_BODY, "name": "Bad_Name"}),
+    R("POST", "/api/v1/clusters/{cluster}/jobs", "422 shell in a parameter", 422, path=JOBS,
+      body={**JOB_BODY, "params": {"dataset": "/data/x <(touch pwned)"}}, role="operator"),
     R("POST", "/api/v1/clusters/{cluster}/jobs", "403 role", 403, path=JOBS, body=JOB_BODY,
       role="viewer"),
     R("POST", "/api/v1/clusters/{cluster}/jobs/{job}/cancel", "404 cluster", 404,
@@ -215,6 +218,13 @@ REFUSALS = [
       body={**EP_BODY, "name": "Bad_Name"}),
     R("POST", "/api/v1/clusters/{cluster}/endpoints", "422 TP > GPUs per node", 422,
       path=ENDPOINTS, body={**EP_BODY, "tensor_parallel": 2}),
+    # issue 34: an internet-facing load balancer is an admin's, with ranges and confirm
+    R("POST", "/api/v1/clusters/{cluster}/endpoints", "403 role (public)", 403,
+      path=ENDPOINTS, body={**EP_BODY, **PUBLIC_LB}, role="operator"),
+    R("POST", "/api/v1/clusters/{cluster}/endpoints", "422 public without ranges", 422,
+      path=ENDPOINTS, body={**EP_BODY, **PUBLIC_LB, "source_ranges": []}),
+    R("POST", "/api/v1/clusters/{cluster}/endpoints", "428 confirm (public)", 428,
+      path=ENDPOINTS, body={**EP_BODY, **PUBLIC_LB}),
     R("POST", "/api/v1/clusters/{cluster}/endpoints", "403 role", 403, path=ENDPOINTS,
       body=EP_BODY, role="viewer"),
     R("PATCH", EP, "404 endpoint", 404, path=f"{ENDPOINTS}/e1", body={"replicas": 2}),

@@ -8,6 +8,7 @@ one rejecting a planted fault.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -64,11 +65,23 @@ def _statements(template: Template) -> Iterator[tuple[str, dict[str, Any]]]:
                             yield name, one
 
 
+def _boundaries(template: Template) -> set[str]:
+    """Managed policies no role, user or group of the template attaches: the permissions
+    boundary podplane gives its roles (a boundary grants nothing, it caps)."""
+    attached = {json.dumps(v) for _, res in _resources(template)
+                for v in _as_list(_props(res).get("ManagedPolicyArns", []))}
+    return {name for name, _ in _resources(template, "AWS::IAM::ManagedPolicy")
+            if json.dumps({"Ref": name}) not in attached
+            and "boundary" in str(_props(template["Resources"][name]).get("Description", ""))}
+
+
 def no_wildcard_actions(template: Template) -> list[str]:
-    """An Allow of every action ("*", "*:*", "service:*") or of all but some (NotAction)."""
+    """An Allow of every action ("*", "*:*", "service:*") or of all but some (NotAction),
+    except in a permissions boundary nothing attaches."""
     out = []
+    boundaries = _boundaries(template)
     for name, stmt in _statements(template):
-        if stmt.get("Effect") != "Allow":
+        if stmt.get("Effect") != "Allow" or name in boundaries:
             continue
         if "NotAction" in stmt:
             out.append(f"{name}: Allow with NotAction")

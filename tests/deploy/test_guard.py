@@ -132,3 +132,10 @@ def test_the_open_rule_of_the_old_system_is_caught_on_the_instances_too() -> Non
     assert "InstanceSecurityGroup: ingress from 0.0.0.0/0" in found
     assert ("InstanceSecurityGroup: an inbound rule on InstanceSecurityGroup, an instance's "
             "group") in found
+
+
+def test_an_attached_policy_with_not_action_is_still_caught() -> None:
+    """The boundary exemption covers a boundary only: attach it to a role and it is a grant."""
+    t = load()
+    _res(t, "ControlPlaneRole")["ManagedPolicyArns"].append({"Ref": "RoleBoundary"})
+    assert "RoleBoundary: Allow with NotAction" in guard.violations(t)

@@ -243,9 +243,18 @@ async def test_disable_removes_exactly_what_it_made(cluster: Cluster) -> None:
     for pod in ("reader", "too-late", "reader-again"):   # the claim's users go first
         await kube.delete("v1", "Pod", pod, namespace="default")
     before = len(stack.ledger())
-    async with stack.client("operator") as client:
-        await _set(client, {"enabled": False})
-        view = (await client.get(URL)).json()
+    async with stack.client("operator") as operator, stack.client("admin") as admin:
+        # Deleting the file system deletes its data: a destroy (ADR 0016), refused untouched.
+        refused = await operator.patch(URL, json={"enabled": False})
+        assert refused.status_code == 403, refused.text
+        unconfirmed = await admin.patch(URL, json={"enabled": False})
+        assert unconfirmed.status_code == 428, unconfirmed.text
+        assert len(stack.ledger()) == before and len(_ours(cluster)) == 1
+        off = await _set(admin, {"enabled": False, "confirm": True})
+        (row,) = [a for a in (await admin.get("/api/v1/audit", params={
+            "action": "feature.set"})).json() if a["operation_id"] == off["id"]]
+        view = (await admin.get(URL)).json()
+    assert row["detail"]["authority"] == {"role": "admin", "destroys": True}, row
     assert (view["desired_enabled"], view["observed_enabled"], view["drifted"]) == (
         False, False, False)
     assert sorted(mutations(stack.ledger()[before:])) == sorted([
@@ -279,7 +288,8 @@ async def test_an_existing_file_system_is_mounted_and_survives_disable(cluster: 
         assert pv["spec"]["csi"]["volumeAttributes"] == {
             "dnsname": theirs["DNSName"],
             "mountname": theirs["LustreConfiguration"]["MountName"]}
-        off = await _set(client, {"enabled": False})
+    async with stack.client("admin") as client:   # the volume and claim go: a destroy
+        off = await _set(client, {"enabled": False, "confirm": True})
     assert any(theirs["FileSystemId"] in a for a in off["plan"]["left_alone"])
     (still,) = _systems(cluster)
     assert (still["FileSystemId"], still["Lifecycle"]) == (theirs["FileSystemId"], "AVAILABLE")

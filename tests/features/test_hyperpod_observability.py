@@ -290,8 +290,11 @@ async def test_disable_removes_exactly_what_it_made(cluster: Cluster) -> None:
     stack = cluster.stack
     role = _role(cluster)["RoleName"]
     before = len(stack.ledger())
-    async with stack.client("operator") as client:
-        off = await _set(client, {"enabled": False})
+    async with stack.client("operator") as operator:   # the workspace's metrics go: a destroy
+        assert (await operator.patch(URL, json={"enabled": False})).status_code == 403
+    assert len(stack.ledger()) == before
+    async with stack.client("admin") as client:
+        off = await _set(client, {"enabled": False, "confirm": True})
         view = (await client.get(URL)).json()
     assert [a["kind"] for a in off["plan"]["actions"]] == [
         "eks-addon", "pod-identity", "amp-workspace", "iam-role"]

@@ -240,8 +240,11 @@ async def test_disable_removes_what_it_made_and_jobs_lose_the_env(alpha: tuple[S
                                                                    ) -> None:
     stack, group = alpha
     before = len(stack.ledger())
-    async with stack.client("operator") as api:
-        await _set(api, {"enabled": False})
+    async with stack.client("operator") as operator:   # the tracking server goes: a destroy
+        assert (await operator.patch(URL, json={"enabled": False})).status_code == 403
+    assert len(stack.ledger()) == before
+    async with stack.client("admin") as api:
+        await _set(api, {"enabled": False, "confirm": True})
         view = (await api.get(URL)).json()
         r = await api.post(JOBS, params={"dry_run": "true"}, json={
             "name": "untracked", "recipe": "pytorch-ddp", "instance_group": group,

@@ -5,6 +5,8 @@ gives two Ready pods; delete needs confirm and leaves nothing."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from podplane.api.routers.endpoints import EndpointMutationOut, EndpointNoChangeOut, ScalePlanOut
@@ -56,6 +58,17 @@ async def test_refusals_name_the_field_and_change_nothing(cluster: tuple[Stack, 
         assert r.status_code == 200 and r.json()["dry_run"] is True, r.text
         assert [m["kind"] for m in r.json()["plan"]["manifests"]] == ["Deployment", "Service"]
         EndpointNoChangeOut.model_validate(r.json())  # the documented shape is the one sent
+        await _load_balancers_are_internal_unless_an_admin_agreed(stack, api, base)
+        settings = stack.app.state.podplane.settings   # an admin restricts registries
+        settings.allowed_image_registries = ["public.ecr.aws"]
+        try:
+            r = await api.post(ENDPOINTS, params={"dry_run": "true"},
+                               json={**base, "image": "attacker.example.com/miner:1"})
+            assert r.status_code == 422 and field_of(r.json()) == "image", r.text
+            r = await api.post(ENDPOINTS, params={"dry_run": "true"}, json=base)
+            assert r.status_code == 200, r.text   # the engine's pinned image is always allowed
+        finally:
+            settings.allowed_image_registries = []
     settle(stack)
     assert owned_objects(stack) == []
     assert kubectl_json(stack, "get", "deployments", "-n", "default")["items"] == []
@@ -184,3 +197,34 @@ async def test_an_image_that_cannot_pull_fails_the_create_with_the_reason(
         r = await admin.delete(f"{ENDPOINTS}/nopull", params={"confirm": "true"})
         assert (await finish(admin, r.json()))["status"] == "succeeded"
     assert owned_objects(stack) == []
+
+
+async def _load_balancers_are_internal_unless_an_admin_agreed(stack: Stack, api: Any,
+                                                              base: dict[str, Any]) -> None:
+    """Issue 34, S6: exposure=load_balancer is internal to the VPC; internet-facing needs an
+    admin, source ranges and confirm, and each refusal names why and creates nothing."""
+    lb = {**base, "exposure": "load_balancer"}
+    r = await api.post(ENDPOINTS, params={"dry_run": "true"}, json=lb)
+    assert r.status_code == 200, r.text
+    svc = r.json()["plan"]["manifests"][1]
+    assert svc["spec"]["type"] == "LoadBalancer"
+    assert svc["metadata"]["annotations"] == {
+        "service.beta.kubernetes.io/aws-load-balancer-scheme": "internal",
+        "service.beta.kubernetes.io/aws-load-balancer-internal": "true"}
+    public = {**lb, "public": True, "source_ranges": ["203.0.113.0/24"]}
+    r = await api.post(ENDPOINTS, json=public)
+    assert r.status_code == 403 and r.json()["code"] == "forbidden", r.text
+    async with stack.client("admin") as admin:
+        r = await admin.post(ENDPOINTS, json={**public, "source_ranges": []})
+        assert r.status_code == 422 and field_of(r.json()) == "source_ranges", r.text
+        r = await admin.post(ENDPOINTS, json={**public, "exposure": "service",
+                                              "source_ranges": []})
+        assert r.status_code == 422 and field_of(r.json()) == "public", r.text
+        r = await admin.post(ENDPOINTS, json=public)
+        assert r.status_code == 428 and r.json()["code"] == "confirmation_required", r.text
+        r = await admin.post(ENDPOINTS, params={"dry_run": "true"}, json=public)
+        assert r.status_code == 200, r.text
+    svc = r.json()["plan"]["manifests"][1]
+    assert svc["metadata"]["annotations"] == {
+        "service.beta.kubernetes.io/aws-load-balancer-scheme": "internet-facing"}
+    assert svc["spec"]["loadBalancerSourceRanges"] == ["203.0.113.0/24"]

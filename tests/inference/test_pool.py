@@ -167,14 +167,37 @@ async def test_a_scale_in_that_needs_the_serving_pod_is_refused(warm: Stack) -> 
         "replicas"] == 1
 
 
+async def test_unassigning_removes_the_endpoint_so_it_needs_admin_and_confirm(warm: Stack
+                                                                            ) -> None:
+    """pods=0 removes the endpoint and its Service, as endpoint.delete does (ADR 0016):
+    an operator gets 403, an admin without confirm 428, and neither changes anything."""
+    before, mutating = assigned(warm, "chat"), len(warm.ledger())
+    unassign = {"endpoint": "chat", "pods": 0}
+    async with warm.client("operator") as operator, warm.client("admin") as admin:
+        assert (await operator.post(f"{POOLS}/warm/assign", json=unassign)).status_code == 403
+        r = await admin.post(f"{POOLS}/warm/assign", json=unassign)
+        assert r.status_code == 428 and r.json()["code"] == "confirmation_required", r.text
+        planned = await admin.post(f"{POOLS}/warm/assign", json={**unassign, "dry_run": True})
+        assert planned.status_code == 200 and planned.json()["plan"]["to"] == 0, planned.text
+        rows = (await admin.get("/api/v1/audit", params={"action": "pool.assign"})).json()
+    assert assigned(warm, "chat") == before and len(warm.ledger()) == mutating
+    refused = [(a["role"], a["result"]) for a in rows if a["result"].startswith("error")]
+    assert refused[:2] == [("admin", "error:confirmation_required"),
+                           ("operator", "error:forbidden")], rows
+
+
 async def test_unassigning_drains_before_the_pod_is_deleted(warm: Stack) -> None:
     (serving,) = assigned(warm, "chat")
     uid = serving["metadata"]["uid"]
     counts = {"sent": 0, "answered": 0}
-    async with warm.client("operator") as api:
+    async with warm.client("admin") as api:
         tasks = await in_flight(warm, api, serving, 4, counts)
-        r = await api.post(f"{POOLS}/warm/assign", json={"endpoint": "chat", "pods": 0})
+        r = await api.post(f"{POOLS}/warm/assign",
+                           json={"endpoint": "chat", "pods": 0, "confirm": True})
         assert r.status_code == 202, r.text
+        (row,) = [a for a in (await api.get("/api/v1/audit", params={
+            "action": "pool.assign"})).json() if a["operation_id"] == r.json()["id"]]
+        assert row["detail"]["authority"] == {"role": "admin", "destroys": True}, row
         done = await finish(api, r.json())
         await asyncio.gather(*tasks)
         assert done["status"] == "succeeded", done

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
@@ -189,3 +190,36 @@ async def test_mcp_mutation_is_audited_as_the_agent_face(app, admin, tokens_by_r
     entries = await _audited(admin, "token.revoke")
     assert [(a["face"], a["principal"], a["target"], a["result"]) for a in entries] == [
         ("agent", "t-admin", "token/victim", "ok")]
+
+
+def _face(app: Any) -> Any:
+    from podplane.mcp.http import McpHttp
+    return next(r.app for r in app.routes if isinstance(getattr(r, "app", None), McpHttp))
+
+
+async def test_open_sessions_are_capped_per_token_and_end_on_revocation(  # type: ignore[no-untyped-def]
+        app, tokens_by_role) -> None:
+    """Issue 34, S5: each initialize leaves a session; a token holds at most
+    PODPLANE_MCP_SESSIONS_PER_TOKEN of them (429 beyond, audited), others are not affected,
+    and revoking the token ends its sessions at once instead of at their idle timeout."""
+    app.state.podplane.settings.mcp_sessions_per_token = 2
+    face = _face(app)
+    assert face.manager.session_idle_timeout == app.state.podplane.settings.\
+        mcp_session_idle_seconds == 300
+    agent = await mint(app, "many-sessions", Role.VIEWER)
+    async with client_for(app, agent) as c:
+        codes = [(await c.post("/mcp/", json=INIT, headers=MCP_HEADERS)).status_code
+                 for _ in range(3)]
+    async with client_for(app, tokens_by_role["viewer"]) as other:
+        assert (await other.post("/mcp/", json=INIT, headers=MCP_HEADERS)).status_code == 200
+    assert codes == [200, 200, 429]
+    assert len(face.manager._server_instances) == 3   # the agent's two, the other's one
+    async with client_for(app, tokens_by_role["admin"]) as admin:
+        assert (await admin.delete("/api/v1/tokens/many-sessions")).status_code == 200
+        rows = (await admin.get("/api/v1/audit", params={"principal": "many-sessions"})).json()
+    for _ in range(1000):   # the watcher wakes on the revocation, then ends them
+        if len(face.manager._server_instances) == 1:
+            break
+        await asyncio.sleep(0)
+    assert len(face.manager._server_instances) == 1
+    assert [r["result"] for r in rows if r["action"] == "mcp.request"] == ["error:rate_limited"]

@@ -74,3 +74,12 @@ def test_not_action_and_not_resource_match_everything_else() -> None:
     assert not allows([doc(allow("*", "*"), deny_elsewhere)], "s3:GetObject", OBJECT, CTX)
     assert allows([doc(allow("*", "*"), deny_elsewhere)], "s3:GetObject",
                   "arn:aws:s3:::other/key", CTX)
+
+
+def test_null_decides_by_whether_the_key_is_present() -> None:
+    """EC2 tag-on-create (docs/aws-permissions.md TagOnCreate): ec2:CreateAction is present
+    only while a resource is created, so Null false allows CreateTags then and never after."""
+    on_create = allow("ec2:CreateTags", "*", Condition={"Null": {"ec2:CreateAction": "false"}})
+    assert allows([doc(on_create)], "ec2:CreateTags", "*",
+                  {**CTX, "ec2:CreateAction": "CreateVpc"})
+    assert not allows([doc(on_create)], "ec2:CreateTags", "*", CTX)  # undecided: strict

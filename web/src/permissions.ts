@@ -34,6 +34,7 @@ export type Action =
   | "pool.create"
   | "pool.scale"
   | "pool.assign"
+  | "pool.unassign"
   | "pool.delete"
   | "model.download";
 
@@ -68,6 +69,8 @@ export const NEEDS: Record<Action, Role> = {
   "pool.create": "operator",
   "pool.scale": "operator",
   "pool.assign": "operator",
+  // pods=0 removes the endpoint: a destroy, as deleting an endpoint is.
+  "pool.unassign": "admin",
   "pool.delete": "admin",
   "model.download": "operator",
 };

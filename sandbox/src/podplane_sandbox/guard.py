@@ -41,6 +41,18 @@ def write_private(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
+def private_tree(home: Path, folder: Path) -> None:
+    """The home (0700) and the sandbox's folder in it, as the owner's alone whoever made them
+    first: folders 0700, files 0600, what an older version left wider included (issue 34, S8:
+    the kube store holds Secrets, a user's HF token among them)."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    home.chmod(0o700)
+    folder.chmod(0o700)
+    for path in folder.rglob("*"):
+        if not path.is_symlink():
+            path.chmod(0o700 if path.is_dir() else 0o600)
+
+
 def is_loopback(host: str) -> bool:
     if host == "localhost" or host.endswith(".localhost"):  # RFC 6761: always loopback
         return True

@@ -33,7 +33,7 @@ from podplane_sandbox.aws.world import KubeTarget, World
 from podplane_sandbox.clock import VirtualClock
 from podplane_sandbox.contracts import NodeSource
 from podplane_sandbox.control import ControlApi
-from podplane_sandbox.guard import Guard, new_secret, write_private
+from podplane_sandbox.guard import Guard, new_secret, private_tree, write_private
 from podplane_sandbox.kube.fleet import KubeFleet
 from podplane_sandbox.state import StateStore
 from podplane_sandbox.tally import note
@@ -59,6 +59,7 @@ class Sandbox:
                  kube_endpoint: str | None = None,
                  kube_factory: KubeFactory | None = None, lag: bool = True) -> None:
         self.folder = home / "sandbox"
+        private_tree(home, self.folder)
         self.host, self.aws_port, self.kube_port = host, aws_port, kube_port
         self.clock = VirtualClock(speed=speed)
         kube = KubeTarget(kube_endpoint or f"https://{host}:{kube_port}",

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from podplane_sandbox.aws import moto_side
 from podplane_sandbox.aws.world import World
+from podplane_sandbox.guard import write_private
 
 STATE_FILE = "aws-state.json"
 MOTO_FILE = "moto-state.pickle"
@@ -62,6 +63,4 @@ class StateStore:
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
+    write_private(path, text)   # 0600 from the first byte

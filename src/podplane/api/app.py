@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from podplane import __version__
 from podplane.api import problems
 from podplane.api.compression import Compression
+from podplane.api.hosts import HostCheck, allowed_hosts
 from podplane.api.limits import BodyLimit
 from podplane.api.routers import (
     audit,
@@ -59,6 +60,7 @@ def create_app(state: AppState, lifespan: Lifespan | None = None) -> FastAPI:
     app.add_middleware(BodyLimit, max_bytes=state.settings.max_body_bytes)
     # node lists of 1,000 nodes shrink ~20x; event streams (MCP) are never compressed
     app.add_middleware(Compression, minimum_size=1024, compresslevel=5)
+    app.add_middleware(HostCheck, allowed=allowed_hosts(state.settings))  # outermost
     return app
 
 

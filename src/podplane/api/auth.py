@@ -37,7 +37,7 @@ def session_cookie(app: AppState) -> str:
 async def current_principal(request: Request) -> Principal:
     app = app_state(request)
     principal = await _principal(app, request.headers, request.cookies, request.method,
-                                 request.url)
+                                 request.url, client_address(request))
     setattr(request.state, PRINCIPAL_STATE, principal)
     if not (principal.face == "agent" and auth_service.bearer_face() == "agent"):
         # An MCP tool's in-process REST call was admitted as the MCP request itself.
@@ -45,10 +45,16 @@ async def current_principal(request: Request) -> Principal:
     return principal
 
 
-async def _principal(app: AppState, headers: Any, cookies: Any, method: str, url: Any) -> Principal:
+def client_address(conn: Request | WebSocket) -> str:
+    return conn.client.host if conn.client is not None else "?"
+
+
+async def _principal(app: AppState, headers: Any, cookies: Any, method: str, url: Any,
+                     address: str) -> Principal:
     bearer = _bearer(headers.get("authorization"))
     if bearer is not None:
-        return await auth_service.principal_for_token(app, bearer, auth_service.bearer_face())
+        return await auth_service.principal_for_token(app, bearer, auth_service.bearer_face(),
+                                                      address)
     sid = cookies.get(session_cookie(app))
     if not sid:
         raise Unauthenticated(
@@ -57,7 +63,7 @@ async def _principal(app: AppState, headers: Any, cookies: Any, method: str, url
         )
     if method not in SAFE_METHODS:
         check_origin(app, headers, url, required=True)
-    return await auth_service.principal_for_session(app, sid)
+    return await auth_service.principal_for_session(app, sid, address)
 
 
 def check_origin(app: AppState, headers: Any, url: Any, *, required: bool) -> None:
@@ -108,6 +114,35 @@ def ctx_for(service_fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitabl
     return dependency
 
 
+async def refusal_before_body(request: Request) -> PodplaneError | None:
+    """FastAPI reads a JSON body before it runs the route's dependencies, so a body that does
+    not parse would answer 422 to anyone. Who the caller is and what their role allows come
+    first (issue 34, S11): the refusal ctx_for would have made, or None (a public route, or
+    a caller already admitted)."""
+    if getattr(request.state, PRINCIPAL_STATE, None) is not None:
+        return None
+    spec = _spec_of(request.scope.get("route"))
+    if spec is None:
+        return None
+    try:
+        setattr(request.state, ACTION_STATE, spec.action)
+        admit(Ctx(principal=await current_principal(request), app=app_state(request)), spec)
+    except PodplaneError as err:
+        return err
+    return None
+
+
+def _spec_of(route: Any) -> Any:
+    stack = list(getattr(getattr(route, "dependant", None), "dependencies", []))
+    while stack:
+        dep = stack.pop()
+        spec = getattr(dep.call, "__podplane_service__", None)
+        if spec is not None:
+            return spec
+        stack.extend(dep.dependencies)
+    return None
+
+
 async def websocket_principal(ws: WebSocket) -> Principal:
     """Who opened the WebSocket; a refusal (401, 403 origin, 429) is audited like REST's."""
     try:
@@ -129,13 +164,14 @@ async def _websocket_caller(ws: WebSocket) -> Principal:
     bearer = _bearer(ws.headers.get("authorization"))
     if bearer is not None:
         check_origin(app, ws.headers, ws.url, required=False)
-        principal = await auth_service.principal_for_token(app, bearer, "api")
+        principal = await auth_service.principal_for_token(app, bearer, "api",
+                                                           client_address(ws))
     else:
         sid = ws.cookies.get(session_cookie(app))
         if not sid:
             raise Unauthenticated("WebSocket needs a bearer token or a console session.")
         check_origin(app, ws.headers, ws.url, required=True)
-        principal = await auth_service.principal_for_session(app, sid)
+        principal = await auth_service.principal_for_session(app, sid, client_address(ws))
     return principal
 
 
@@ -149,7 +185,8 @@ async def audit_ws_refused(ws: WebSocket, err: PodplaneError) -> None:
         "api" if "authorization" in ws.headers else "ui")
     route = ws.scope.get("route")
     await record_refusal(ws.app.state.podplane, caller,
-                         f"WS {getattr(route, 'path', ws.url.path)}", ws.url.path, err.code)
+                         f"WS {getattr(route, 'path', ws.url.path)}", ws.url.path, err.code,
+                         address=client_address(ws))
     setattr(err, AUDITED, True)
 
 

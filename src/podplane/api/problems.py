@@ -10,6 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from podplane.api.auth import refusal_before_body
 from podplane.domain.errors import PodplaneError
 from podplane.domain.principal import ANONYMOUS, Principal
 from podplane.services.access.audit import record_limited, record_refusal
@@ -81,7 +82,8 @@ async def audit_refusal(request: Request, status: int, code: str) -> None:
         if status == LIMITED:
             await record_limited(app, principal, action, request.url.path, code)
             return
-        await record_refusal(app, principal, action, request.url.path, code, flags)
+        await record_refusal(app, principal, action, request.url.path, code, flags,
+                             request.client.host if request.client is not None else "?")
     except Exception:  # the refusal still answers; the failure is logged
         log.exception("could not audit a refusal of %s %s", request.method, request.url.path)
 
@@ -94,6 +96,9 @@ def _anonymous(request: Request) -> Principal:
 
 
 async def _validation_error(request: Request, err: RequestValidationError) -> JSONResponse:
+    refused = await refusal_before_body(request)
+    if refused is not None:
+        return await _podplane_error(request, refused)
     errors = [
         {"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", "")),
          "type": str(e.get("type", ""))}

@@ -26,6 +26,7 @@ from podplane.mcp.cli import DEFAULT_URL
 agent_app = typer.Typer(no_args_is_help=True, help="Connect an AI agent to podplane.")
 out = Console()
 TOKEN_FILE = ".podplane/agent-token"
+GITIGNORE = ".podplane/.gitignore"
 
 
 @agent_app.command("install")
@@ -48,9 +49,12 @@ def install(
         out.print(f"[red]{token_path} exists[/red]: revoke that token (`podplane token "
                   "revoke`), delete the file, then install again.")
         raise typer.Exit(1)
+    setup = _setup(url, token_path)
+    refuse_unsafe_paths(target, [TOKEN_FILE, GITIGNORE, *agents.files(which, setup),
+                                 *(f"{agents.skills_dir(which)}/{skill}/SKILL.md"
+                                   for skill in setup.skills)])
     secret = _mint(name or f"{kind}-agent-{target.name}", role, home)
     _write_token(token_path, secret)
-    setup = _setup(url, token_path)
     written = [_merge_json(target / rel, doc) for rel, doc in agents.files(which, setup).items()]
     copied = _copy_skills(target / agents.skills_dir(which), setup.skills)
     out.print(f"{kind}: wrote {', '.join(str(p.relative_to(target)) for p in written)}; "
@@ -71,10 +75,37 @@ def _mint(name: str, role: Role, home: Path | None) -> str:
     return _run(go())
 
 
+def refuse_unsafe_paths(target: Path, relative: list[str]) -> None:
+    """Every file install writes must be a real file inside the project: a symlink a checkout
+    planted (anywhere on the way) or a path resolving outside is refused before anything is
+    minted or written (issue 34, S9)."""
+    for rel in relative:
+        path = target
+        for part in Path(rel).parts:
+            path = path / part
+            if path.is_symlink():
+                raise typer.BadParameter(f"{path} is a symbolic link; podplane writes only "
+                                         f"real files inside {target}.", param_hint="--dir")
+        if not path.resolve().is_relative_to(target):
+            raise typer.BadParameter(f"{rel} resolves outside {target}.", param_hint="--dir")
+
+
+def private_folder(folder: Path) -> None:
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    folder.chmod(0o700)   # also one that was there, wider
+
+
+def _write_new(path: Path, text: str, mode: int = 0o644) -> None:
+    """Written in place, never through a link (O_NOFOLLOW), whatever appeared since the check."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+
+
 def _write_token(path: Path, secret: str) -> None:
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    (path.parent / ".gitignore").write_text("*\n")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    private_folder(path.parent)
+    _write_new(path.parent / ".gitignore", "*\n")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "w") as f:
         f.write(secret + "\n")
 
@@ -106,7 +137,7 @@ def _skills_source() -> Path:
 def _copy_skills(into: Path, names: tuple[str, ...]) -> int:
     for skill in names:
         (into / skill).mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(_skills_source() / skill / "SKILL.md", into / skill / "SKILL.md")
+        _write_new(into / skill / "SKILL.md", (_skills_source() / skill / "SKILL.md").read_text())
     return len(names)
 
 
@@ -114,7 +145,7 @@ def _merge_json(path: Path, ours: dict[str, Any]) -> Path:
     """Our keys added to what the file holds; lists get our entries appended once."""
     theirs: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(_merged(theirs, ours), indent=2) + "\n")
+    _write_new(path, json.dumps(_merged(theirs, ours), indent=2) + "\n")
     return path
 
 

@@ -92,7 +92,17 @@ COMMANDS = (
                 Arg("replicas", Annotated[int, typer.Option("--replicas", min=1)], 1,
                     to="body"),
                 Arg("exposure", Annotated[str, typer.Option(
-                    "--exposure", help="service or load_balancer.")], "service", to="body"),
+                    "--exposure", help="service or load_balancer (internal to the VPC).")],
+                    "service", to="body"),
+                Arg("public", Annotated[bool, typer.Option(
+                    "--public", help="Internet-facing load balancer (admin, needs "
+                    "--source-range and --yes).")], False, to="body",
+                    convert=lambda given: given or None),
+                Arg("source_ranges", Annotated[list[str] | None, typer.Option(
+                    "--source-range", help="A CIDR allowed to reach the load balancer "
+                    "(repeat).")], None, to="body"),
+                Arg("yes", YES.kind, False, to="body", key="confirm",
+                    convert=lambda given: given or None),
                 Arg("kind", Annotated[str, typer.Option(
                     "--kind", help="self_managed or managed (inference operator).")],
                     "self_managed", to="body"),

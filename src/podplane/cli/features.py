@@ -21,6 +21,8 @@ Feature = Annotated[str, typer.Argument(help="The feature (podplane feature list
 Settings = Annotated[list[str] | None, typer.Option(
     "--set", help="A setting as name=value (JSON values: --set groups='[\"gpu-a\"]').")]
 Wait = Annotated[bool, typer.Option("--wait/--no-wait", help="Follow the operation live.")]
+Yes = Annotated[bool, typer.Option("--yes", help="Confirm a change that terminates nodes or "
+                                   "deletes data (admin only; the plan says which).")]
 
 
 def install(app: typer.Typer) -> None:
@@ -107,13 +109,16 @@ def _set(cluster: str, feature: str, body: dict[str, Any], url: str, token: str,
 
 @feature_app.command("enable")
 def feature_enable(cluster: Cluster, feature: Feature, settings: Settings = None,
-                   wait: Wait = True, url: UrlOpt = URL, token: TokenOpt = "") -> None:
+                   wait: Wait = True, yes: Yes = False, url: UrlOpt = URL,
+                   token: TokenOpt = "") -> None:
     """Switch a feature on (or reconcile it when it drifted)."""
-    _set(cluster, feature, {"enabled": True, "settings": _settings(settings)}, url, token, wait)
+    _set(cluster, feature, {"enabled": True, "settings": _settings(settings), "confirm": yes},
+         url, token, wait)
 
 
 @feature_app.command("disable")
-def feature_disable(cluster: Cluster, feature: Feature, wait: Wait = True, url: UrlOpt = URL,
-                    token: TokenOpt = "") -> None:
-    """Switch a feature off: removes exactly what podplane made for it."""
-    _set(cluster, feature, {"enabled": False}, url, token, wait)
+def feature_disable(cluster: Cluster, feature: Feature, wait: Wait = True, yes: Yes = False,
+                    url: UrlOpt = URL, token: TokenOpt = "") -> None:
+    """Switch a feature off: removes exactly what podplane made for it (--yes when that
+    deletes data or nodes)."""
+    _set(cluster, feature, {"enabled": False, "confirm": yes}, url, token, wait)

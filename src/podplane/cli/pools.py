@@ -49,11 +49,12 @@ COMMANDS = (
                 Arg("replicas", Annotated[int, typer.Argument(min=0, help="Pods wanted.")],
                     to="body"), DRY_BODY, WAIT), show=show_change),
     Command("assign", "POST", POOLS + "/{name}/assign",
-            "Give an endpoint pods of the pool (0 drains and removes it).", (
+            "Give an endpoint pods of the pool (0 drains and removes it: needs --yes).", (
                 CLUSTER, NAME,
                 Arg("endpoint", Annotated[str, typer.Argument(help="Endpoint name.")],
                     to="body"),
                 Arg("pods", Annotated[int, typer.Option("--pods", min=0)], 1, to="body"),
+                Arg("yes", YES.kind, False, to="body", key="confirm"),
                 DRY_BODY, WAIT), show=show_change),
     Command("delete", "DELETE", POOLS + "/{name}", "Delete the pool (needs --yes).",
             (CLUSTER, NAME, YES, DRY_QUERY, WAIT), show=show_change),

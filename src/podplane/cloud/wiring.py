@@ -16,5 +16,5 @@ def build_cloud(settings: Settings) -> tuple[AwsPorts, KubeConnectorPort]:
     """The AWS ports and the per-cluster Kubernetes connector, on the same endpoint (the
     EKS token's STS request goes where the other calls go: AWS or the sandbox)."""
     endpoint = settings.aws_endpoint_url or os.environ.get("AWS_ENDPOINT_URL")
-    aws = build_aws(settings.region, endpoint)
+    aws = build_aws(settings.region, endpoint, boundary=settings.role_permissions_boundary)
     return aws, KubeConnector(aws.eks, settings.region, sts_endpoint=endpoint)

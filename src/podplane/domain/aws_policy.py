@@ -23,11 +23,22 @@ AMP_OWN = {"podplane:feature": "hyperpod-observability"}  # the observability fe
 # Authorized per MLflow REST call (Service Authorization Reference, Amazon SageMaker with
 # MLflow); no botocore model has them: podplane sends them to the tracking server itself.
 MLFLOW_REST = frozenset({"sagemaker-mlflow:GetExperimentByName", "sagemaker-mlflow:SearchRuns"})
-EKS_RESOURCES = ["arn:aws:eks:*:*:cluster/*", "arn:aws:eks:*:*:addon/*/*/*",
-                 "arn:aws:eks:*:*:access-entry/*/*/*/*/*",
-                 "arn:aws:eks:*:*:podidentityassociation/*/*"]
+# Every EKS resource type: each action listed applies only to its own types (cluster, add-on,
+# access entry, Pod Identity association), so naming them one by one granted no less
+EKS_RESOURCES = "arn:aws:eks:*:*:*"
 
 
+OWN_ROLES = ("arn:aws:iam::*:role/podplane-*",
+             "arn:aws:iam::*:role/SageMakerHyperPodInference-podplane-*")
+# The managed policy every role podplane makes carries as its permissions boundary (made by
+# deploy/cloudformation, or by hand: docs/aws-permissions.md); PODPLANE_ROLE_PERMISSIONS_
+# BOUNDARY names it to the code.
+BOUNDARY_NAME = "podplane-boundary"
+BOUNDED = {"iam:PermissionsBoundary": f"arn:aws:iam::*:policy/{BOUNDARY_NAME}*"}
+# The AWS managed policies podplane attaches (domain/iam_policies.py, features/catalog.py)
+ATTACHED = ("arn:aws:iam::aws:policy/AmazonEKSClusterPolicy",
+            "arn:aws:iam::aws:policy/AmazonSageMakerClusterInstanceRolePolicy",
+            "arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy")
 # (copied per statement: one list in two places is a YAML alias, which CloudFormation refuses)
 FEATURE_STORAGE = ("arn:aws:fsx:*:*:file-system/*", "arn:aws:aps:*:*:workspace/*")
 
@@ -66,25 +77,29 @@ POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
         "sagemaker:ListClusters", "sagemaker:ListTrainingPlans",
         "sagemaker:SearchTrainingPlanOfferings", "servicequotas:ListAWSDefaultServiceQuotas",
         "servicequotas:ListServiceQuotas", "sts:GetCallerIdentity"], "*"),
-    # Creating network resources: their ids do not exist yet, so no resource scoping;
-    # ec2:CreateTags is what tagging on create needs (EC2 User Guide, "tag on creation").
+    # Creating network resources: their ids do not exist yet, so no resource scoping
     _stmt("CreateNetwork", [
         "ec2:AllocateAddress", "ec2:AssociateRouteTable", "ec2:AttachInternetGateway",
         "ec2:AuthorizeSecurityGroupEgress", "ec2:AuthorizeSecurityGroupIngress",
         "ec2:CreateInternetGateway", "ec2:CreateNatGateway", "ec2:CreateRoute",
-        "ec2:CreateRouteTable", "ec2:CreateSecurityGroup", "ec2:CreateSubnet", "ec2:CreateTags",
+        "ec2:CreateRouteTable", "ec2:CreateSecurityGroup", "ec2:CreateSubnet",
         "ec2:CreateVpc", "ec2:CreateVpcEndpoint", "ec2:ModifyVpcAttribute",
         # reconcile on every run: re-point a default route, endpoint route tables, a /16
-        "ec2:AssociateVpcCidrBlock", "ec2:ModifyVpcEndpoint", "ec2:ReplaceRoute"], "*"),
+        "ec2:AssociateVpcCidrBlock", "ec2:ModifyVpcEndpoint", "ec2:ReplaceRoute",
+        # the fsx-lustre feature's Lustre ports on the cluster's node group (it revokes only
+        # the rules it tagged; an imported cluster's group carries no podplane tag to scope
+        # by; the action applies to security groups alone, so * grants no more)
+        "ec2:RevokeSecurityGroupIngress"], "*"),
+    # Tags only as a resource is made (EC2 User Guide, "Grant permission to tag resources
+    # during creation": ec2:CreateAction exists only then): a tag added later could forge
+    # podplane:managed on any VPC and open it to DeleteOwnNetwork (issue 34, S7)
+    _stmt("TagOnCreate", ["ec2:CreateTags"], "*", {"Null": {"ec2:CreateAction": "false"}}),
     # Deleting only what podplane tagged (aws:ResourceTag is supported by each of these)
     _stmt("DeleteOwnNetwork", [
         "ec2:DeleteInternetGateway", "ec2:DeleteNatGateway", "ec2:DeleteRouteTable",
         "ec2:DeleteSecurityGroup", "ec2:DeleteSubnet", "ec2:DeleteVpc",
         "ec2:DeleteVpcEndpoints", "ec2:DetachInternetGateway", "ec2:DisassociateRouteTable",
         "ec2:ReleaseAddress"], "*", {"StringEquals": MANAGED}),
-    # the fsx-lustre feature's Lustre ports on the cluster's node group (it revokes only the
-    # rules it tagged; an imported cluster's group carries no podplane tag to scope by)
-    _stmt("LustrePorts", ["ec2:RevokeSecurityGroupIngress"], "arn:aws:ec2:*:*:security-group/*"),
     # the fsx-lustre feature's file system and the hyperpod-observability feature's Prometheus
     # workspace: made, changed and deleted by their feature tag; an existing file system or
     # workspace given by id is only described
@@ -119,21 +134,28 @@ POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
         "sagemaker:DeleteMlflowTrackingServer", "sagemaker:DescribeMlflowTrackingServer",
         "sagemaker:UpdateMlflowTrackingServer", *sorted(MLFLOW_REST)],
         "arn:aws:sagemaker:*:*:mlflow-tracking-server/*"),
+    # Reading, tagging and taking rights away from podplane's roles (deleting included)
     _stmt("OwnRoles", [
-        "iam:AttachRolePolicy", "iam:CreateRole", "iam:DeleteRole", "iam:DeleteRolePolicy",
-        "iam:DetachRolePolicy", "iam:GetRole", "iam:GetRolePolicy",
-        "iam:ListAttachedRolePolicies",
-        "iam:ListRolePolicies", "iam:PutRolePolicy", "iam:TagRole"],
+        "iam:DeleteRole", "iam:DeleteRolePolicy", "iam:DetachRolePolicy", "iam:GetRole",
+        "iam:GetRolePolicy", "iam:ListAttachedRolePolicies", "iam:ListRolePolicies",
+        "iam:TagRole"],
         # the inference operator add-on refuses an execution role without the second prefix
-        ["arn:aws:iam::*:role/podplane-*",
-         "arn:aws:iam::*:role/SageMakerHyperPodInference-podplane-*"]),
+        list(OWN_ROLES)),
+    # Giving rights only inside the boundary (IAM User Guide, "Permissions boundaries for IAM
+    # entities", delegating with iam:PermissionsBoundary): a role podplane makes can never
+    # do more than podplane-boundary allows, whatever policy it is given; and of the
+    # managed policies only those podplane attaches (iam:PolicyARN, present on
+    # AttachRolePolicy alone, hence IfExists) (issue 34, S7)
+    _stmt("Bounded", ["iam:AttachRolePolicy", "iam:CreateRole", "iam:PutRolePolicy"],
+          list(OWN_ROLES), {"ArnLike": BOUNDED,
+                            "ArnLikeIfExists": {"iam:PolicyARN": list(ATTACHED)}}),
     _stmt("PassOwnRoles", ["iam:PassRole"], "arn:aws:iam::*:role/podplane-*",
           {"StringEquals": {"iam:PassedToService": [
               "eks.amazonaws.com", "pods.eks.amazonaws.com", "sagemaker.amazonaws.com"]}}),
-    _stmt("ServiceLinkedRoles", ["iam:CreateServiceLinkedRole"],
-          [HYPERPOD_SLR, EKS_SLR, FSX_SLR], {"StringEquals": {"iam:AWSServiceName": [
+    # created by service name; read (GetRole carries no iam:AWSServiceName, hence IfExists)
+    _stmt("ServiceLinkedRoles", ["iam:CreateServiceLinkedRole", "iam:GetRole"],
+          [HYPERPOD_SLR, EKS_SLR, FSX_SLR], {"StringEqualsIfExists": {"iam:AWSServiceName": [
               "eks.amazonaws.com", "fsx.amazonaws.com", "hyperpod.sagemaker.amazonaws.com"]}}),
-    _stmt("ReadServiceLinkedRoles", ["iam:GetRole"], [HYPERPOD_SLR, EKS_SLR]),
     # the inference operator feature registers the cluster's issuer for IRSA; cluster delete
     # removes a provider podplane made
     _stmt("EksOidcProvider", ["iam:CreateOpenIDConnectProvider",
@@ -142,11 +164,11 @@ POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
           "arn:aws:iam::*:oidc-provider/oidc.eks.*.amazonaws.com/id/*"),
     _stmt("SimulateOwnPolicy", ["iam:SimulatePrincipalPolicy"],
           ["arn:aws:iam::*:role/*", "arn:aws:iam::*:user/*"]),
+    # buckets and their objects (a bucket action never applies to an object's ARN)
     _stmt("OwnBuckets", [
-        "s3:CreateBucket", "s3:GetBucketLocation", "s3:GetBucketTagging", "s3:ListBucket",
-        "s3:PutBucketTagging"],
-        "arn:aws:s3:::podplane-*"),
-    _stmt("OwnObjects", ["s3:DeleteObject", "s3:PutObject"], "arn:aws:s3:::podplane-*/*"),
+        "s3:CreateBucket", "s3:DeleteObject", "s3:GetBucketLocation", "s3:GetBucketTagging",
+        "s3:ListBucket", "s3:PutBucketTagging", "s3:PutObject"],
+        ["arn:aws:s3:::podplane-*", "arn:aws:s3:::podplane-*/*"]),
 ]}
 
 # Actions no boto3 call of podplane names, that AWS checks on the caller anyway.
@@ -198,8 +220,10 @@ def probes(account: str, region: str, partition: str = "aws") -> list[Probe]:
                       for key, values in test.items() for value in _list(values)]
         if not conditions:
             out.append(Probe(stmt["Sid"], actions, resources))
-        for key, value in conditions:  # each accepted value must work on its own
-            out.append(Probe(stmt["Sid"], actions, resources, ((key, value),)))
+        first = {k: v for k, v in reversed(conditions)}   # each key's first accepted value
+        for key, value in conditions:  # each accepted value must work (the others' first)
+            context = tuple(sorted({**first, key: value}.items()))
+            out.append(Probe(stmt["Sid"], actions, resources, context))
     return out
 
 

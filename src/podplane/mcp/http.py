@@ -25,6 +25,7 @@ from podplane.domain.errors import Forbidden, NotFound, PodplaneError, Unauthent
 from podplane.domain.principal import ANONYMOUS, Principal
 from podplane.mcp.rest import Caller, in_process_client
 from podplane.mcp.server import build_server
+from podplane.mcp.sessions import TokenSessions
 from podplane.services.access import auth as auth_service
 from podplane.services.access.audit import record_limited, record_refusal
 from podplane.services.access.limits import STREAMS, limits_of
@@ -42,7 +43,10 @@ class McpHttp:
     def __init__(self, app: ASGIApp, state: AppState) -> None:
         self.app = app  # the whole control plane, for in-process REST calls
         self.state = state
-        self.manager = StreamableHTTPSessionManager(app=build_server(self._caller))
+        self.manager = StreamableHTTPSessionManager(
+            app=build_server(self._caller),
+            session_idle_timeout=state.settings.mcp_session_idle_seconds)
+        self.sessions = TokenSessions(self.manager, state)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -67,6 +71,7 @@ class McpHttp:
         try:
             yield
         finally:
+            await self.sessions.close()
             stop.set()
             await task
 
@@ -80,10 +85,13 @@ class McpHttp:
         try:
             if _below_mount(scope) not in ("", "/"):
                 raise NotFound("The MCP endpoint is /mcp/ itself.")
-            principal, token = await self._authenticate(headers)
+            principal, token = await self._authenticate(headers, _address(scope))
             limits = limits_of(self.state)
             limits.admit(principal.token_id)
-            with limits.holding(STREAMS, principal.token_id):
+            opens = headers.get("mcp-session-id") is None   # an initialize opens one
+            with limits.holding(STREAMS, principal.token_id), (
+                    self.sessions.opening_one(principal.token_id) if opens
+                    else contextlib.nullcontext()):
                 scope[_PRINCIPAL], scope[_TOKEN] = principal, token
                 # The SDK binds a session to this identity: another token cannot ride it.
                 scope["user"] = AuthenticatedUser(AccessToken(
@@ -92,7 +100,8 @@ class McpHttp:
         except PodplaneError as err:
             if err.status in REFUSALS:
                 who = principal or ANONYMOUS.with_face("agent")
-                await record_refusal(self.state, who, "mcp.request", MOUNT + "/", err.code)
+                await record_refusal(self.state, who, "mcp.request", MOUNT + "/", err.code,
+                                     address=_address(scope))
             elif err.status == 429 and principal is not None:
                 await record_limited(self.state, principal, "mcp.request", MOUNT + "/", err.code)
             await _problem(err)(scope, receive, send)
@@ -104,7 +113,9 @@ class McpHttp:
 
         async def tracked(message: Message) -> None:
             nonlocal started
-            started = started or message["type"] == "http.response.start"
+            if message["type"] == "http.response.start":
+                started = True
+                self.sessions.opened(principal.token_id, list(message.get("headers") or []))
             await send(message)
 
         serving = asyncio.create_task(self.manager.handle_request(scope, receive, tracked))
@@ -123,7 +134,8 @@ class McpHttp:
         with contextlib.suppress(Exception):  # end the open stream where it stands
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _authenticate(self, headers: Headers) -> tuple[Principal, str]:
+    async def _authenticate(self, headers: Headers,
+                            address: str | None = None) -> tuple[Principal, str]:
         scheme, _, token = (headers.get("authorization") or "").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise Unauthenticated(
@@ -133,7 +145,8 @@ class McpHttp:
         if origin is not None and origin not in self.state.settings.own_origins():
             raise Forbidden(f"Origin {origin!r} is not allowed.",
                             hint="Set PODPLANE_ALLOWED_ORIGINS to add a trusted origin.")
-        principal = await auth_service.principal_for_token(self.state, token.strip(), "agent")
+        principal = await auth_service.principal_for_token(self.state, token.strip(), "agent",
+                                                           address)
         return principal, token.strip()
 
     async def _caller(self, ctx: ServerRequestContext[Any, Any]) -> Caller:
@@ -155,6 +168,11 @@ def mount(app: Any) -> McpHttp:
     face = McpHttp(app, app.state.podplane)
     app.mount(MOUNT, face)
     return face
+
+
+def _address(scope: Scope) -> str:
+    client = scope.get("client")
+    return str(client[0]) if client else "?"
 
 
 def _below_mount(scope: Scope) -> str:

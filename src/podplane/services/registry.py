@@ -151,10 +151,17 @@ def escalate_to_destroy(ctx: Ctx, action: str, what: str, *, confirm: bool,
                         dry_run: bool = False) -> None:
     """This call turned out to destroy (e.g. a scale-down terminates instances): it needs the
     admin role and, unless it only plans, confirm=true. The operation it starts remembers it."""
+    escalate_to_admin(ctx, action, what, confirm=confirm, dry_run=dry_run, destroys=True)
+
+
+def escalate_to_admin(ctx: Ctx, action: str, what: str, *, confirm: bool,
+                      dry_run: bool = False, destroys: bool = False) -> None:
+    """This call turned out to need an admin who agreed (a destroy, or opening something to
+    the internet): the admin role and, unless it only plans, confirm=true."""
     require(ctx, Role.ADMIN, action)
     grant = _GRANT.get()
     if grant is not None:
-        grant.role, grant.destroys = Role.ADMIN, True
+        grant.role, grant.destroys = Role.ADMIN, grant.destroys or destroys
         grant.escalated_by.append(action)
     if not confirm and not dry_run:
         raise ConfirmationRequired(f"{what}.", hint="Send confirm=true once the user agreed "

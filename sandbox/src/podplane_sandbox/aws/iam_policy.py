@@ -6,7 +6,8 @@ Guide, "Policy evaluation logic" and "IAM JSON policy elements"): an explicit De
 some Allow must match, else the request is implicitly denied. Action/NotAction and
 Resource/NotResource match with the `*` and `?` wildcards (actions case-insensitively; a
 requested resource `*` matches only a statement resource `*`). Conditions: the String and Arn
-operators (plain, `Not`, `IgnoreCase`), `Bool`, each with `...IfExists`; condition keys are
+operators (plain, `Not`, `IgnoreCase`), `Bool`, each with `...IfExists`, and `Null` (whether
+the key is present); condition keys are
 case-insensitive; resources and condition values may use policy variables
 (`${aws:username}`).
 
@@ -156,6 +157,11 @@ def _conditions(block: Doc, ctx: _Context) -> bool | None:
 
 
 def _condition(operator: str, key: str, wanted: list[Any], ctx: _Context) -> bool | None:
+    if operator == "Null":   # "true": the key is absent; "false": it is present
+        present = key.lower() in ctx.values
+        if not present and not ctx.complete:
+            return None
+        return any(str(w).lower() == ("false" if present else "true") for w in wanted)
     if_exists = operator.endswith("IfExists")
     base = operator.removesuffix("IfExists")
     negated = base in _NEGATED

@@ -347,6 +347,10 @@ def _spec_of(obj: Obj) -> Obj:
 
 
 def write_atomically(path: Path, text: str) -> None:
+    """0600 from the first byte: the store holds Secrets (issue 34, S8)."""
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(text)
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with open(fd, "w") as out:
+        out.write(text)
     os.replace(tmp, path)

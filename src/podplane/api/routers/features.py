@@ -97,7 +97,9 @@ async def set_feature(cluster: ClusterName, feature: Feature, body: FeatureChang
                       idempotency_key: IdempotencyKey = None) -> JSONResponse:
     """Enable, disable or change settings, sending only what changes (PUT is the same:
     settings not sent keep their value); equal to what is there: 200 `changed: false`.
-    A change that terminates nodes (autoscaling off) needs the admin role and confirm=true."""
+    A change that terminates nodes (autoscaling off) or deletes what holds data (a file
+    system, a workspace, a tracking server, a volume or claim) is a destroy: the admin role
+    and confirm=true."""
     return answer(await svc.set_feature(
         ctx, cluster, feature, enabled=body.enabled, settings=body.settings,
         confirm=confirm or body.confirm, dry_run=dry_run or body.dry_run,

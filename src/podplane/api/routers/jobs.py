@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import re
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -16,12 +17,14 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.websockets import WebSocketDisconnect
 
-from podplane.api.auth import audit_ws_refused, ctx_for, websocket_principal
+from podplane.api.auth import audit_ws_limited, audit_ws_refused, ctx_for, websocket_principal
 from podplane.api.routers.instance_groups import ClusterName, Confirm, DryRun, IdempotencyKey
 from podplane.api.routers.operations import OperationOut, out
 from podplane.domain.errors import InvalidInput, PodplaneError
 from podplane.domain.jobs.requests import JOB_NAME_MAX, JobRequest, ParamValue
 from podplane.domain.names import DNS_LABEL_PATTERN
+from podplane.services.access.auth import until_revoked as until_token_revoked
+from podplane.services.access.limits import STREAMS, limits_of
 from podplane.services.context import Ctx
 from podplane.services.groups.outcome import Outcome
 from podplane.services.jobs import logs as logs_room
@@ -321,7 +324,8 @@ async def job_logs(cluster: ClusterName, job: JobName,
                                                     pattern=DNS_LABEL_PATTERN)] = None,
                    container: Annotated[str | None, Query(max_length=63,
                                                           pattern=DNS_LABEL_PATTERN)] = None,
-                   since_seconds: Annotated[int | None, Query(ge=1, le=30 * 86400)] = None,
+                   since_seconds: Annotated[int | None, Query(
+                       ge=1, le=logs_room.MAX_SINCE_SECONDS)] = None,
                    tail: Annotated[int | None, Query(ge=1, le=logs_room.MAX_LINES_PER_POD)]
                    = None,
                    cursor: Annotated[int, Query(ge=0, le=10**7)] = 0,
@@ -373,13 +377,17 @@ async def job_log_stream(ws: WebSocket, cluster: str, job: str) -> None:
         ctx = Ctx(principal=await websocket_principal(ws), app=ws.app.state.podplane)
         ctx = admit(ctx, effect_of(svc.open_log_stream))  # the action's one role check
         pod, options = _stream_query(cluster, job, dict(ws.query_params))
-        stream = await svc.open_log_stream(ctx, cluster, job, pod, options)
+        # a stream slot like every WebSocket's (issue 34, S3): held until the socket ends
+        with limits_of(ctx.app).holding(STREAMS, ctx.principal.token_id):
+            stream = await svc.open_log_stream(ctx, cluster, job, pod, options)
+            await pump(ws, stream, until_token_revoked(ctx.app, ctx.principal.token_id))
     except PodplaneError as err:
+        await audit_ws_limited(ws, err)  # over the stream cap (once: the rate's is marked)
         await audit_ws_refused(ws, err)  # a role check (the handshake's own is marked)
         code = _WS_CLOSE.get(err.status, 4400)
-        reason = err.message[:120] if isinstance(err, InvalidInput) else ""
-        return await ws.close(code=code, reason=reason)
-    await pump(ws, stream)
+        reason = err.message[:120] if isinstance(err, InvalidInput) else err.code
+        with contextlib.suppress(RuntimeError):  # already closed
+            await ws.close(code=code, reason=reason)
 
 
 # 4000 + the HTTP status the same refusal has over REST (a 429: rate or the stream cap).
@@ -406,14 +414,17 @@ def _stream_query(cluster: str, job: str, q: dict[str, str]) -> tuple[
             (since is not None and since < 1):
         raise InvalidInput("resume counts must be >= 0; since_seconds and tail >= 1.",
                            field="query")
+    logs_room.check_bounds(since, tail)   # as GET .../logs bounds them
     follow = q.get("follow", "true").lower() not in ("false", "0", "no")
     return q.get("pod"), job_stream.StreamOptions(q.get("container"), follow, since, tail,
                                                   resume)
 
 
-async def pump(ws: WebSocket, stream: job_stream.LogStream) -> None:
-    """Send the stream's batches until it ends or the client leaves; each send waits for the
-    transport (flow control), which is what holds the stream's readers back."""
+async def pump(ws: WebSocket, stream: job_stream.LogStream,
+               revoked: Coroutine[Any, Any, None]) -> None:
+    """Send the stream's batches until it ends, the client leaves or the token is revoked
+    (close 4401); each send waits for the transport (flow control), which is what holds the
+    stream's readers back."""
     async def send_all() -> None:
         # aclosing: when the client leaves, the stream's readers stop now, not at GC time
         async with contextlib.aclosing(stream.batches()) as batches:
@@ -426,7 +437,12 @@ async def pump(ws: WebSocket, stream: job_stream.LogStream) -> None:
             while (await ws.receive())["type"] != "websocket.disconnect":
                 pass
 
-    tasks = [asyncio.create_task(send_all()), asyncio.create_task(until_gone())]
+    async def until_revoked() -> None:
+        await revoked
+        await ws.close(code=4401, reason="token_revoked")
+
+    tasks = [asyncio.create_task(send_all()), asyncio.create_task(until_gone()),
+             asyncio.create_task(until_revoked())]
     await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
     for task in tasks:
         task.cancel()

@@ -11,8 +11,11 @@ from podplane.cloud.ports_aws import Shape
 
 
 class IamAdapter:
-    def __init__(self, caller: AwsCaller) -> None:
+    def __init__(self, caller: AwsCaller, boundary: str | None = None) -> None:
+        """`boundary`: the managed policy ARN every role made carries as its permissions
+        boundary (PODPLANE_ROLE_PERMISSIONS_BOUNDARY; docs/aws-permissions.md)."""
         self.aws = caller
+        self.boundary = boundary
 
     async def get_role(self, name: str) -> Shape | None:
         found = await self.aws.maybe("iam", "get_role", RoleName=name)
@@ -20,8 +23,9 @@ class IamAdapter:
 
     async def create_role(self, name: str, trust_policy: str,
                           tags: list[dict[str, str]]) -> Shape:
+        bounded = {"PermissionsBoundary": self.boundary} if self.boundary else {}
         made = await self.aws.call("iam", "create_role", RoleName=name,
-                                   AssumeRolePolicyDocument=trust_policy, Tags=tags)
+                                   AssumeRolePolicyDocument=trust_policy, Tags=tags, **bounded)
         return dict(made["Role"])
 
     async def delete_role(self, name: str) -> None:

@@ -17,11 +17,13 @@ from podplane.cloud.ports_aws import RetryObserver
 
 
 def build_aws(region: str, endpoint_url: str | None = None,
-              observer: RetryObserver | None = None) -> AwsPorts:
-    """`endpoint_url` None means AWS_ENDPOINT_URL or the real AWS endpoints."""
+              observer: RetryObserver | None = None, boundary: str | None = None) -> AwsPorts:
+    """`endpoint_url` None means AWS_ENDPOINT_URL or the real AWS endpoints; `boundary` the
+    permissions boundary of every role podplane makes."""
     caller = AwsCaller(region, endpoint_url=endpoint_url, observer=observer)
     return AwsPorts(region=region, eks=EksAdapter(caller), hyperpod=HyperPodAdapter(caller),
-                    ec2=Ec2Adapter(caller), iam=IamAdapter(caller), s3=S3Adapter(caller),
+                    ec2=Ec2Adapter(caller), iam=IamAdapter(caller, boundary),
+                    s3=S3Adapter(caller),
                     sts=StsAdapter(caller), quotas=QuotasAdapter(caller),
                     account=AccountAdapter(caller), fsx=FsxAdapter(caller),
                     amp=AmpAdapter(caller), mlflow=MlflowAdapter(caller))

@@ -23,6 +23,18 @@ Shape = dict[str, Any]
 FEATURE_LABEL = "podplane.io/feature"
 MANAGED_LABEL = "app.kubernetes.io/managed-by"
 FEATURE_TAG = "podplane:feature"
+# Whether deleting a resource of a kind loses data or stops what serves (ADR 0016). A kind
+# missing here counts as holding data, so a feature with a new kind inherits the destroy rule.
+HOLDS_DATA: dict[str, bool] = {
+    "kube": False, "hyperpod-setting": False, "iam-role": False, "pod-identity": False,
+    "eks-addon": False, "sg-ingress": False, "oidc-provider": False,
+    "fsx-filesystem": True, "amp-workspace": True, "mlflow-server": True,
+}
+# Kubernetes objects whose deletion loses data: volumes and claims (a claim's bound volume
+# goes with it under a Delete reclaim policy) and the stateful sets that own claims. An
+# operator's CRDs and namespace are not counted (ADR 0016): switching keda or kuberay off
+# removes them, as it always did, for operators.
+KUBE_DATA_KINDS = frozenset({"PersistentVolume", "PersistentVolumeClaim", "StatefulSet"})
 
 
 @dataclass(frozen=True)
@@ -71,11 +83,21 @@ class FeaturePlan:
         return [d for s in self.core.steps
                 for d in ([f"{s.key}: {w}" for w in _words(s)] or [s.reason])]
 
+    def deletes_data(self) -> list[str]:
+        """The keys of the steps that delete something holding data (a destroy)."""
+        return [r.key for s, r in self.steps if s.verb == "delete" and holds_data(r)]
+
     def describe(self) -> Shape:
         return {"actions": [{"verb": s.verb, "kind": s.kind, "key": s.key,
                              "feature": r.feature, "reason": s.reason,
                              "differences": _words(s)} for s, r in self.steps],
                 "left_alone": self.left_alone}
+
+
+def holds_data(res: Resource) -> bool:
+    if res.kind == "kube":
+        return res.desired.get("kind") in KUBE_DATA_KINDS
+    return HOLDS_DATA.get(res.kind, True)
 
 
 def _words(step: reconcile.Step) -> list[str]:

@@ -35,7 +35,8 @@ class FeatureChangeRequest(FeaturePlanRequest):
 
     confirm: Annotated[bool, Field(
         description="Required when the change terminates nodes (disabling managed "
-        "autoscaling, or dropping a group from it, drains and terminates the nodes Karpenter "
-        "provisioned): that is a destroy, for admins only.")] = False
+        "autoscaling, or dropping a group from it) or deletes what holds data (the FSx "
+        "file system, the Prometheus workspace, the MLflow server, a volume or claim): "
+        "that is a destroy, for admins only.")] = False
     dry_run: Annotated[bool, Field(
         description="Return the plan without acting (or ?dry_run).")] = False

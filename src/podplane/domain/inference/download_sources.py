@@ -59,6 +59,10 @@ def s3_source(source: str) -> S3Source | None:
     if not BUCKET.match(bucket):
         raise InvalidInput(f"{bucket!r} is not an S3 bucket name.", field="source")
     key = key.strip("/")
+    if any(part in (".", "..") for part in key.split("/")):
+        # it becomes a volume subPath, which Kubernetes refuses with `..` (ValidatePathNoBacksteps)
+        # and `.` widens to the whole bucket (issue 34, S10)
+        raise InvalidInput("source may not have . or .. path segments.", field="source")
     if not key:
         raise InvalidInput("source must name a prefix, not the whole bucket.", field="source",
                            hint="e.g. s3://my-bucket/models/llama-3-8b/")

@@ -48,4 +48,7 @@ class AssignRequest:
     endpoint: EndpointName
     pods: Annotated[int, Field(ge=0, le=MAX_REPLICAS, description=(
         "Pods (0 unassigns)."))] = 1
+    confirm: Annotated[bool, Field(description=(
+        "Required with pods=0, which removes the endpoint: a destroy, for admins only."))
+    ] = False
     dry_run: Annotated[bool, Field(description="Plan only.")] = False

@@ -117,17 +117,51 @@ def deployment(request: dict[str, Any]) -> Manifest:
                                                "emptyDir": {"medium": "Memory"}}]}}}}
 
 
+# A load balancer is internal to the VPC unless the request is `public` (issue 34, S6): the
+# AWS Load Balancer Controller reads the scheme annotation (its docs, "Service annotations":
+# aws-load-balancer-scheme, default internal for its NLBs), the in-tree cloud provider the
+# `-internal` one (Kubernetes docs, "Service", Internal load balancer, AWS). Public subnets
+# carry kubernetes.io/role/elb, so without them EKS may make it internet-facing.
+SCHEME = "service.beta.kubernetes.io/aws-load-balancer-scheme"
+INTERNAL = "service.beta.kubernetes.io/aws-load-balancer-internal"
+
+
+def check_exposure(request: dict[str, Any]) -> bool:
+    """Whether the request opens a load balancer to the internet (the caller then needs an
+    admin who confirmed); refuses what does not fit together, naming the field."""
+    balanced = request.get("exposure") == "load_balancer"
+    if request.get("source_ranges") and not balanced:
+        raise InvalidInput("source_ranges needs exposure=load_balancer.", field="source_ranges")
+    if not request.get("public"):
+        return False
+    if not balanced or request.get("kind") == "managed":
+        raise InvalidInput("public needs a self-managed endpoint with "
+                           "exposure=load_balancer.", field="public")
+    if not request.get("source_ranges"):
+        raise InvalidInput("A public load balancer needs source_ranges: the CIDRs that may "
+                           "reach it.", field="source_ranges",
+                           hint="e.g. [\"203.0.113.0/24\"]; 0.0.0.0/0 is the whole internet.")
+    return True
+
+
 def service(request: dict[str, Any]) -> Manifest:
     engine = ENGINES[request["engine"]]
-    kind = "LoadBalancer" if request.get("exposure") == "load_balancer" else "ClusterIP"
-    return {"apiVersion": "v1", "kind": "Service",
-            "metadata": {"name": request["name"], "namespace": NAMESPACE,
-                         "labels": _labels(request)},
-            "spec": {"type": kind, "selector": router.selector(request["name"])
-                     if request.get("router") else owned(request["name"]),
-                     "ports": [{"name": PORT_NAME, "port": engine.port,
-                                "targetPort": PORT_NAME, "protocol": "TCP"},
-                               *router.service_ports(request)]}}
+    balanced = request.get("exposure") == "load_balancer"
+    spec: Manifest = {"type": "LoadBalancer" if balanced else "ClusterIP",
+                      "selector": router.selector(request["name"])
+                      if request.get("router") else owned(request["name"]),
+                      "ports": [{"name": PORT_NAME, "port": engine.port,
+                                 "targetPort": PORT_NAME, "protocol": "TCP"},
+                                *router.service_ports(request)]}
+    metadata: Manifest = {"name": request["name"], "namespace": NAMESPACE,
+                          "labels": _labels(request)}
+    if balanced:
+        public = bool(request.get("public"))
+        metadata["annotations"] = {SCHEME: "internet-facing" if public else "internal",
+                                   **({} if public else {INTERNAL: "true"})}
+        if request.get("source_ranges"):
+            spec["loadBalancerSourceRanges"] = list(request["source_ranges"])
+    return {"apiVersion": "v1", "kind": "Service", "metadata": metadata, "spec": spec}
 
 
 def as_it_was(dep: Manifest) -> Manifest:

@@ -3,7 +3,7 @@ from this declaration."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field
@@ -25,6 +25,9 @@ MODEL_PATTERN = (r"^(s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9](/[A-Za-z0-9._\-/]*)?
 IMAGE_PATTERN = r"^[a-z0-9][a-z0-9._\-/:@]{0,254}$"
 MAX_REPLICAS = 32
 Engine = Literal["vllm", "sglang"]
+# An IPv4 or IPv6 CIDR (loadBalancerSourceRanges takes CIDRs; Kubernetes API, ServiceSpec).
+Cidr = Annotated[str, Field(max_length=43, pattern=(
+    r"^([0-9]{1,3}\.){3}[0-9]{1,3}/[0-9]{1,2}$|^[0-9A-Fa-f:]{2,39}/[0-9]{1,3}$"))]
 Exposure = Literal["service", "load_balancer"]
 Dtype = Literal["auto", "bfloat16", "float16", "float32"]
 PipelineParallel = Annotated[int, Field(ge=1, le=16, description=(
@@ -64,7 +67,15 @@ class EndpointRequest:
     dtype: Dtype = "auto"
     replicas: Annotated[int, Field(ge=1, le=MAX_REPLICAS, description="Pods.")] = 1
     exposure: Annotated[Exposure, Field(description=(
-        "load_balancer adds an external load balancer."))] = "service"
+        "load_balancer adds a load balancer, internal to the VPC unless `public`."))] = "service"
+    public: Annotated[bool, Field(description=(
+        "An internet-facing load balancer: admin only, with source_ranges and confirm."))] = \
+        False
+    source_ranges: Annotated[list[Cidr], Field(max_length=16, description=(
+        "CIDRs allowed to reach the load balancer (loadBalancerSourceRanges)."))] = \
+        field(default_factory=list)
+    confirm: Annotated[bool, Field(description=(
+        "Required with public=true, once the user agreed."))] = False
     routing: Annotated[Literal["prefixaware", "kvaware", "session", "roundrobin"] | None,
                        Field(description="Managed: intelligent routing.")] = None
     kv_cache: Annotated[Literal["l1", "tieredstorage", "redis"] | None, Field(description=(

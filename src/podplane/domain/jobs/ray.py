@@ -18,6 +18,7 @@ its status in podplane's words. Pure. Sources: the upstream CRD
 from __future__ import annotations
 
 import json
+import shlex
 from typing import Any
 
 from podplane.domain.jobs.kinds import RAY
@@ -55,7 +56,12 @@ def manifest(recipe: Recipe, job: str, params: Shape, meta: Shape, head: Shape, 
     runtime_env = {"pip": [pip.format(version=VERL_VERSION)]} if recipe.framework == "verl" \
         else {}
     spec: Shape = {
-        "entrypoint": " ".join(entrypoint),
+        # KubeRay pastes the entrypoint into `bash -ce` after `ray job submit --`
+        # (ray-operator/controllers/ray/common/job.go, BuildJobSubmitCommand); `ray job
+        # submit` re-quotes the words it gets with shlex.join for the job's own shell
+        # (python/ray/dashboard/modules/job/cli.py). Quoting each word once for bash gives
+        # the trainer exactly these words (ADR 0017).
+        "entrypoint": shlex.join(entrypoint),
         "submissionMode": "K8sJobMode",
         "shutdownAfterJobFinishes": True,
         "ttlSecondsAfterFinished": TTL_SECONDS,

@@ -13,6 +13,7 @@ examples do (volcengine/verl examples/grpo_trainer/run_qwen2-7b.sh); domain/jobs
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -20,6 +21,21 @@ from podplane.domain.errors import InvalidInput
 
 ParamType = Literal["int", "float", "str", "bool"]
 JobKind = Literal["HyperPodPyTorchJob", "PyTorchJob", "RayJob"]
+
+# What a free-text parameter may hold (ADR 0017): letters, digits and `._-/` only, never a
+# leading `-` or `.` in a path segment (no flags, no `..`), so no value can carry a shell
+# word, a Hydra override, a flag or a YAML/JSON break whatever command line it lands in.
+_SEGMENT = r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}"
+_HUB_ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?"
+
+
+def _under(root: str) -> str:
+    return rf"{root}(/{_SEGMENT})+"
+
+
+MODEL_VALUE = rf"{_under('/models')}|{_HUB_ID}"
+DATASET_VALUE = rf"{_under('/data')}|{_HUB_ID}"
+DATA_FILE = _under("/data")
 
 
 @dataclass(frozen=True)
@@ -33,27 +49,28 @@ class Param:
     choices: tuple[str, ...] = ()
     prefixes: tuple[str, ...] = ()  # a path that must lie under one of these (data contract)
     at_most: str | None = None  # another parameter this one may not exceed
+    pattern: str = ""  # a str parameter without choices: the whole value must match
+    shape: str = ""    # the pattern in words, for the refusal
 
     def check(self, value: Any) -> Any:
         """The value, coerced to the parameter's type, or InvalidInput naming the field."""
         where = f"params.{self.name}"
         if not _is_a(value, self.type):
-            raise InvalidInput(f"{where} must be a {self.type}, not {value!r}.", field=where)
+            raise InvalidInput(f"{where} must be a {self.type}.", field=where)
         if self.minimum is not None and value < self.minimum:
             raise InvalidInput(f"{where} must be >= {self.minimum} (got {value}).", field=where)
         if self.maximum is not None and value > self.maximum:
             raise InvalidInput(f"{where} must be <= {self.maximum} (got {value}).", field=where)
         if self.choices and value not in self.choices:
-            raise InvalidInput(f"{where} must be one of {list(self.choices)} (got {value!r}).",
-                               field=where)
-        if isinstance(value, str) and (not value or len(value) > 256
-                                       or any(c in value for c in "\n\r\x00\"'`$;|&")):
-            raise InvalidInput(f"{where} must be 1-256 characters without quotes, newlines "
-                               "or shell characters.", field=where)
+            raise InvalidInput(f"{where} must be one of {list(self.choices)}.", field=where)
         if self.prefixes and not (str(value).startswith(self.prefixes) and ".." not in value):
-            raise InvalidInput(f"{where} must be a path under {' or '.join(self.prefixes)} "
-                               f"(got {value!r}).", field=where,
-                               hint="The shared data paths are in docs/training.md.")
+            raise InvalidInput(f"{where} must be a path under {' or '.join(self.prefixes)}.",
+                               field=where, hint="The shared data paths are in "
+                               "docs/training.md.")
+        if isinstance(value, str) and not self.choices and not (
+                len(value) <= 256 and self.pattern and re.fullmatch(self.pattern, value)):
+            raise InvalidInput(f"{where} must be {self.shape or 'one of the choices'} "
+                               "(letters, digits and ._-/ only, at most 256).", field=where)
         return float(value) if self.type == "float" else value
 
 
@@ -116,7 +133,8 @@ def _common(lr: float, epochs: int = 3) -> tuple[Param, ...]:
         Param("learning_rate", "float", lr, "Peak learning rate.", 1e-7, 1.0),
         Param("epochs", "int", epochs, "Passes over the dataset.", 1, 100),
         Param("batch_size", "int", 8, "Per-device batch size.", 1, 1024),
-        Param("dataset", "str", "/data/train", "Dataset path under /data (or a hub id)."),
+        Param("dataset", "str", "/data/train", "Dataset path under /data (or a hub id).",
+              pattern=DATASET_VALUE, shape="a path under /data or a hub id (org/name)"),
         Param("save_steps", "int", 100, "Checkpoint every N steps.", 1, 100_000),
     )
 
@@ -127,7 +145,8 @@ LLAMA_FACTORY_IMAGE = "hiyouga/llamafactory:latest"
 SWIFT_IMAGE = "modelscope-registry.us-west-1.cr.aliyuncs.com/modelscope-repo/modelscope:" \
     "ubuntu22.04-cuda12.6.3-py311-torch2.7.1-vllm0.10.1.1-modelscope1.29.2-swift3.8.3"
 MODEL = Param("model", "str", "/models/Qwen2.5-0.5B-Instruct",
-              "Base model: a path under /models or a Hugging Face id.")
+              "Base model: a path under /models or a Hugging Face id.", pattern=MODEL_VALUE,
+              shape="a path under /models or a Hugging Face id (org/name)")
 HPRUN = ("hyperpodrun", "--tee=3", "--log_dir=/tmp/hyperpod", "--nnodes={nnodes}",
          "--nproc-per-node={nproc}")
 
@@ -214,9 +233,11 @@ RECIPES += (
             Param("adv_estimator", "str", "grpo", "Advantage estimator: grpo (no critic) or "
                   "gae (PPO with a critic).", choices=("grpo", "gae")),
             Param("train_files", "str", "/data/gsm8k/train.parquet",
-                  "Training prompts (parquet) under /data.", prefixes=DATA),
+                  "Training prompts (parquet) under /data.", prefixes=DATA, pattern=DATA_FILE,
+                  shape="a file path under /data"),
             Param("val_files", "str", "/data/gsm8k/test.parquet",
-                  "Validation prompts (parquet) under /data.", prefixes=DATA),
+                  "Validation prompts (parquet) under /data.", prefixes=DATA,
+                  pattern=DATA_FILE, shape="a file path under /data"),
             Param("rollout", "str", "vllm", "Rollout engine.", choices=("vllm", "sglang")),
             Param("rollout_n", "int", 5, "Responses sampled per prompt (GRPO's group).", 1, 64),
             Param("rollout_tp", "int", 1, "Tensor parallel size of the rollout engine.", 1, 8),

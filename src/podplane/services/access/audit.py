@@ -7,8 +7,9 @@ from datetime import datetime
 from typing import Any
 
 from podplane.domain.effects import Effect
-from podplane.domain.principal import Principal
+from podplane.domain.principal import ANONYMOUS, Principal
 from podplane.services.access.limits import limits_of
+from podplane.services.access.strangers import strangers_of
 from podplane.services.context import AppState, Ctx
 from podplane.services.registry import service
 from podplane.store import audit_log
@@ -46,12 +47,21 @@ async def list_audit(
 
 async def record_refusal(
     app: AppState, principal: Principal, action: str, target: str, code: str,
-    flags: dict[str, bool] | None = None,
+    flags: dict[str, bool] | None = None, address: str | None = None,
 ) -> None:
-    """A refusal a face made before any service ran (401, 403, 422, 428, 429...): one row."""
+    """A refusal a face made before any service ran (401, 403, 422, 428, 429...): one row.
+    A caller nobody recognised is coalesced per client address, action and second, as 429s
+    are (strangers.py): a flood of bogus tokens writes one row a second, not one each."""
+    detail: dict[str, Any] = {"flags": flags} if flags else {}
+    if principal.token_id == ANONYMOUS.token_id:
+        coalesced = strangers_of(app).refusals.note(f"address:{address or '?'}", action,
+                                                    limits_of(app).clock())
+        if coalesced is None:
+            return
+        detail.update({"coalesced": coalesced} if coalesced else {})
     async with app.sessions.begin() as db:
         await audit_log.append(db, principal=principal, action=action[:64], target=target,
-                               result=f"error:{code}", detail={"flags": flags} if flags else None)
+                               result=f"error:{code}", detail=detail or None)
 
 
 async def record_limited(

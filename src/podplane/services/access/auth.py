@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import getpass
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from datetime import UTC, datetime, timedelta
@@ -18,6 +18,7 @@ from podplane.domain.effects import Role
 from podplane.domain.errors import Unauthenticated
 from podplane.domain.principal import ANONYMOUS, Face, Principal
 from podplane.services.access.lookups import TTL_SECONDS, lookups_of
+from podplane.services.access.strangers import strangers_of
 from podplane.services.context import AppState
 from podplane.store import audit_log
 from podplane.store import tokens as token_rows
@@ -50,7 +51,9 @@ def local_principal() -> Principal:
     return Principal(name=f"local:{user}"[:64], role=Role.ADMIN, token_id="local", face="cli")
 
 
-async def principal_for_token(app: AppState, secret: str, face: Face) -> Principal:
+async def principal_for_token(app: AppState, secret: str, face: Face,
+                              address: str | None = None) -> Principal:
+    """`address`: the client's, whose failed attempts are budgeted (strangers.py)."""
     async def load() -> Principal:
         async with app.sessions.begin() as db:
             row = await token_rows.by_secret(db, secret)
@@ -59,11 +62,12 @@ async def principal_for_token(app: AppState, secret: str, face: Face) -> Princip
             _touch(row)
             return _principal(row, face)
 
-    principal = await lookups_of(app.sessions).once("token", secret, load)
+    principal = await _guarded(app, "token", secret, load, address)
     return principal.with_face(face)
 
 
-async def principal_for_session(app: AppState, sid: str) -> Principal:
+async def principal_for_session(app: AppState, sid: str,
+                                address: str | None = None) -> Principal:
     async def load() -> Principal:
         async with app.sessions() as db:
             row = await token_rows.token_for_session(db, sid)
@@ -71,7 +75,22 @@ async def principal_for_session(app: AppState, sid: str) -> Principal:
                 raise Unauthenticated("The session has expired or was closed; sign in again.")
             return _principal(row, "ui")
 
-    return await lookups_of(app.sessions).once("session", sid, load)
+    return await _guarded(app, "session", sid, load, address)
+
+
+async def _guarded(app: AppState, kind: str, secret: str,
+                   load: Callable[[], Awaitable[Principal]], address: str | None) -> Principal:
+    lookups = lookups_of(app.sessions)
+    if address is None:
+        return await lookups.once(kind, secret, load)
+    guard = strangers_of(app)
+    if lookups.get(kind, secret) is None:
+        guard.check(address)   # 429 before the look-up while the address keeps failing
+    try:
+        return await lookups.once(kind, secret, load)
+    except Unauthenticated:
+        guard.failed(address)
+        raise
 
 
 async def still_valid(app: AppState, token_id: str) -> bool:

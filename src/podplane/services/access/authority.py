@@ -54,7 +54,7 @@ KINDS: dict[str, Authority] = {
     "endpoint.autoscale": OPERATOR,  # podplane's ScaledObject of the endpoint only
     "pool.create": OPERATOR,
     "pool.scale": OPERATOR,  # scale-in removes free pods only
-    "pool.assign": OPERATOR,  # labels; an unassignment drains first
+    "pool.assign": DESTROY,  # only when no start row says it kept the endpoint (pods > 0)
     "pool.delete": DESTROY,
     "model.download": OPERATOR,  # writes only under the cluster bucket's models/<name>/
     "diagnose.nccl": OPERATOR,  # runs a short workload on the chosen nodes, then deletes it

@@ -167,10 +167,8 @@ async def _change(ctx: Ctx, cluster: str, name: str, enabled: bool | None,
         if name == cat.MLFLOW:
             await mlflow.check(live, want.settings)
     found = await plan_for(live, name, want, facts)
-    doomed = terminates_nodes(found)
-    if doomed and confirm is not None:
-        escalate_to_destroy(ctx, "feature.set", f"This change to {name!r} terminates nodes "
-                            f"({', '.join(doomed)})", confirm=confirm, dry_run=dry_run)
+    if confirm is not None:
+        _escalate_a_destroy(ctx, name, found, confirm=confirm, dry_run=dry_run)
     body = {**found.describe(), "feature": name, "enabled": want.enabled,
             "settings": want.settings}
     if dry_run:
@@ -181,6 +179,17 @@ async def _change(ctx: Ctx, cluster: str, name: str, enabled: bool | None,
         return Outcome(False, body)
     await record(ctx.app, cluster, name, want, ctx.principal.name)
     return await start(ctx, FEATURE_SET, target(cluster), params, idempotency_key, body)
+
+
+def _escalate_a_destroy(ctx: Ctx, name: str, found: FeaturePlan, *, confirm: bool,
+                        dry_run: bool) -> None:
+    """A plan that terminates nodes or deletes what holds data is a destroy (ADR 0016)."""
+    doomed, lost = terminates_nodes(found), found.deletes_data()
+    what = ([f"terminates nodes ({', '.join(doomed)})"] if doomed else []) + \
+        ([f"deletes what holds data ({', '.join(lost)})"] if lost else [])
+    if what:
+        escalate_to_destroy(ctx, "feature.set", f"This change to {name!r} "
+                            + " and ".join(what), confirm=confirm, dry_run=dry_run)
 
 
 def terminates_nodes(found: FeaturePlan) -> list[str]:

@@ -20,6 +20,7 @@ from podplane.domain.inference.errors import (
     PoolPodsAssigned,
     PoolTooSmall,
 )
+from podplane.domain.inference.images import check_registry
 from podplane.domain.inference.pool_requests import AssignRequest, PoolRequest
 from podplane.domain.inference.render import COMPONENT, NAMESPACE, check_fits, gpus_per_pod
 from podplane.domain.inference.requests import MAX_REPLICAS
@@ -31,7 +32,7 @@ from podplane.services.groups.outcome import Outcome, key_used, start
 from podplane.services.inference.cluster import refuse_no_room
 from podplane.services.inference.pool_steps import ASSIGN, CREATE, DELETE, SCALE
 from podplane.services.jobs.cluster import kube_of
-from podplane.services.registry import service
+from podplane.services.registry import escalate_to_destroy, service
 
 Shape = dict[str, Any]
 OWNED = {MANAGED_BY: "podplane", COMPONENT: dp.POOL_COMPONENT}
@@ -122,6 +123,7 @@ async def get_pool(ctx: Ctx, cluster: str, name: str) -> Shape:
          target=lambda cluster, request, *_a, **_k: target(cluster, request.name))
 async def create_pool(ctx: Ctx, cluster: str, request: PoolRequest, *,
                       idempotency_key: str | None = None) -> Outcome:
+    check_registry(request.image, ctx.app.settings.allowed_image_registries)
     ref, kube = await kube_of(ctx, cluster)
     body = {k: v for k, v in asdict(request).items() if k != "dry_run"}
     body["image"] = request.image or ENGINES[request.engine].image
@@ -199,6 +201,10 @@ async def assign(ctx: Ctx, cluster: str, name: str, request: AssignRequest, *,
                            hint="Scale the pool up first (PATCH .../pools/{name}).")
     if request.pods == len(mine) and (request.pods or not await _has_service(kube, request)):
         return Outcome(False, plan, dry_run=request.dry_run)
+    if request.pods == 0:   # the endpoint stops serving: as endpoint.delete (ADR 0016)
+        escalate_to_destroy(ctx, "pool.assign", f"pods=0 removes endpoint "
+                            f"{request.endpoint!r} and its Service", confirm=request.confirm,
+                            dry_run=request.dry_run)
     if request.dry_run:
         return Outcome(True, plan, dry_run=True)
     return await start(ctx, ASSIGN, target(cluster, name), params, idempotency_key, plan)

@@ -22,6 +22,7 @@ from podplane.domain.inference import render as ir
 from podplane.domain.inference import router as router_of
 from podplane.domain.inference.engines import ENGINES
 from podplane.domain.inference.errors import EndpointExists, EndpointOnPool, EndpointUnavailable
+from podplane.domain.inference.images import check_registry
 from podplane.domain.inference.pool import SERVED_MODEL
 from podplane.domain.inference.pool_views import pool_of
 from podplane.domain.inference.requests import MAX_REPLICAS, EndpointRequest, EndpointUpdate
@@ -41,7 +42,7 @@ from podplane.services.inference import (
 from podplane.services.inference import router as rsvc
 from podplane.services.inference.workflows import CREATE, DELETE, SCALE, UPDATE
 from podplane.services.jobs.cluster import kube_of
-from podplane.services.registry import service
+from podplane.services.registry import escalate_to_admin, service
 
 Shape = dict[str, Any]
 MAX_PROMPT = 4000
@@ -100,7 +101,12 @@ async def _own(kube: KubePort, cluster: str, name: str) -> tuple[Shape, Shape | 
 async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
                           idempotency_key: str | None = None) -> Outcome:
     ref, kube = await kube_of(ctx, cluster)
-    body = {k: v for k, v in asdict(request).items() if k != "dry_run"}
+    check_registry(request.image, ctx.app.settings.allowed_image_registries)
+    body = {k: v for k, v in asdict(request).items() if k not in ("dry_run", "confirm")}
+    if ir.check_exposure(body):   # internal unless an admin agreed (issue 34, S6)
+        escalate_to_admin(ctx, "endpoint.create", f"Endpoint {request.name!r} would be "
+                          f"reachable from the internet ({', '.join(request.source_ranges)})",
+                          confirm=request.confirm, dry_run=request.dry_run)
     body["image"] = request.image or ENGINES[request.engine].image
     body["replicas"] = asc.clamp(request.replicas, body.get("autoscaling"))
     op_params: Shape = {"cluster_ref": ref.params(), "endpoint": request.name,
@@ -196,6 +202,7 @@ async def update_endpoint(ctx: Ctx, cluster: str, name: str, update: EndpointUpd
                           idempotency_key: str | None = None) -> Outcome:
     """Change the pod template (image, model, parallelism, context length, dtype): a rolling
     update, then one real request; either failing rolls back. Same values: no change."""
+    check_registry(update.image, ctx.app.settings.allowed_image_registries)
     ref, kube = await kube_of(ctx, cluster)
     params: Shape = {"cluster_ref": ref.params(), "endpoint": name}
     if await key_used(ctx, idempotency_key):

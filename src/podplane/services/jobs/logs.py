@@ -13,7 +13,17 @@ from podplane.domain.jobs.kinds import NAMESPACE
 PAGE = 200
 MAX_PAGE = 1000
 MAX_LINES_PER_POD = 5000
+MAX_SINCE_SECONDS = 30 * 86400
 Shape = dict[str, Any]
+
+
+def check_bounds(since_seconds: int | None, tail: int | None) -> None:
+    """The same bounds on every face (REST and MCP schemas, the log WebSocket, the CLI)."""
+    if tail is not None and not 1 <= tail <= MAX_LINES_PER_POD:
+        raise InvalidInput(f"tail must be 1..{MAX_LINES_PER_POD}.", field="tail")
+    if since_seconds is not None and not 1 <= since_seconds <= MAX_SINCE_SECONDS:
+        raise InvalidInput(f"since_seconds must be 1..{MAX_SINCE_SECONDS}.",
+                           field="since_seconds")
 
 
 async def pod_lines(kube: KubePort, pod: str, container: str | None,

@@ -92,6 +92,7 @@ async def job_logs(ctx: Ctx, cluster: str, job: str, pod: str | None = None,
                    container: str | None = None, since_seconds: int | None = None,
                    tail: int | None = None, cursor: int = 0,
                    limit: int = job_logs_room.PAGE) -> Shape:
+    job_logs_room.check_bounds(since_seconds, tail)
     _, kube = await jc.kube_of(ctx, cluster)
     found = await jc.find_job(kube, cluster, job)
     pods = [p["metadata"]["name"] for p in await jc.pods_of(kube, found)]
@@ -241,6 +242,7 @@ async def delete_job(ctx: Ctx, cluster: str, job: str, *, confirm: bool = False,
 async def open_log_stream(ctx: Ctx, cluster: str, job: str, pod: str | None,
                           options: job_stream.StreamOptions) -> job_stream.LogStream:
     """A live, multiplexed stream of the job's pods (or one pod), bounded in memory."""
+    job_logs_room.check_bounds(options.since_seconds, options.tail)
     _, kube = await jc.kube_of(ctx, cluster)
     found = await jc.find_job(kube, cluster, job)
     pods = sorted(p["metadata"]["name"] for p in await jc.pods_of(kube, found))

@@ -54,7 +54,7 @@ export function deployBody(f: FormState): EndpointRequest {
 
 const EXPOSURES = [
   { value: "service", label: "In-cluster Service", description: "ClusterIP; podplane calls it through the API server" },
-  { value: "load_balancer", label: "Load balancer", description: "Also an external load balancer" },
+  { value: "load_balancer", label: "Load balancer", description: "Also a load balancer inside the VPC (internet-facing: admin, through the API or CLI)" },
 ];
 
 export default function DeployEndpoint({ params }: PageProps) {

@@ -76,7 +76,7 @@ export default function PoolDetail({ params }: PageProps) {
       </Header>
       {progress}
       <Summary p={p} />
-      <Served cluster={cluster} p={p} denied={deniedReason(role, "pool.assign")} onChange={(endpoint, pods) => setModal({ kind: "assign", endpoint, pods })} />
+      <Served cluster={cluster} p={p} denied={deniedReason(role, "pool.assign")} unassignDenied={deniedReason(role, "pool.unassign")} onChange={(endpoint, pods) => setModal({ kind: "assign", endpoint, pods })} />
       <Table
         variant="container"
         items={p.pods}
@@ -118,10 +118,11 @@ interface ServedProps {
   cluster: string;
   p: Pool;
   denied?: string;
+  unassignDenied?: string;
   onChange: (endpoint: string, pods: string) => void;
 }
 
-function Served({ cluster, p, denied, onChange }: ServedProps) {
+function Served({ cluster, p, denied, unassignDenied, onChange }: ServedProps) {
   const rows = p.assigned.map((name) => ({ name, pods: p.pods.filter((pod) => pod.assigned === name && !pod.leaving) }));
   return (
     <Table
@@ -138,7 +139,7 @@ function Served({ cluster, p, denied, onChange }: ServedProps) {
           cell: (r) => (
             <SpaceBetween direction="horizontal" size="xs">
               <Button variant="inline-link" disabled={Boolean(denied)} disabledReason={denied} onClick={() => onChange(r.name, String(r.pods.length))}>Change pods</Button>
-              <Button variant="inline-link" disabled={Boolean(denied)} disabledReason={denied} onClick={() => onChange(r.name, "0")} ariaLabel={`Unassign ${r.name}`}>Unassign</Button>
+              <Button variant="inline-link" disabled={Boolean(unassignDenied)} disabledReason={unassignDenied} onClick={() => onChange(r.name, "0")} ariaLabel={`Unassign ${r.name}`}>Unassign</Button>
             </SpaceBetween>
           ),
         },

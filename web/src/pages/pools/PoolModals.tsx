@@ -46,7 +46,8 @@ export function AssignModal({ cluster, pool, endpoint = "", pods = "1", onClose,
   const run = useRun(onDone, label, () =>
     api.POST("/api/v1/clusters/{cluster}/pools/{name}/assign", {
       params: { path: { cluster, name: pool.name }, header: { "Idempotency-Key": run.key } },
-      body: { endpoint: name.trim(), pods: Number(count) },
+      // 0 removes the endpoint (a destroy, admin): Unassign, after this dialog, is the confirmation.
+      body: { endpoint: name.trim(), pods: Number(count), ...(Number(count) === 0 ? { confirm: true } : {}) },
     }),
   );
   return (
