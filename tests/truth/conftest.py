@@ -5,15 +5,22 @@ every stale read, so these modules turn retention on for their own app only."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
 
+from podplane.bootstrap import build_app
+from podplane.cloud.virtual_clock import SteppingClock
+from podplane.domain.effects import Role
 from podplane.services.cloud_access import cloud_of
 from podplane.services.observe import ObservationCache, cache_of
+from podplane.settings import Settings
+from tests.conftest import backoff_on, mint
 from tests.jobs.conftest import created
-from tests.stack import Stack, running_stack
+from tests.stack import SandboxThread, Stack, running_stack
 
 
 @dataclass
@@ -57,3 +64,29 @@ async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World
         clock = StoppedClock()
         cache = production_cache(stack, clock)
         yield World(stack, await created(stack), clock, cache)
+
+
+@asynccontextmanager
+async def replicas(tmp: Path, db_url: str, count: int) -> AsyncIterator[list[Stack]]:
+    """One sandbox and `count` control planes on one database (HA replicas), each with its
+    cache at production retention on one stopped clock; tokens minted once, valid on all."""
+    sandbox = SandboxThread(tmp / "cloud")
+    apps = []
+    for i in range(count):
+        app = build_app(Settings(home=tmp / f"cp{i}", database_url=db_url,
+                                 aws_endpoint_url=sandbox.box.aws_url))
+        app.state.podplane.ops_clock = SteppingClock(sandbox.box.aws_url, sandbox.box.secret)
+        apps.append(app)
+    clock = StoppedClock()
+    try:
+        async with AsyncExitStack() as running:
+            for app in apps:
+                await running.enter_async_context(app.router.lifespan_context(app))
+                backoff_on(app)
+            tokens = {r.value: await mint(apps[0], f"stack-{r.value}", r) for r in Role}
+            stacks = [Stack(sandbox, app, tokens) for app in apps]
+            for stack in stacks:
+                production_cache(stack, clock)
+            yield stacks
+    finally:
+        sandbox.stop()
