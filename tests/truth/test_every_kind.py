@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from tests.clusters.helpers import BODY
-from tests.mcp.conftest import mcp_client
+from tests.groups.conftest import finish
+from tests.mcp.conftest import mcp_client, structured
 from tests.truth.conftest import World
 from tests.truth.contract import Case, Request, View, operations_of, run_case
 
@@ -109,6 +110,30 @@ async def test_cluster_create_is_seen_done(world: World) -> None:
         if await operations_of(api, "cluster.create") != before:
             problems.append("create again started an operation")
     assert problems == []
+
+
+async def test_agent_submits_waits_reads_the_job_and_its_logs_with_no_retry(
+        world: World) -> None:
+    """Issue 31's agent flow over MCP, each call once: job_submit, operation_wait, job_get,
+    job_logs (an agent that follows the tools' `next` hints never sees the job vanish)."""
+    async with mcp_client(world.stack.app, world.stack.tokens["operator"]) as mcp:
+        async def call(tool: str, **args: Any) -> dict[str, Any]:
+            result = await mcp.call_tool(tool, args)
+            assert not result.is_error, (tool, result.content[0].text)  # type: ignore[union-attr]
+            return structured(result)["result"]  # type: ignore[no-any-return]
+
+        await call("job_list", cluster=C)  # the agent looked before: the job is not there
+        submitted = await call("job_submit", cluster=C, name="agent1", recipe="pytorch-ddp",
+                               instance_group=world.group, replicas=1)
+        waited = await call("operation_wait", operation_id=submitted["id"])
+        assert waited["status"] == "succeeded", waited
+        job = await call("job_get", cluster=C, job="agent1")
+        logs = await call("job_logs", cluster=C, job="agent1")
+    assert job["name"] == "agent1" and logs["job"] == "agent1"
+    assert logs["pods"], logs  # its pod, with lines or a note why there are none yet
+    async with world.stack.client("admin") as admin:  # the GPU back for the cases below
+        r = await admin.delete(f"{API}/jobs/agent1", params={"confirm": "true"})
+        assert (await finish(admin, r.json()))["status"] == "succeeded"
 
 
 @pytest.mark.parametrize("kind", KINDS)
