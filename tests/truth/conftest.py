@@ -1,6 +1,6 @@
-"""One podplane-created cluster per module with the observation cache at its production
-retention (issue 31): the suite's default (`PODPLANE_OBSERVE_SECONDS=0`, nothing kept) hides
-every stale read, so these modules turn retention on for their own app only."""
+"""One podplane-created cluster for the package's modules, with the observation cache at its
+production retention (issue 31): the suite's default (`PODPLANE_OBSERVE_SECONDS=0`, nothing
+kept) hides every stale read, so these modules turn retention on for their own apps only."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ class World:
     cache: ObservationCache
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="package", loop_scope="package")
 async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World]:
     async with running_stack(tmp_path_factory.mktemp("truth")) as stack:
         clock = StoppedClock()

@@ -18,7 +18,7 @@ from tests.mcp.conftest import mcp_client, structured
 from tests.truth.conftest import World
 from tests.truth.contract import Case, Request, View, operations_of, run_case
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="package")
 C = BODY["name"]
 API = f"/api/v1/clusters/{C}"
 MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
