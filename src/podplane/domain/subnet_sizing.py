@@ -44,7 +44,7 @@ def subnet_ips(instance_type: str, count: int) -> int:
 
 def max_nodes_in_one_subnet(instance_type: str) -> int:
     """How many nodes of `instance_type` the largest subnet EC2 allows (a /16) can hold."""
-    usable = 2 ** (32 - MAX_PREFIX) - AWS_RESERVED - HEADROOM
+    usable: int = 2 ** (32 - MAX_PREFIX) - AWS_RESERVED - HEADROOM
     return usable // (ips_per_node(instance_type) + 1)
 
 
