@@ -4,7 +4,7 @@ kept) hides every stale read, so these modules turn retention on for their own a
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,9 +38,9 @@ class StoppedClock:
         self.now += seconds
 
 
-def production_cache(stack: Stack, clock: StoppedClock) -> ObservationCache:
+def production_cache(stack: Stack, clock: Callable[[], float]) -> ObservationCache:
     """The app's cache with the defaults of `ObservationCache.from_env` (2 s, 10 s idle,
-    watches on) on `clock`."""
+    watches on) on `clock` (a bench passes the real one)."""
     cache = cache_of(cloud_of(stack.app.state.podplane))
     assert cache is not None
     defaults = ObservationCache()
