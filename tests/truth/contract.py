@@ -27,7 +27,7 @@ class View:
     path: str
     tool: str
     args: dict[str, Any]
-    check: Check  # on the REST body and on the tool's `result`
+    check: Check | None  # on the REST body and on the tool's `result`; None: must be gone
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,8 @@ class Case:
     request: Request
     views: tuple[View, ...]
     # What a repeat after the end may answer besides `200 changed:false`: a create of a
-    # named object answers 409 naming what exists (`job_exists`, ...), never 404 or 202.
+    # named object answers 409 naming what exists (`job_exists`, ...), a delete 404
+    # (`not_found`), never 202.
     repeat_conflict: str | None = None
     dry_run: bool = True  # the request takes `dry_run=true` and plans nothing after the end
     role: str = "admin"
@@ -72,6 +73,9 @@ async def read_views(api: httpx.AsyncClient, mcp: Client, views: tuple[View, ...
         result = await mcp.call_tool(view.tool, view.args)
         if found is None:
             continue
+        if view.check is None:
+            _gone(found, view, r, result)
+            continue
         if r.status_code != 200:
             found.add(f"GET {view.path}: {r.status_code} {r.text[:200]}")
         else:
@@ -80,6 +84,13 @@ async def read_views(api: httpx.AsyncClient, mcp: Client, views: tuple[View, ...
             found.add(f"MCP {view.tool}: error {result.content[0].text[:200]}")  # type: ignore[union-attr]
         else:
             _check(found, f"MCP {view.tool}", view.check, structured(result)["result"])
+
+
+def _gone(found: Found, view: View, r: httpx.Response, result: Any) -> None:
+    if r.status_code != 404:
+        found.add(f"GET {view.path}: {r.status_code}, expected 404 (deleted)")
+    if not result.is_error or "not_found" not in result.content[0].text:
+        found.add(f"MCP {view.tool}: {result.content[0].text[:200]}, expected not_found")
 
 
 def _check(found: Found, where: str, check: Check, body: Any) -> None:
@@ -135,7 +146,8 @@ def _after_end(found: Found, case: Case, r: httpx.Response) -> None:
     body = r.json()
     if r.status_code == 200 and body.get("changed") is False:
         return
-    if case.repeat_conflict and r.status_code == 409 and body.get("code") == case.repeat_conflict:
+    if case.repeat_conflict and r.status_code in (404, 409) and \
+            body.get("code") == case.repeat_conflict:
         return
     found.add(f"repeat after the end: {r.status_code} {r.text[:300]}")
 
@@ -144,7 +156,8 @@ def _planned_nothing(found: Found, case: Case, r: httpx.Response) -> None:
     body = r.json()
     if r.status_code == 200 and body.get("changed") is False:
         return
-    if case.repeat_conflict and r.status_code == 409 and body.get("code") == case.repeat_conflict:
+    if case.repeat_conflict and r.status_code in (404, 409) and \
+            body.get("code") == case.repeat_conflict:
         return
     found.add(f"plan after the end: {r.status_code} {r.text[:300]}")
 

@@ -42,8 +42,6 @@ NOT_YET = {
                           "minutes (seen 2026-12-04; tests/groups covers it on its own world)",
     "instance_group.scale": "as instance_group.add",
     "instance_group.delete": "as instance_group.add",
-    "job.delete": "not yet written",
-    "endpoint.delete": "not yet written",
 }
 
 
@@ -78,6 +76,11 @@ def cases(group: str) -> list[Case]:
             (llm,), repeat_conflict="endpoint_exists"),
         Case("endpoint.scale", Request("PATCH", f"{API}/endpoints/llm1", {"replicas": 2}),
              (View(llm.path, llm.tool, llm.args, _is(replicas=2)),)),
+        Case("job.delete", Request("DELETE", f"{API}/jobs/ft1", params={"confirm": "true"}),
+             (View(job.path, job.tool, job.args, None),), repeat_conflict="not_found"),
+        Case("endpoint.delete", Request("DELETE", f"{API}/endpoints/llm1",
+                                        params={"confirm": "true"}),
+             (View(llm.path, llm.tool, llm.args, None),), repeat_conflict="not_found"),
         Case("cluster.reconcile", Request("POST", f"{API}/reconcile"),
              (View(API, "cluster_get_status", {"name": C}, _is(state="active", drift=None)),
               )),
