@@ -118,15 +118,18 @@ class ObservationCache:
         if self.fresh(entry, now):
             return _answer(entry.value)
         if entry.inflight is None:
-            entry.inflight = asyncio.ensure_future(self._fetch(entry, fetch))
+            entry.inflight = asyncio.ensure_future(self._fetch(entry, fetch, entry.generation))
             entry.inflight.add_done_callback(_quiet)  # a failed refresh: the next read retries
         if self.servable(entry, now):
             return _answer(entry.value)
         # shield: one reader going away (client disconnect) must not cancel the others' read
         return await asyncio.shield(entry.inflight)
 
-    async def _fetch(self, entry: Entry, fetch: Callable[[], Awaitable[Any]]) -> Any:
-        generation, mine = entry.generation, entry.inflight
+    async def _fetch(self, entry: Entry, fetch: Callable[[], Awaitable[Any]],
+                     generation: int) -> Any:
+        """`generation` as the read was asked for: a fence or an invalidate before this task
+        first runs must still drop its answer."""
+        mine = asyncio.current_task()
         try:
             self.reads += 1
             try:
