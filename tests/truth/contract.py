@@ -65,6 +65,13 @@ class Found:
         self.problems.append(what)
 
 
+def fields_are(**want: Any) -> Any:
+    def check(body: Any) -> None:
+        got = {k: body.get(k) for k in want}
+        assert got == want, f"expected {want}, got {got}"
+    return check
+
+
 async def read_views(api: httpx.AsyncClient, mcp: Client, views: tuple[View, ...],
                      found: Found | None) -> None:
     """Each view on both faces; with `found`, each must answer 200 and pass its check."""

@@ -16,7 +16,8 @@ from tests.clusters.helpers import BODY
 from tests.groups.conftest import finish
 from tests.mcp.conftest import mcp_client, structured
 from tests.truth.conftest import World
-from tests.truth.contract import Case, Request, View, operations_of, run_case
+from tests.truth.contract import Case, Request, View, fields_are, operations_of, run_case
+from tests.truth.test_groups import KINDS as GROUP_KINDS
 
 pytestmark = pytest.mark.asyncio(loop_scope="package")
 C = BODY["name"]
@@ -38,18 +39,7 @@ NOT_YET = {
     "pool.create": "not yet written",
     "pool.delete": "not yet written",
     "pool.scale": "not yet written",
-    "instance_group.add": "a new group's node stays 0/1 Running on this world past 20 virtual "
-                          "minutes (seen 2026-12-04; tests/groups covers it on its own world)",
-    "instance_group.scale": "as instance_group.add",
-    "instance_group.delete": "as instance_group.add",
 }
-
-
-def _is(**want: Any) -> Any:
-    def check(body: Any) -> None:
-        got = {k: body.get(k) for k in want}
-        assert got == want, f"expected {want}, got {got}"
-    return check
 
 
 def _exists(body: Any) -> None:
@@ -60,7 +50,7 @@ def cases(group: str) -> list[Case]:
     """In the order they run: later cases use what earlier ones made."""
     ckpt = View(f"{API}/features/tiered-checkpointing", "feature_get",
                 {"cluster": C, "feature": "tiered-checkpointing"},
-                _is(observed_enabled=True, drifted=False))
+                fields_are(observed_enabled=True, drifted=False))
     job = View(f"{API}/jobs/ft1", "job_get", {"cluster": C, "job": "ft1"}, _exists)
     llm = View(f"{API}/endpoints/llm1", "endpoint_get", {"cluster": C, "name": "llm1"},
                _exists)
@@ -75,14 +65,14 @@ def cases(group: str) -> list[Case]:
             "name": "llm1", "instance_group": group, "model": MODEL, "max_model_len": 2048}),
             (llm,), repeat_conflict="endpoint_exists"),
         Case("endpoint.scale", Request("PATCH", f"{API}/endpoints/llm1", {"replicas": 2}),
-             (View(llm.path, llm.tool, llm.args, _is(replicas=2)),)),
+             (View(llm.path, llm.tool, llm.args, fields_are(replicas=2)),)),
         Case("job.delete", Request("DELETE", f"{API}/jobs/ft1", params={"confirm": "true"}),
              (View(job.path, job.tool, job.args, None),), repeat_conflict="not_found"),
         Case("endpoint.delete", Request("DELETE", f"{API}/endpoints/llm1",
                                         params={"confirm": "true"}),
              (View(llm.path, llm.tool, llm.args, None),), repeat_conflict="not_found"),
         Case("cluster.reconcile", Request("POST", f"{API}/reconcile"),
-             (View(API, "cluster_get_status", {"name": C}, _is(state="active", drift=None)),
+             (View(API, "cluster_get_status", {"name": C}, fields_are(state="active", drift=None)),
               )),
     ]
 
@@ -92,8 +82,8 @@ KINDS = [c.kind for c in cases("g")]
 
 async def test_every_kind_has_a_case(world: World) -> None:
     registry = set(world.stack.app.state.podplane.ops.workflows.kinds())
-    assert not set(KINDS) & set(NOT_YET)
-    covered = {*KINDS, "cluster.create", *NOT_YET}
+    assert not {*KINDS, *GROUP_KINDS} & set(NOT_YET)
+    covered = {*KINDS, *GROUP_KINDS, "cluster.create", *NOT_YET}
     assert registry - covered == set(), f"kinds with no case: {sorted(registry - covered)}"
     assert covered - registry == set(), f"cases of no kind: {sorted(covered - registry)}"
 
