@@ -21,7 +21,7 @@ from podplane.mcp import http as mcp_http
 from podplane.ops.context import PointHook
 from podplane.ops.engine import OpsEngine
 from podplane.ops.workflows import Workflow, Workflows
-from podplane.services.cloud_access import Cloud, attach_cloud
+from podplane.services.cloud_access import Cloud, attach_cloud, fence_views
 from podplane.services.clusters import create as cluster_create
 from podplane.services.clusters import delete as cluster_delete
 from podplane.services.clusters import importing as cluster_import
@@ -111,6 +111,7 @@ async def start_engine(state: AppState, cloud: Cloud, kit: TestKit | None) -> Op
     engine = OpsEngine.build(state.sessions, state.ops_clock, workflows=flows,
                              on_point=kit.on_point if kit else None)
     state.ops = engine
+    fence_views(state, engine)
     await engine.start()
     return engine
 

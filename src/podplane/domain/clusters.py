@@ -31,6 +31,7 @@ from podplane.domain.names import (
     derived_name,
 )
 from podplane.domain.network import VpcLayout, plan_vpc
+from podplane.domain.subnet_sizing import check_fits_one_subnet
 
 KUBERNETES_VERSION = "1.33"
 FIRST_GROUP = "accelerated-1"
@@ -74,6 +75,7 @@ class ClusterSpec:
             raise InvalidInput(f"{self.instance_type!r} is not a SageMaker instance type.",
                                hint="HyperPod types start with 'ml.', e.g. ml.p5.48xlarge.",
                                field="instance_type")
+        check_fits_one_subnet(self.instance_type, self.count)
         plan_needed = self.capacity_type is CapacityType.TRAINING_PLAN
         if plan_needed != bool(self.training_plan_arn):
             raise InvalidInput(

@@ -21,6 +21,7 @@ from podplane.domain.names import (
     TRAINING_PLAN_ARN_PATTERN,
     check_group_name,
 )
+from podplane.domain.subnet_sizing import check_fits_one_subnet
 
 MAX_COUNT = 1000
 
@@ -205,6 +206,7 @@ class NewGroup:
             raise InvalidInput(f"{self.instance_type!r} is not a SageMaker instance type.",
                                hint="HyperPod types start with 'ml.', e.g. ml.g5.8xlarge.",
                                field="instance_type")
+        check_fits_one_subnet(self.instance_type, self.count)
         if not 1 <= self.ebs_gb <= MAX_EBS_GB:
             raise InvalidInput(f"ebs_gb must be between 1 and {MAX_EBS_GB}.", field="ebs_gb")
         plan_needed = self.capacity_type is CapacityType.TRAINING_PLAN

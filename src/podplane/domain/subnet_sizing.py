@@ -42,6 +42,29 @@ def subnet_ips(instance_type: str, count: int) -> int:
     return count * (ips_per_node(instance_type) + 1) + HEADROOM
 
 
+def max_nodes_in_one_subnet(instance_type: str) -> int:
+    """How many nodes of `instance_type` the largest subnet EC2 allows (a /16) can hold."""
+    usable: int = 2 ** (32 - MAX_PREFIX) - AWS_RESERVED - HEADROOM
+    return usable // (ips_per_node(instance_type) + 1)
+
+
+def check_fits_one_subnet(instance_type: str, count: int, field: str = "count") -> None:
+    """Refuse at the request (422) a group whose nodes and pods cannot fit one subnet: its
+    compute subnet would fail to be sized at the network step, after the request was
+    accepted (issue 31, "refused before accepted")."""
+    most = max_nodes_in_one_subnet(instance_type)
+    if count <= most:
+        return
+    need = subnet_ips(instance_type, count)
+    raise InvalidInput(
+        f"{count} {instance_type} nodes need {need:,} addresses ({ips_per_node(instance_type)} "
+        f"per node for it and its pods, with the VPC CNI); one subnet holds at most "
+        f"{2 ** (32 - MAX_PREFIX) - AWS_RESERVED:,} (a /{MAX_PREFIX}), so at most {most} "
+        "nodes of this type per instance group.",
+        hint=f"Ask for at most {most} nodes here and add the rest as more instance groups "
+             "(each gets its own subnet).", field=field)
+
+
 def compute_prefix(needed_ips: int) -> int:
     """The smallest block, at least a /20, whose usable addresses hold `needed_ips`."""
     for prefix in range(MIN_PREFIX, MAX_PREFIX - 1, -1):

@@ -7,6 +7,7 @@ Built once per app by the composition root with that app's workflows.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,6 +76,22 @@ class OpsEngine:
         if created:
             self.changed(op_id)
         return await self.read(op_id, history=False)
+
+    def fence_views(self, told: Callable[[], None]) -> None:
+        """Call `told` before every step's and operation's end is written (ADR 0013)."""
+        self.runner.engine.fences.append(told)
+
+    async def fence_mark(self) -> int:
+        """The database's write fence: moved by every step and operation end, on any
+        replica."""
+        async with self.sessions() as db:
+            return await repo.fence_mark(db)
+
+    @property
+    def shared(self) -> bool:
+        """Whether other replicas may write to this database (PostgreSQL)."""
+        url = getattr(self.sessions.kw.get("bind"), "url", None)
+        return url is not None and url.drivername.startswith("postgresql")
 
     async def key_used(self, key: str) -> bool:
         """True when an operation was already started with this idempotency key."""

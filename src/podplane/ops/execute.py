@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import logging
 import secrets
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -29,6 +30,9 @@ BACKOFF_CAP = 60.0
 # person's decision (wait, another zone or type, a training plan), so the step fails with its
 # hint and retry-step is that decision (domain.cloud_errors.capacity_error).
 NEEDS_A_DECISION = frozenset({"insufficient_capacity"})
+# A step ends after every cloud change it made: from then on no view may answer from what it
+# read before (ADR 0013), on this process (`Engine.fences`) or any other (the write fence).
+ENDS = frozenset({"succeeded", "failed", "cancelled"})
 
 
 class LeaseLost(BaseException):
@@ -56,6 +60,12 @@ class Engine:
     workflows: Workflows
     backoff_base: float = 2.0
     on_point: PointHook | None = None
+    # Told before a step's or an operation's end is written (the views' cache: ADR 0013).
+    fences: list[Callable[[], None]] = field(default_factory=list)
+
+    def fence(self) -> None:
+        for told in self.fences:
+            told()
 
 
 def backoff(base: float, retry: int) -> float:
@@ -185,8 +195,11 @@ class Execution:
         raise StepFailed({"step": step.name, **error})
 
     async def _finish(self, status: str, **values: Any) -> None:
+        """The end, fenced like a step's end: a cancel's clean-up may have changed the cloud
+        after the last step ended."""
+        self.e.fence()
         await self._write({"status": status, "active_target": None, "lease_owner": None,
-                           "lease_expires_at": None, **values})
+                           "lease_expires_at": None, **values}, fence=True)
 
     async def _undo(self, flow: Workflow, params: dict[str, Any] | None,
                     result: dict[str, Any]) -> None:
@@ -243,18 +256,24 @@ class Execution:
                           op_values: dict[str, Any] | None = None) -> None:
         for key, value in values.items():
             setattr(step, key, value)
-        now = self.e.clock.now()
+        now, ends = self.e.clock.now(), status in ENDS and "status" in values
+        if ends:
+            self.e.fence()
         async with self.e.sessions.begin() as db:
             if not await repo.guard(db, self.op_id, self.lease, now, **(op_values or {})):
                 raise LeaseLost()
             if values:
                 await repo.update_step(db, self.op_id, step.idx, **values)
+            if ends:
+                await repo.bump_fence(db)
             repo.add_event(db, self.op_id, step.name, now, status, step.phase, step.attempt,
                            message, error)
         self.e.notifier.notify(self.op_id)
 
-    async def _write(self, values: dict[str, Any]) -> None:
+    async def _write(self, values: dict[str, Any], *, fence: bool = False) -> None:
         async with self.e.sessions.begin() as db:
             if not await repo.guard(db, self.op_id, self.lease, self.e.clock.now(), **values):
                 raise LeaseLost()
+            if fence:
+                await repo.bump_fence(db)
         self.e.notifier.notify(self.op_id)

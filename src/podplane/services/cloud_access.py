@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 from podplane.cloud.ports import AwsPorts
 from podplane.cloud.ports_kube import KubeConnectorPort, KubePort
+from podplane.ops.engine import OpsEngine
 from podplane.services.context import AppState
-from podplane.services.observe import observed
+from podplane.services.observe import cache_of, observed
 
 
 @dataclass
@@ -33,6 +34,18 @@ def attach_cloud(state: AppState, aws: AwsPorts, kube: KubeConnectorPort) -> Clo
     state.cloud = observed(cloud)
     state.engine_cloud = cloud
     return cloud
+
+
+def fence_views(state: AppState, engine: OpsEngine) -> None:
+    """Read-your-writes (ADR 0013): the engine fences the views' cache before it records a
+    step's or an operation's end; with PostgreSQL each view read also learns the database's
+    write fence, so another replica's writes fence it too."""
+    cache = cache_of(cloud_of(state))
+    if cache is None:
+        return
+    engine.fence_views(cache.fence)
+    if engine.shared:
+        cache.fence_source = engine.fence_mark
 
 
 def cloud_of(app: AppState) -> Cloud:

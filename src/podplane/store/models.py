@@ -122,6 +122,16 @@ class StepEventModel(Base):
     error: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
 
+class WriteFenceModel(Base):
+    """One row: a counter every step end moves in its own transaction (ADR 0013). Its row lock
+    orders the marks as their transactions commit, so a reader on any replica that reads mark
+    M has seen every step end up to M."""
+
+    __tablename__ = "write_fence"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    mark: Mapped[int] = mapped_column(BigInteger)
+
+
 class PreferenceModel(Base):
     """Per-principal preferences such as the current cluster (never process-global)."""
 

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import CursorResult, and_, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from podplane.store.models import OperationModel, StepEventModel, StepModel
+from podplane.store.models import OperationModel, StepEventModel, StepModel, WriteFenceModel
 
 ACTIVE = ("pending", "running")
 TERMINAL = ("succeeded", "failed", "cancelled")
@@ -162,6 +162,19 @@ def add_event(
 ) -> None:
     db.add(StepEventModel(operation_id=op_id, step=step, at=at, status=status, phase=phase,
                           attempt=attempt, message=message, error=error))
+
+
+async def bump_fence(db: AsyncSession) -> None:
+    """Move the write fence in the caller's transaction (a step's end: ADR 0013)."""
+    q = update(WriteFenceModel).where(WriteFenceModel.id == 1).values(
+        mark=WriteFenceModel.mark + 1)
+    if _rowcount(await db.execute(q)) == 0:
+        db.add(WriteFenceModel(id=1, mark=1))
+
+
+async def fence_mark(db: AsyncSession) -> int:
+    return int(await db.scalar(select(WriteFenceModel.mark).where(WriteFenceModel.id == 1))
+               or 0)
 
 
 async def cancel_requested(db: AsyncSession, op_id: str) -> bool:

@@ -14,6 +14,12 @@ A read-through cache keyed by resource (("hyperpod", "nodes", cluster), ("kube",
   counter for the whole cache: a key read again after being dropped never repeats a version.
 With `fast == 0` nothing is retained: only the single flight remains (the test suite's mode,
 where the sandbox's clock, not ours, decides when the cloud changes).
+
+Read-your-writes (ADR 0013): the engine calls `fence()` before it records a step's or an
+operation's end. Every entry carries the epoch it was read in; one read in an older epoch is
+neither served nor stored, so no read after an operation reported its end answers from what
+was read before its changes. Across replicas (`fence_source`: the database's write fence),
+each read first learns the fence with a query begun after it arrived (`sync`).
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ class Entry:
     changed_at: float = 0.0
     read_at: float = 0.0
     generation: int = 0  # moves on invalidate: a read begun before our write is not kept
+    epoch: int = 0  # the cache's epoch when the value's read began (ADR 0013)
     inflight: asyncio.Future[Any] | None = None
 
 
@@ -64,6 +71,12 @@ class ObservationCache:
     _moved: asyncio.Condition | None = None
     _versions: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     _next_sweep: float = float("-inf")
+    epoch: int = 0  # moved by `fence`: entries read in an older epoch are not served
+    # Other replicas' writes: the database's write fence, read by `sync` (None: one process).
+    fence_source: Callable[[], Awaitable[int]] | None = None
+    _mark: int | None = None
+    _next_sync: asyncio.Future[None] | None = None
+    _sync_lock: asyncio.Lock | None = None
 
     @classmethod
     def from_env(cls) -> ObservationCache:
@@ -93,23 +106,30 @@ class ObservationCache:
             now - entry.fetched_at < self.interval(entry, now) + self.stale_for
 
     async def read(self, key: Key, fetch: Callable[[], Awaitable[Any]]) -> Any:
+        await self.sync()
         now = self.clock()
         if now >= self._next_sweep:
             self._sweep(now)
-        entry = self.entries.setdefault(key, Entry())
+        entry = self.entries.get(key) or self.entries.setdefault(key, Entry(epoch=self.epoch))
         entry.read_at = now
+        if entry.epoch < self.epoch:  # read before a write of ours: neither served nor joined
+            self._expire(entry, now)
+            entry.epoch = self.epoch
         if self.fresh(entry, now):
             return _answer(entry.value)
         if entry.inflight is None:
-            entry.inflight = asyncio.ensure_future(self._fetch(entry, fetch))
+            entry.inflight = asyncio.ensure_future(self._fetch(entry, fetch, entry.generation))
             entry.inflight.add_done_callback(_quiet)  # a failed refresh: the next read retries
         if self.servable(entry, now):
             return _answer(entry.value)
         # shield: one reader going away (client disconnect) must not cancel the others' read
         return await asyncio.shield(entry.inflight)
 
-    async def _fetch(self, entry: Entry, fetch: Callable[[], Awaitable[Any]]) -> Any:
-        generation, mine = entry.generation, entry.inflight
+    async def _fetch(self, entry: Entry, fetch: Callable[[], Awaitable[Any]],
+                     generation: int) -> Any:
+        """`generation` as the read was asked for: a fence or an invalidate before this task
+        first runs must still drop its answer."""
+        mine = asyncio.current_task()
         try:
             self.reads += 1
             try:
@@ -150,14 +170,52 @@ class ObservationCache:
 
     def invalidate(self, *prefix: Hashable) -> None:
         """Forget retained values under a key prefix (after we changed that resource)."""
-        n = len(prefix)
+        n, now = len(prefix), self.clock()
         for key, entry in self.entries.items():
             if key[:n] == prefix:
-                entry.fetched_at, entry.changed_at = float("-inf"), self.clock()
-                entry.generation += 1
-                entry.inflight = None
+                self._expire(entry, now)
         for listener in self.on_invalidate:
             listener(prefix)
+
+    @staticmethod
+    def _expire(entry: Entry, now: float) -> None:
+        entry.fetched_at, entry.changed_at = float("-inf"), now
+        entry.generation += 1  # a read in flight is not kept, nor joined
+        entry.inflight = None
+
+    def fence(self) -> None:
+        """A write of ours is about to be recorded as done: nothing read before this moment
+        is served again (entries are expired lazily, by epoch; watched lists list again)."""
+        self.epoch += 1
+        for listener in self.on_invalidate:
+            listener(())
+
+    async def sync(self) -> None:
+        """With other replicas: learn the database's write fence from a query begun after
+        this call (concurrent readers share one), and fence if it moved. A failed query
+        fences too: never serve what may be stale."""
+        if self.fence_source is None:
+            return
+        if self._next_sync is None:
+            self._next_sync = asyncio.get_running_loop().create_future()
+            asyncio.ensure_future(self._run_sync(self._next_sync))
+        await asyncio.shield(self._next_sync)
+
+    async def _run_sync(self, done: asyncio.Future[None]) -> None:
+        if self._sync_lock is None:
+            self._sync_lock = asyncio.Lock()
+        async with self._sync_lock:  # one query at a time; it begins after its readers came
+            if self._next_sync is done:
+                self._next_sync = None
+            assert self.fence_source is not None
+            try:
+                mark: int | None = await self.fence_source()
+            except Exception:  # noqa: BLE001 - the database is the views' problem, not ours
+                mark = None
+            if mark is None or mark != self._mark:
+                self._mark = mark
+                self.fence()
+            done.set_result(None)
 
     async def changed(self, keys: list[Key], since: tuple[int, ...], timeout: float) -> bool:
         """Wait until one of `keys` moved past `since` (True) or the timeout (False)."""

@@ -80,6 +80,7 @@ class WatchedKube(Observed):
         self._eks, self._informers = eks, informers
 
     async def list(self, api_version: str, kind: str, **match: Any) -> Any:
+        await self._cache.sync()  # another replica's write resyncs the informer first
         informer = self._informers.get(self._eks, self._port, api_version, kind, match) \
             if self._cache.watching else None
         if informer is not None and (found := await informer.read()) is not None:
