@@ -30,8 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "src")]
 
 from tests.clusters.helpers import BODY  # noqa: E402
+from tests.golden import build_created  # noqa: E402
 from tests.groups.conftest import finish  # noqa: E402
-from tests.jobs.conftest import created  # noqa: E402
 from tests.stack import Stack, running_stack  # noqa: E402
 from tests.truth.conftest import production_cache  # noqa: E402
 
@@ -115,7 +115,7 @@ async def main(rounds: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         async with running_stack(Path(tmp)) as stack:
             production_cache(stack, time.monotonic)
-            group = await created(stack)
+            group = (await build_created(stack))["group"]
             figures: dict[str, list[float]] = {"on": [], "off": []}
             for i in range(rounds):  # alternated, so load drifts hit both alike
                 for mode in ("on", "off"):

@@ -388,7 +388,8 @@ def check_autoscale(w: World, r: SweepResult) -> list[str]:
 def _unassign(api: httpx.Client, key: str) -> None:
     """Before the pool's delete is swept (a pool with an assigned pod is refused): the
     endpoint's pod unassigned, on a server with no crash points (its own kind is swept)."""
-    off = api.post(f"{POOLS}/{POOL}/assign", json={"endpoint": POOL_EP, "pods": 0},
+    off = api.post(f"{POOLS}/{POOL}/assign",
+                   json={"endpoint": POOL_EP, "pods": 0, "confirm": True},
                    headers={"Idempotency-Key": key})
     assert off.status_code == 202, off.text
     while api.get(f"/api/v1/operations/{off.json()['id']}/wait",

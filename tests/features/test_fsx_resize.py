@@ -172,9 +172,10 @@ async def test_a_resize_in_progress_is_followed_not_asked_again(cluster: Cluster
 @IN_ORDER
 async def test_an_existing_file_system_is_never_resized(cluster: Cluster) -> None:
     stack = cluster.stack
+    async with stack.client("admin") as admin:  # the file system's data goes: a destroy
+        off = await admin.patch(URL, json={"enabled": False, "confirm": True})
+        assert (await finish(admin, off.json()))["status"] == "succeeded"
     async with stack.client("operator") as client:
-        off = await client.patch(URL, json={"enabled": False})
-        assert (await finish(client, off.json()))["status"] == "succeeded"
         sg = cluster.security_group
         stack.aws("ec2").authorize_security_group_ingress(GroupId=sg, IpPermissions=[{
             "IpProtocol": "tcp", "FromPort": 988, "ToPort": 988, "UserIdGroupPairs": [

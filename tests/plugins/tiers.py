@@ -27,7 +27,7 @@ NOT_E2E = frozenset({("cloud", "tests.ops.conftest")})
 E2E_CALLS = frozenset({
     "running_stack", "SandboxThread", "Sandbox", "start_box", "start_kube_api", "serving",
     "ControlPlane", "SandboxProcess", "spawn", "subprocess", "Popen", "create_subprocess_exec",
-    "fork", "executable", "KUBECTL",
+    "fork", "executable", "KUBECTL", "replicas",  # tests/truth: HA replicas on a sandbox
 })
 DEPTH = 2
 # What starts one through a library or another module's attribute, found by the run-time check.

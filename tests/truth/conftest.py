@@ -19,8 +19,9 @@ from podplane.services.cloud_access import cloud_of
 from podplane.services.observe import ObservationCache, cache_of
 from podplane.settings import Settings
 from tests.conftest import backoff_on, mint
-from tests.jobs.conftest import created
-from tests.stack import SandboxThread, Stack, running_stack
+from tests.golden import created_stack
+from tests.jobs.conftest import group_of
+from tests.stack import SandboxThread, Stack
 
 
 @dataclass
@@ -60,10 +61,10 @@ class World:
 
 @pytest_asyncio.fixture(scope="package", loop_scope="package")
 async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World]:
-    async with running_stack(tmp_path_factory.mktemp("truth")) as stack:
+    async with created_stack(tmp_path_factory, "truth") as stack:  # the run's golden
         clock = StoppedClock()
         cache = production_cache(stack, clock)
-        yield World(stack, await created(stack), clock, cache)
+        yield World(stack, await group_of(stack), clock, cache)
 
 
 @asynccontextmanager

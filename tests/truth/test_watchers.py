@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.clusters.helpers import BODY
+from tests.golden import build_created
 from tests.groups.conftest import finish
-from tests.jobs.conftest import created
 from tests.stack import Stack
 from tests.truth.conftest import replicas
 
@@ -51,7 +51,7 @@ async def test_watchers_on_every_replica_see_the_job_once_submitted(
         db_url: str, tmp_path: Path) -> None:
     count = 2 if db_url.startswith("postgresql") else 1
     async with replicas(tmp_path, db_url, count) as stacks:
-        group = await created(stacks[0])
+        group = (await build_created(stacks[0]))["group"]
         seen = Seen()
         watchers = [asyncio.ensure_future(watch(stacks, i, seen)) for i in range(WATCHERS)]
         await asyncio.sleep(0.05)  # the watchers have read the job's 404 into the caches

@@ -237,7 +237,14 @@ def _sample(pattern: str, account: str, region: str, partition: str) -> str:
         parts[3] = region
     if parts[4] == "*":
         parts[4] = account
+    if parts[5] == "*":  # any resource of the service: try the kind podplane acts on most
+        parts[5] = WHOLE_SERVICE_SAMPLE.get(parts[2], "*")
     return ":".join(parts).replace("*", "doctor")
+
+
+# A resource of the shape AWS names it (EKS: arn:...:eks:region:account:cluster/name, per the
+# Service Authorization Reference) for statements granted on a service's every resource.
+WHOLE_SERVICE_SAMPLE = {"eks": "cluster/doctor"}
 
 
 def _list(value: str | list[str]) -> list[str]:
