@@ -76,9 +76,12 @@ lint: install-test
 # starts once; tests/conftest.py). TEST_WORKERS=0 runs serially; PYTEST_ARGS adds options.
 # Lint runs beside the tests (its output after theirs); either failing fails the run. Each run
 # prints the cost per module and checks tests/budget.toml (tests/plugins/, ADR 0014).
+# Failures print Python's own tracebacks (--tb=native): pytest's source excerpts parse files
+# with `ast`, and on CPython 3.11.7 that once raised "AST constructor recursion depth
+# mismatch" inside a worker, which ended the whole run with an internal error.
 TEST_WORKERS ?= 4
 PYTEST_ARGS ?=
-PYTEST := $(BIN)/pytest -q $(if $(filter 0,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist loadfile)
+PYTEST := $(BIN)/pytest -q --tb=native -rfE $(if $(filter 0,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist loadfile)
 
 test: install-test console
 	@mkdir -p build
