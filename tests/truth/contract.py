@@ -149,22 +149,21 @@ def _while_running(found: Found, op: dict[str, Any], again: httpx.Response) -> N
     found.add(f"repeat while running: {again.status_code} {again.text[:200]}")
 
 
-def _after_end(found: Found, case: Case, r: httpx.Response) -> None:
+def _did_nothing(found: Found, case: Case, r: httpx.Response, what: str) -> None:
+    """`200 changed:false`, or the case's own conflict (a named object made already)."""
     body = r.json()
     if r.status_code == 200 and body.get("changed") is False:
         return
     if case.repeat_conflict and r.status_code in (404, 409) and \
             body.get("code") == case.repeat_conflict:
         return
-    found.add(f"repeat after the end: {r.status_code} {r.text[:300]}")
+    found.add(f"{what} after the end: {r.status_code} {r.text[:300]}")
+
+
+def _after_end(found: Found, case: Case, r: httpx.Response) -> None:
+    _did_nothing(found, case, r, "repeat")
 
 
 def _planned_nothing(found: Found, case: Case, r: httpx.Response) -> None:
-    body = r.json()
-    if r.status_code == 200 and body.get("changed") is False:
-        return
-    if case.repeat_conflict and r.status_code in (404, 409) and \
-            body.get("code") == case.repeat_conflict:
-        return
-    found.add(f"plan after the end: {r.status_code} {r.text[:300]}")
+    _did_nothing(found, case, r, "plan")
 
