@@ -90,6 +90,7 @@ class Stack:
                             config=Config(retries={"mode": "standard", "total_max_attempts": 1}))
 
     def advance(self, seconds: float) -> None:
+        """Jump the virtual clock (the sandbox settles its controllers first, control.py)."""
         httpx.post(f"{self.aws_url}/_sandbox/clock/advance", json={"seconds": seconds},
                    headers=self.control_headers).raise_for_status()
 

@@ -98,7 +98,8 @@ class Sandbox:
         restored = self.store.load()
         if not restored:  # a fresh account: moto is process-global, so clear what it holds
             moto_side.reset(self.world.seed)
-        control = ControlApi(self.world, self.hyperpod, self.store.save, self.reset)
+        control = ControlApi(self.world, self.hyperpod, self.store.save, self.reset,
+                             before_jump=self._settle_kube)
         guard = Guard(self.secret)
         app = AwsRouter(self.world, self.eks, self.hyperpod, self.quotas, moto_side.make_app(),
                         control, self.store.save, guard, fsx=self.fsx,
@@ -117,6 +118,10 @@ class Sandbox:
         self.write_env()
         note("sandbox_start", restored=restored)
         log.info("sandbox AWS endpoint on %s (restored=%s)", self.aws_url, restored)
+
+    def _settle_kube(self) -> None:
+        if self.kube is not None:
+            self.kube.settle_from_thread()
 
     def stop(self) -> None:
         if self._server is not None:

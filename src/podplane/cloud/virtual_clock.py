@@ -4,6 +4,8 @@
   so polling keeps pace with a sandbox that runs 60x faster than real time.
 - `SteppingClock` (for tests): a sleep advances the sandbox clock by N seconds and returns,
   so a 20-minute cluster creation takes no real time and nothing waits on the wall clock.
+  Idling (a waiter's pause, ops/clock.py) leaves the sandbox's time alone: it moves only with
+  the work, so the same steps end the same way whatever the machine's load.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import httpx
 from podplane.cloud.sandbox_secret import control_headers, sandbox_secret
 
 MIN_REAL_SLEEP = 0.05
+IDLE_REAL_PER_SECOND = 0.05  # a stepping waiter's real pause per virtual second it idles
 
 
 class PacedClock:
@@ -32,6 +35,10 @@ class PacedClock:
         speed = await self._read_speed()
         real = seconds / speed if speed > 0 else seconds
         await asyncio.sleep(max(MIN_REAL_SLEEP, real))
+
+    async def idle(self, seconds: float) -> None:
+        """A waiter's pause is a person's or an agent's: real seconds, whatever the speed."""
+        await asyncio.sleep(max(0.0, seconds))
 
     async def _read_speed(self) -> float:
         try:
@@ -63,3 +70,6 @@ class SteppingClock:
         r.raise_for_status()
         self._now += timedelta(seconds=max(0.0, seconds))
         await asyncio.sleep(0)
+
+    async def idle(self, seconds: float) -> None:
+        await asyncio.sleep(max(0.0, seconds) * IDLE_REAL_PER_SECOND)

@@ -2,6 +2,10 @@
 
 Steps sleep (backoff, polling) through this port, so tests inject a ManualClock and never
 wait on real time. Leases between processes always use wall-clock time (RealClock).
+
+`sleep` is work's pause (a step polling the cloud); `idle` is a waiter's (a long-poll on an
+operation). They differ only on a clock that steps a simulated cloud on sleep: a waiter must
+not move that cloud's time, or how far it moves depends on how the waiter and the work race.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ class Clock(Protocol):
 
     async def sleep(self, seconds: float) -> None: ...
 
+    async def idle(self, seconds: float) -> None: ...
+
 
 class RealClock:
     def now(self) -> datetime:
@@ -23,6 +29,9 @@ class RealClock:
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(max(0.0, seconds))
+
+    async def idle(self, seconds: float) -> None:
+        await self.sleep(seconds)
 
 
 class ManualClock:
@@ -48,6 +57,9 @@ class ManualClock:
             return
         async with self._moved:
             await self._moved.wait_for(lambda: self._now >= deadline)
+
+    async def idle(self, seconds: float) -> None:
+        await self.sleep(seconds)  # one loop, no simulated cloud: nothing races
 
     async def advance(self, seconds: float) -> None:
         async with self._moved:

@@ -145,23 +145,27 @@ async def wait(engine: OpsEngine, op_id: str, timeout: float,
 
     The database is read when the engine notifies a change (one read shared by every waiter,
     `Notifier.read`), at the deadline, and every SAFETY_REREAD_SECONDS in case a notification
-    was lost; the clock still ticks in REREAD_SECONDS slices (a stepping test clock moves the
-    sandbox with them)."""
+    was lost. The waiter idles in REREAD_SECONDS slices (Clock.idle: it never moves a stepping
+    test clock) and its timeout runs out on the clock or on the slices it idled, whichever
+    comes first (a stepping clock's time moves only with the work)."""
     notifier = engine.notifier
     deadline = engine.clock.now() + timedelta(seconds=max(0.0, timeout))
+    budget = max(0.0, timeout)
     event = notifier.subscribe(op_id)
     try:
         op = await notifier.read(op_id, lambda: read(engine, op_id))
         last_read = engine.clock.now()
         while True:
-            left = (deadline - engine.clock.now()).total_seconds()
+            left = min((deadline - engine.clock.now()).total_seconds(), budget)
             changed = revision is not None and op.revision != revision
             if op.terminal or changed or left <= 0:
                 return op
-            await _first(event.wait(), engine.clock.sleep(min(left, REREAD_SECONDS)))
+            pause = min(left, REREAD_SECONDS)
+            await _first(event.wait(), engine.clock.idle(pause))
+            budget -= 0.0 if event.is_set() else pause
             now = engine.clock.now()
             due = (now - last_read).total_seconds() >= SAFETY_REREAD_SECONDS
-            if event.is_set() or due or now >= deadline:
+            if event.is_set() or due or now >= deadline or budget <= 0:
                 event.clear()
                 op = await notifier.read(op_id, lambda: read(engine, op_id))
                 last_read = now

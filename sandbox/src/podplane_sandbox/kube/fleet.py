@@ -102,6 +102,18 @@ class KubeFleet:
         for server in list(self.servers.values()):
             await server.settle()
 
+    def settle_from_thread(self, timeout: float = 30.0) -> None:
+        """Block the calling thread until the controllers have done what is due now; the
+        control API calls it before the clock jumps (docs/sandbox.md, "Control API"). Nothing
+        to do before the fleet has a loop, and its own loop must not wait on itself."""
+        loop = self.loop
+        if loop is None or not loop.is_running() or _running_loop() is loop:
+            return
+        try:
+            asyncio.run_coroutine_threadsafe(self.settle(), loop).result(timeout)
+        except TimeoutError:  # a huge backlog: jump anyway rather than stall the clock
+            log.warning("controllers not settled within %.0f s of a clock advance", timeout)
+
     async def stop(self) -> None:
         if self._refresher is not None:
             self._refresher.cancel()
@@ -174,3 +186,10 @@ class KubeFleet:
         await server.stop()
         self.write_kubeconfig()
         shutil.rmtree(self.folder / "kube" / server.cluster_name, ignore_errors=True)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

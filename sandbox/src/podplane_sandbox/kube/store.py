@@ -52,6 +52,7 @@ class Store:
         self.validators: list[Admit] = []
         self.dirty = False
         self.compacted_rv = 0  # watches from before this version get 410 Gone
+        self._seed = seed
         self._rng = random.Random(seed)
         self.engines: Any = None  # the fake engines behind pods (service_proxy.py)
 
@@ -111,7 +112,7 @@ class Store:
         if (ns, name) in self._objects.get(rt.key, {}):
             raise errors.already_exists(rt.group, rt.plural, name)
         obj["apiVersion"], obj["kind"] = obj.get("apiVersion") or rt.api_version, rt.kind
-        meta["uid"] = str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+        meta["uid"] = self._new_uid()
         meta["creationTimestamp"] = iso(self.clock.now())
         meta["generation"] = 1
         for key in ("resourceVersion", "deletionTimestamp", "managedFields"):
@@ -256,6 +257,15 @@ class Store:
         for validate in self.validators:
             validate(rt, obj, old)
 
+    def _new_uid(self) -> str:
+        """A UID no stored object holds: Kubernetes never reuses one over a cluster's
+        lifetime (docs "Object Names and IDs"), and the owner index (garbage collection,
+        `dependents`) relies on it."""
+        while True:
+            uid = str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+            if uid not in self._uids:
+                return uid
+
     def _suffix(self) -> str:
         alphabet = "bcdfghjklmnpqrstvwxz2456789"
         return "".join(self._rng.choice(alphabet) for _ in range(5))
@@ -340,6 +350,10 @@ class Store:
                 self._index_owners(rt_key, obj, add=True)
         self.compacted_rv = self.rv
         self.dirty = False
+        # A restarted store must not replay its first run's draws: the same seed would hand out
+        # the UIDs and generated names of objects it already holds (a job given a DaemonSet's
+        # UID "owned" its pods, and its restart deleted them).
+        self._rng = random.Random(f"{self._seed}:{self.rv}")
 
 
 def _spec_of(obj: Obj) -> Obj:

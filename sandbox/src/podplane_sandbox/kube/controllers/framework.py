@@ -32,6 +32,7 @@ class Ctx:
 
     def __init__(self, store: Store, clock: VirtualClock, node_source: NodeSource) -> None:
         self.store, self.clock, self.node_source = store, clock, node_source
+        self.instant: float | None = None  # the one time a running reconcile sees
 
     def rt(self, key: str) -> ResourceType:
         rt = self.store.registry.by_key(key)
@@ -39,10 +40,10 @@ class Ctx:
         return rt
 
     def now(self) -> float:
-        return self.clock.now()
+        return self.clock.now() if self.instant is None else self.instant
 
     def now_iso(self) -> str:
-        return iso(self.clock.now())
+        return iso(self.now())
 
     def create(self, rt_key: str, obj: Obj) -> Obj:
         return self.store.create(self.rt(rt_key), obj, obj["metadata"].get("namespace", ""))
@@ -212,6 +213,10 @@ class Runner:
 
     def _run_one(self, i: int, key: Key) -> None:
         ctrl = self.controllers[i]
+        # One instant per reconcile, and its requeue counted from it: the clock may jump (an
+        # advance from another thread) while a reconcile runs, and a wait computed before the
+        # jump but added to the time after it would fire that much late.
+        started = self.ctx.instant = self.ctx.clock.now()
         try:
             after = ctrl.reconcile(key)
         except KubeError as exc:
@@ -220,8 +225,10 @@ class Runner:
         except Exception:  # a controller bug must not stop the others
             log.exception("controller %s failed on %s", type(ctrl).__name__, key)
             after = 5.0
+        finally:
+            self.ctx.instant = None
         if after is not None:
-            heapq.heappush(self._timers, (self.ctx.clock.now() + after, next(self._seq), i, key))
+            heapq.heappush(self._timers, (started + after, next(self._seq), i, key))
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
