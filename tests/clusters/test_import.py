@@ -137,8 +137,11 @@ def someone_elses_cluster(stack: Stack, name: str,
     return dict(eks.describe_cluster(name=name)["cluster"])
 
 
-def podplane_kube_status(cluster: dict[str, Any]) -> int:
-    """What EKS answers podplane's own identity on this cluster."""
+def podplane_kube_status(stack: Stack, cluster: dict[str, Any]) -> int:
+    """What EKS answers podplane's own identity on this cluster (once the sandbox has started
+    its API server, as kubectl's helper waits: it starts on the sandbox's loop, and a TLS
+    handshake against a server still starting timed out once under load)."""
+    stack.sandbox.call(stack.sandbox.kube.ready())
     ca = base64.b64decode(cluster["certificateAuthority"]["data"]).decode()
     token = eks_token(cluster["name"], "us-west-2", static_session("test", "test"))
     with httpx.Client(verify=ssl.create_default_context(cadata=ca)) as client:
@@ -148,7 +151,7 @@ def podplane_kube_status(cluster: dict[str, Any]) -> int:
 
 async def test_import_creates_podplanes_access_entry(stack: Stack) -> None:
     cluster = someone_elses_cluster(stack, "team")
-    assert podplane_kube_status(cluster) == 401  # no access entry: EKS lets podplane nowhere
+    assert podplane_kube_status(stack, cluster) == 401  # no access entry: EKS lets podplane nowhere
     async with stack.client("admin") as api:
         r = await api.post("/api/v1/clusters/import", json={"name": "team"})
         done = await wait_done(api, r.json()["id"])
@@ -158,7 +161,7 @@ async def test_import_creates_podplanes_access_entry(stack: Stack) -> None:
     policies = eks.list_associated_access_policies(clusterName="team", principalArn=PODPLANE)
     assert [(p["policyArn"], p["accessScope"]["type"])
             for p in policies["associatedAccessPolicies"]] == [(ADMIN_POLICY, "cluster")]
-    assert podplane_kube_status(cluster) == 200
+    assert podplane_kube_status(stack, cluster) == 200
 
 
 async def test_import_without_access_entry_rights_says_what_to_run(stack: Stack) -> None:
