@@ -18,6 +18,7 @@ from tests.mcp.conftest import mcp_client, structured
 from tests.truth.conftest import World
 from tests.truth.contract import Case, Request, View, fields_are, operations_of, run_case
 from tests.truth.test_groups import KINDS as GROUP_KINDS
+from tests.truth.test_nodes_pools import KINDS as NODE_POOL_KINDS
 
 pytestmark = pytest.mark.asyncio(loop_scope="package")
 C = BODY["name"]
@@ -26,24 +27,19 @@ MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
 
 # Kinds without a case yet, and why (each is a gap of issue 31 until it has one).
 NOT_YET = {
-    "cluster.delete": "needs a second created cluster (about 20 s more per run)",
     "cluster.import": "needs a cluster made outside podplane in the same world",
     "diagnose.nccl": "not mutating: reads nodes, writes nothing a view caches",
     "endpoint.autoscale": "needs the KEDA feature on",
-    "endpoint.update": "a rollout with smoke test: costly, same views as endpoint.scale",
-    "model.download": "needs a download source in the world",
-    "node.delete": "removes a GPU node the other cases use",
-    "node.reboot": "not yet written",
-    "node.replace": "not yet written",
-    "pool.assign": "needs a second endpoint on a pool",
-    "pool.create": "not yet written",
-    "pool.delete": "not yet written",
-    "pool.scale": "not yet written",
 }
 
 
 def _exists(body: Any) -> None:
     assert isinstance(body, dict) and body, "empty view"
+
+
+def _model_complete(body: Any) -> None:
+    found = {m["name"]: m["complete"] for m in body}
+    assert found.get("tiny") is True, f"model 'tiny' complete: {found}"
 
 
 def cases(group: str) -> list[Case]:
@@ -64,6 +60,9 @@ def cases(group: str) -> list[Case]:
         Case("endpoint.create", Request("POST", f"{API}/endpoints", {
             "name": "llm1", "instance_group": group, "model": MODEL, "max_model_len": 2048}),
             (llm,), repeat_conflict="endpoint_exists"),
+        Case("endpoint.update", Request("PATCH", f"{API}/endpoints/llm1",
+                                        {"max_model_len": 4096}),
+             (View(llm.path, llm.tool, llm.args, fields_are(max_model_len=4096)),)),
         Case("endpoint.scale", Request("PATCH", f"{API}/endpoints/llm1", {"replicas": 2}),
              (View(llm.path, llm.tool, llm.args, fields_are(replicas=2)),)),
         Case("job.delete", Request("DELETE", f"{API}/jobs/ft1", params={"confirm": "true"}),
@@ -71,6 +70,10 @@ def cases(group: str) -> list[Case]:
         Case("endpoint.delete", Request("DELETE", f"{API}/endpoints/llm1",
                                         params={"confirm": "true"}),
              (View(llm.path, llm.tool, llm.args, None),), repeat_conflict="not_found"),
+        Case("model.download", Request("POST", f"{API}/models", {
+            "name": "tiny", "source": "sandbox-models/tiny-chat"}),
+            (View(f"{API}/models", "model_list", {"cluster": C}, _model_complete),),
+            repeat_conflict="model_exists", role="operator"),
         Case("cluster.reconcile", Request("POST", f"{API}/reconcile"),
              (View(API, "cluster_get_status", {"name": C}, fields_are(state="active", drift=None)),
               )),
@@ -82,8 +85,8 @@ KINDS = [c.kind for c in cases("g")]
 
 async def test_every_kind_has_a_case(world: World) -> None:
     registry = set(world.stack.app.state.podplane.ops.workflows.kinds())
-    assert not {*KINDS, *GROUP_KINDS} & set(NOT_YET)
-    covered = {*KINDS, *GROUP_KINDS, "cluster.create", *NOT_YET}
+    assert not {*KINDS, *GROUP_KINDS, *NODE_POOL_KINDS} & set(NOT_YET)
+    covered = {*KINDS, *GROUP_KINDS, *NODE_POOL_KINDS, "cluster.create", *NOT_YET}
     assert registry - covered == set(), f"kinds with no case: {sorted(registry - covered)}"
     assert covered - registry == set(), f"cases of no kind: {sorted(covered - registry)}"
 
