@@ -62,12 +62,18 @@ async def test_a_public_model_lands_in_the_bucket(cluster: tuple[Stack, str]) ->
     assert job["status"]["succeeded"] == 1
 
 
-async def test_the_same_name_again_is_refused_before_anything_starts(
+async def test_the_same_name_again_changes_nothing_or_is_refused(
         cluster: tuple[Stack, str]) -> None:
+    """The same request again: `changed: false` (issue 31); another source for that name: 409
+    before anything starts."""
     stack, _ = cluster
     async with stack.client("operator") as api:
         r = await api.post(MODELS, json={"name": "tiny", "source": PUBLIC})
-    assert r.status_code == 409 and r.json()["code"] == "model_exists", r.text
+        assert r.status_code == 200 and r.json()["changed"] is False, r.text
+        r = await api.post(MODELS, json={"name": "tiny", "source": GATED})
+        assert r.status_code == 409 and r.json()["code"] == "model_exists", r.text
+        ops = (await api.get("/api/v1/operations", params={"kind": "model.download"})).json()
+    assert len(ops["items"]) == 1, ops  # the first download only
 
 
 async def test_a_gated_model_without_token_fails_with_the_hubs_reason(

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 from mcp.client.client import Client
 
-from tests.groups.conftest import finish
+from tests.groups.conftest import TERMINAL, finish
 from tests.mcp.conftest import structured
 
 Check = Callable[[Any], None]
@@ -141,20 +141,32 @@ async def run_case(api: httpx.AsyncClient, mcp: Client, case: Case,
     assert op["kind"] == case.kind, op
     again = await case.request.send(api)  # while it runs: the same operation, or busy
     _while_running(found, op, again)
-    if case.advance and advance is not None:
-        advance(case.advance)
-    done = await finish(api, op)
+    done = await _finish(api, op, case.advance, advance)
     assert done["status"] == "succeeded", json.dumps(done, indent=1)[:3000]
     await read_views(api, mcp, case.views, found)
     repeat = await case.request.send(api)
     _after_end(found, case, repeat, op)
     if case.dry_run:
         plan = await case.request.send(api, dry_run="true")
-        _planned_nothing(found, case, plan)
+        _planned_nothing(found, case, plan, op)
     made = [i for i in await operations_of(api, case.kind) if i not in before]
     if made != [op["id"]]:
         found.add(f"operations of {case.kind} started: {made}, expected only {op['id']}")
     return found.problems
+
+
+async def _finish(api: httpx.AsyncClient, op: dict[str, Any], seconds: float,
+                  advance: Callable[[float], None] | None) -> dict[str, Any]:
+    """The operation's end; with `seconds`, the sandbox clock is moved a quarter of them at a
+    time between waits until it ends (the step may not have reached its cloud call yet)."""
+    for _ in range(16):
+        if not seconds or advance is None:
+            break
+        r = await api.get(f"/api/v1/operations/{op['id']}/wait", params={"timeout": 5})
+        if r.json()["status"] in TERMINAL:
+            return dict(r.json())
+        advance(seconds / 4)
+    return await finish(api, op)
 
 
 def _while_running(found: Found, op: dict[str, Any], again: httpx.Response) -> None:
@@ -169,10 +181,14 @@ def _while_running(found: Found, op: dict[str, Any], again: httpx.Response) -> N
     found.add(f"repeat while running: {again.status_code} {again.text[:200]}")
 
 
-def _did_nothing(found: Found, case: Case, r: httpx.Response, what: str) -> None:
+def _did_nothing(found: Found, case: Case, r: httpx.Response, what: str,
+                 op: dict[str, Any]) -> None:
     """`200 changed:false`, or the case's own conflict (a named object made already)."""
     body = r.json()
     if r.status_code == 200 and body.get("changed") is False:
+        made_by = (body.get("plan") or {}).get("made_by")
+        if made_by is not None and made_by != op["id"]:
+            found.add(f"{what} after the end names {made_by} as its maker, not {op['id']}")
         return
     if case.repeat_conflict and r.status_code in (404, 409) and \
             body.get("code") == case.repeat_conflict:
@@ -182,11 +198,11 @@ def _did_nothing(found: Found, case: Case, r: httpx.Response, what: str) -> None
 
 def _after_end(found: Found, case: Case, r: httpx.Response, op: dict[str, Any]) -> None:
     if not case.replay:
-        _did_nothing(found, case, r, "repeat")
+        _did_nothing(found, case, r, "repeat", op)
     elif r.status_code != 202 or r.json().get("id") != op["id"]:
         found.add(f"replay after the end: {r.status_code} {r.text[:300]}, expected {op['id']}")
 
 
-def _planned_nothing(found: Found, case: Case, r: httpx.Response) -> None:
-    _did_nothing(found, case, r, "plan")
+def _planned_nothing(found: Found, case: Case, r: httpx.Response, op: dict[str, Any]) -> None:
+    _did_nothing(found, case, r, "plan", op)
 

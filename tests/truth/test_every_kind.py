@@ -55,11 +55,11 @@ def cases(group: str) -> list[Case]:
                                     {"enabled": True}), (ckpt,)),
         Case("job.submit", Request("POST", f"{API}/jobs", {
             "name": "ft1", "recipe": "pytorch-ddp", "instance_group": group, "replicas": 1}),
-            (job,), repeat_conflict="job_exists"),
+            (job,)),
         Case("job.cancel", Request("POST", f"{API}/jobs/ft1/cancel"), (job,), dry_run=False),
         Case("endpoint.create", Request("POST", f"{API}/endpoints", {
             "name": "llm1", "instance_group": group, "model": MODEL, "max_model_len": 2048}),
-            (llm,), repeat_conflict="endpoint_exists"),
+            (llm,)),
         Case("endpoint.update", Request("PATCH", f"{API}/endpoints/llm1",
                                         {"max_model_len": 4096}),
              (View(llm.path, llm.tool, llm.args, fields_are(max_model_len=4096)),)),
@@ -73,7 +73,7 @@ def cases(group: str) -> list[Case]:
         Case("model.download", Request("POST", f"{API}/models", {
             "name": "tiny", "source": "sandbox-models/tiny-chat"}),
             (View(f"{API}/models", "model_list", {"cluster": C}, _model_complete),),
-            repeat_conflict="model_exists", role="operator"),
+            role="operator"),
         Case("cluster.reconcile", Request("POST", f"{API}/reconcile"),
              (View(API, "cluster_get_status", {"name": C}, fields_are(state="active", drift=None)),
               )),

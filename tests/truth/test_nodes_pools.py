@@ -61,8 +61,7 @@ def pool_cases(group: str) -> list[Case]:
     return [
         Case("pool.create", Request("POST", f"{API}/pools", {
             "name": "warm1", "instance_group": group, "model": MODEL, "max_model_len": 2048,
-            "replicas": 1}), (View(pool, None, {}, fields_are(replicas=1, ready=1)),),
-            repeat_conflict="endpoint_exists"),
+            "replicas": 1}), (View(pool, None, {}, fields_are(replicas=1, ready=1)),)),
         Case("pool.scale", Request("PATCH", pool, {"replicas": 2}),
              (View(pool, None, {}, fields_are(replicas=2, ready=2)),)),
         Case("pool.assign", Request("POST", f"{pool}/assign", {"endpoint": "ep2", "pods": 1}),

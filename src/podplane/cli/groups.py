@@ -35,8 +35,8 @@ def show_change(answer: dict[str, Any], call: Call) -> None:
     if "id" not in answer:
         if answer.get("dry_run"):
             out.print_json(data=plan)
-        else:
-            out.print("no change needed")
+        else:  # a create repeated says what made it already (issue 31)
+            out.print(plan.get("note") or "no change needed")
         return
     if call.values["wait"]:
         wait_op(answer["id"], call.url, call.token)

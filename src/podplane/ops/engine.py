@@ -98,6 +98,15 @@ class OpsEngine:
         async with self.sessions() as db:
             return await repo.by_key(db, key) is not None
 
+    async def last_succeeded(self, kind: str, target: str
+                             ) -> tuple[str, dict[str, Any]] | None:
+        """The id and parameters of the newest succeeded `kind` operation on `target` (what
+        made the object there), or None."""
+        async with self.sessions() as db:
+            rows = await repo.page(db, limit=1, before=None, status="succeeded", kind=kind,
+                                   target=target)
+        return (rows[0].id, dict(rows[0].params)) if rows else None
+
     async def read(self, op_id: str, *, history: bool = True) -> Operation:
         return await control.read(self, op_id, history=history)
 

@@ -7,6 +7,7 @@ engine's own API (`OpsEngine`); nothing here reads the engine's tables.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +40,23 @@ async def key_used(app: AppState, key: str | None) -> bool:
     """A replay (same Idempotency-Key) returns its operation even though the cloud has moved
     on, so callers skip the checks that compare against current state."""
     return key is not None and await engine_of(app).key_used(key)
+
+
+async def made_by_same_request(app: AppState, kind: str, target: str, field: str,
+                               request: dict[str, Any]) -> str | None:
+    """The id of the newest succeeded `kind` on `target` when it was asked for exactly
+    `request` (its params[field]), else None. A create whose object exists answers
+    `changed: false` when this holds, not a conflict: the same request again changes nothing
+    (issue 31)."""
+    made = await engine_of(app).last_succeeded(kind, target)
+    if made is None or _canonical(made[1].get(field)) != _canonical(request):
+        return None
+    return made[0]
+
+
+def _canonical(value: Any) -> Any:
+    """As the operation's JSON column holds it (tuples are lists, enums their values)."""
+    return json.loads(json.dumps(value, default=str, sort_keys=True))
 
 
 @service(Effect.MUTATE, "operation.start", target=lambda kind, target, *_a, **_k: target)

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from podplane.api.auth import ACTION_STATE, app_state, ctx_for, current_principal
 from podplane.api.routers.instance_groups import ClusterName, Confirm, DryRun, IdempotencyKey
 from podplane.api.routers.jobs import answer
-from podplane.api.routers.operations import OperationOut
+from podplane.api.routers.operations import MadeAlreadyOut, OperationOut
 from podplane.domain.errors import InvalidInput
 from podplane.domain.inference.requests import (
     ENDPOINT_NAME_MAX,
@@ -188,7 +188,8 @@ class AutoscalePlanOut(BaseModel):
         "max_replicas beyond the GPUs free now (not refused)."))
 
 
-EndpointPlan = CreatePlanOut | ScalePlanOut | UpdatePlanOut | DeletePlanOut | AutoscalePlanOut
+EndpointPlan = (CreatePlanOut | ScalePlanOut | UpdatePlanOut | DeletePlanOut | AutoscalePlanOut
+                | MadeAlreadyOut)
 
 
 class EndpointMutationOut(OperationOut):

@@ -19,7 +19,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from podplane.api.auth import audit_ws_limited, audit_ws_refused, ctx_for, websocket_principal
 from podplane.api.routers.instance_groups import ClusterName, Confirm, DryRun, IdempotencyKey
-from podplane.api.routers.operations import OperationOut, out
+from podplane.api.routers.operations import MadeAlreadyOut, OperationOut, out
 from podplane.domain.errors import InvalidInput, PodplaneError
 from podplane.domain.jobs.requests import JOB_NAME_MAX, JobRequest, ParamValue
 from podplane.domain.names import DNS_LABEL_PATTERN
@@ -252,7 +252,7 @@ class JobActionPlanOut(BaseModel):
     warning: str | None = None
 
 
-JobPlan = SubmitPlanOut | JobActionPlanOut
+JobPlan = SubmitPlanOut | JobActionPlanOut | MadeAlreadyOut
 
 
 class JobMutationOut(OperationOut):

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from podplane.api.auth import ctx_for
 from podplane.api.routers.instance_groups import ClusterName, DryRun, IdempotencyKey
 from podplane.api.routers.jobs import answer
-from podplane.api.routers.operations import OperationOut
+from podplane.api.routers.operations import MadeAlreadyOut, OperationOut
 from podplane.domain.inference.downloads import DownloadRequest
 from podplane.services.context import Ctx
 from podplane.services.inference import downloads as svc
@@ -55,12 +55,13 @@ class DownloadMutationOut(OperationOut):
 class DownloadPlanOnlyOut(BaseModel):
     changed: bool
     dry_run: bool
-    plan: DownloadPlanOut
+    plan: DownloadPlanOut | MadeAlreadyOut
 
 
 RESPONSES: dict[int | str, dict[str, Any]] = {
     202: {"model": DownloadMutationOut, "description": "The download's operation."},
-    200: {"model": DownloadPlanOnlyOut, "description": "The dry-run plan."},
+    200: {"model": DownloadPlanOnlyOut, "description": "The dry-run plan, or nothing to do "
+          "(this same download made the model already)."},
 }
 
 

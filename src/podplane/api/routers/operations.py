@@ -84,6 +84,14 @@ class OperationOut(fields_of(  # type: ignore[misc]
     pass
 
 
+class MadeAlreadyOut(BaseModel):
+    """A create repeated after the operation that made its object (issue 31): nothing to do.
+    The plan also names the object (`job`, `endpoint`, `pool` or `model`)."""
+
+    note: str
+    made_by: str = Field(description="The operation that made it, from this same request.")
+
+
 class OperationPageOut(BaseModel):
     items: list[OperationOut]
     next_cursor: str | None

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from podplane.api.auth import ctx_for
 from podplane.api.routers.instance_groups import ClusterName, Confirm, DryRun, IdempotencyKey
 from podplane.api.routers.jobs import answer
-from podplane.api.routers.operations import OperationOut
+from podplane.api.routers.operations import MadeAlreadyOut, OperationOut
 from podplane.domain.inference.pool_requests import AssignRequest, PoolRequest
 from podplane.domain.inference.requests import MAX_REPLICAS
 from podplane.domain.names import DNS_LABEL_PATTERN
@@ -86,7 +86,7 @@ class PoolMutationOut(OperationOut):
 class PoolNoChangeOut(BaseModel):
     changed: bool
     dry_run: bool
-    plan: PoolPlanOut
+    plan: PoolPlanOut | MadeAlreadyOut
 
 
 RESPONSES: dict[int | str, dict[str, Any]] = {

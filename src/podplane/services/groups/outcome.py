@@ -32,3 +32,17 @@ async def start(ctx: Ctx, kind: str, target: str, params: dict[str, Any], key: s
                 plan: dict[str, Any]) -> Outcome:
     op = await start_operation(ctx, kind, target, params, key)
     return Outcome(True, plan, op)
+
+
+
+async def unchanged_or(conflict: Exception, ctx: Ctx, kind: str, target: str,
+                       request: dict[str, Any], plan: dict[str, Any], dry_run: bool,
+                       field: str = "request") -> Outcome:
+    """For a create whose object exists: `changed: false` when the operation that made it was
+    asked for this same request (its params[field]); otherwise `conflict` stands. The same
+    request again changes nothing (issue 31)."""
+    made_by = await operations.made_by_same_request(ctx.app, kind, target, field, request)
+    if made_by is None:
+        raise conflict
+    note = "Made already by this same request; nothing to change."
+    return Outcome(False, {**plan, "note": note, "made_by": made_by}, dry_run=dry_run)

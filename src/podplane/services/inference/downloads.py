@@ -20,7 +20,7 @@ from podplane.domain.jobs.kinds import NAMESPACE
 from podplane.domain.manifests.storage import CLAIM
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
-from podplane.services.groups.outcome import Outcome, key_used, start
+from podplane.services.groups.outcome import Outcome, key_used, start, unchanged_or
 from podplane.services.inference import download_sources
 from podplane.services.inference.download_steps import DOWNLOAD
 from podplane.services.jobs.cluster import bucket_of, kube_of
@@ -78,9 +78,12 @@ async def download_model(ctx: Ctx, cluster: str, request: dl.DownloadRequest, *,
     where = await download_sources.resolve(aws.s3, request.source, bucket, aws.region)
     prefix = f"{dl.PREFIX}{request.name}/"
     if await aws.s3.list_objects(bucket, prefix):
-        raise ModelExists(f"{dl.destination(bucket, request.name)} already holds objects.",
-                          hint="Choose another name (Mountpoint does not overwrite files), "
-                          "or delete that prefix first.")
+        taken = ModelExists(f"{dl.destination(bucket, request.name)} already holds objects.",
+                            hint="Choose another name (Mountpoint does not overwrite files), "
+                            "or delete that prefix first.")
+        return await unchanged_or(taken, ctx, DOWNLOAD, target(cluster, request.name),
+                                  request.public(), {"model": request.name}, request.dry_run,
+                                  field="download")
     params.update(bucket=bucket, **where)
     source_key = where["source_key"]
     manifest = dl.job(params["download"], job_name, secret, suffix, source_key,

@@ -28,7 +28,7 @@ from podplane.domain.jobs.kinds import MANAGED_BY
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
 from podplane.services.groups import cloud as gc
-from podplane.services.groups.outcome import Outcome, key_used, start
+from podplane.services.groups.outcome import Outcome, key_used, start, unchanged_or
 from podplane.services.inference.cluster import refuse_no_room
 from podplane.services.inference.pool_steps import ASSIGN, CREATE, DELETE, SCALE
 from podplane.services.jobs.cluster import kube_of
@@ -137,8 +137,10 @@ async def create_pool(ctx: Ctx, cluster: str, request: PoolRequest, *,
     check_fits(body, lookup(str(group.get("InstanceType", ""))))  # GPUs per node (422)
     manifest = dp.pool_deployment(body)  # refuses what the engine cannot do (422)
     if await kube.get("apps/v1", "Deployment", request.name, NAMESPACE) is not None:
-        raise EndpointExists(f"A Deployment named {request.name!r} already exists on "
-                             f"{cluster!r}.", hint="Choose another pool name.")
+        taken = EndpointExists(f"A Deployment named {request.name!r} already exists on "
+                               f"{cluster!r}.", hint="Choose another pool name.")
+        return await unchanged_or(taken, ctx, CREATE, target(cluster, request.name), body,
+                                  {"pool": request.name}, request.dry_run)
     free = await refuse_no_room(kube, request.instance_group, gpus_per_pod(body),
                                  request.replicas)
     plan = {"pool": request.name, "replicas": request.replicas, "gpus_free": free,

@@ -29,7 +29,7 @@ from podplane.domain.inference.requests import MAX_REPLICAS, EndpointRequest, En
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
 from podplane.services.groups import cloud as gc
-from podplane.services.groups.outcome import Outcome, key_used, start
+from podplane.services.groups.outcome import Outcome, key_used, start, unchanged_or
 from podplane.services.inference import autoscaling as autoscale
 from podplane.services.inference import cluster as ic
 from podplane.services.inference import (
@@ -124,7 +124,11 @@ async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
     else:
         managed_options.check(body)  # routing and KV cache are the operator's (422 here)
         manifests = asc.manifests(body)  # refuses what the engine cannot (422 naming a field)
-    await _refuse_taken(kube, cluster, request.name)
+    try:
+        await _refuse_taken(kube, cluster, request.name)
+    except EndpointExists as taken:
+        return await unchanged_or(taken, ctx, CREATE, target(cluster, request.name), body,
+                                  {"endpoint": request.name}, request.dry_run)
     if request.autoscaling is not None:
         await autoscale.allowed(ctx, kube, cluster, body)
     if request.router:

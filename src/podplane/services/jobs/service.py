@@ -22,7 +22,7 @@ from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
 from podplane.services.features.mlflow_runs import run_view
 from podplane.services.groups import cloud as gc
-from podplane.services.groups.outcome import Outcome, key_used, start
+from podplane.services.groups.outcome import Outcome, key_used, start, unchanged_or
 from podplane.services.jobs import cluster as jc
 from podplane.services.jobs import logs as job_logs_room
 from podplane.services.jobs import ray as ray_jobs
@@ -121,7 +121,11 @@ async def submit_job(ctx: Ctx, cluster: str, request: JobRequest, *,
     if await key_used(ctx, idempotency_key):  # a replay returns its operation
         return await start(ctx, SUBMIT, target(cluster, request.name), op_params,
                            idempotency_key, {})
-    plan = await _plan(ctx, cluster, ref, kube, chosen, params, request, gpus)
+    try:
+        plan = await _plan(ctx, cluster, ref, kube, chosen, params, request, gpus)
+    except JobExists as taken:
+        return await unchanged_or(taken, ctx, SUBMIT, target(cluster, request.name), body,
+                                  {"job": request.name}, request.dry_run)
     plan["manifest"] = rj.manifest_from(body, facts)
     plan["outputs"] = rj.prefixes(bucket, request.name)
     if not bucket:
