@@ -1,6 +1,6 @@
 """Issue 31's contract for the kinds that use up the world they run in: a warm pool's whole
 life (create, scale, assign an endpoint, unassign, delete), a node's reboot, replace and
-delete, and last the cluster's delete. They run on a copy of the run's created cluster of
+delete, and last a cluster's import and the created cluster's delete. They run on a copy of the run's created cluster of
 their own (the package's `world` is shared by modules that count its nodes), with the cache at
 production retention on a stopped clock, like tests/truth/test_every_kind."""
 
@@ -13,6 +13,7 @@ import pytest
 import pytest_asyncio
 
 from tests.clusters.helpers import BODY
+from tests.clusters.test_import import make_outside_cluster
 from tests.golden import created_stack
 from tests.jobs.conftest import group_of
 from tests.mcp.conftest import mcp_client
@@ -99,6 +100,14 @@ def node_cases(nodes: list[str]) -> list[Case]:
     ]
 
 
+def cluster_import() -> Case:
+    """Of `legacy`, made in the sandbox straight through its AWS API (tests/clusters)."""
+    return Case("cluster.import", Request("POST", "/api/v1/clusters/import", {
+        "name": "legacy", "hyperpod_cluster_name": "legacy-hp"}),
+        (View("/api/v1/clusters/legacy", "cluster_get_status", {"name": "legacy"},
+              fields_are(origin="imported", state="active")),), dry_run=False)
+
+
 def cluster_delete() -> Case:
     return Case("cluster.delete", Request("DELETE", API, params={"confirm": "true"}),
                 (View(API, "cluster_get_status", {"name": C}, None),),
@@ -106,7 +115,7 @@ def cluster_delete() -> Case:
 
 
 KINDS = sorted({c.kind for c in [*pool_cases("g"), *node_cases(["i-0", "i-1"]),
-                                 cluster_delete()]})
+                                 cluster_import(), cluster_delete()]})
 
 
 async def _run(world: World, cases: list[Case]) -> list[str]:
@@ -132,6 +141,7 @@ async def test_node_actions_are_what_every_read_shows(world: World) -> None:
     assert problems == [], "\n".join(problems)
 
 
-async def test_cluster_delete_is_what_every_read_shows(world: World) -> None:
-    problems = await _run(world, [cluster_delete()])
+async def test_cluster_import_then_delete_are_what_every_read_shows(world: World) -> None:
+    make_outside_cluster(world.stack)
+    problems = await _run(world, [cluster_import(), cluster_delete()])
     assert problems == [], "\n".join(problems)

@@ -44,6 +44,13 @@ def show_followed(answer: dict[str, Any], call: Call) -> None:
     follow(call.remote, answer)
 
 
+def show_imported(answer: dict[str, Any], call: Call) -> None:
+    if answer.get("changed") is False:
+        out.print(f"cluster {call.values['name']} was imported already as asked: nothing to do")
+    else:
+        follow(call.remote, answer)
+
+
 CREATE = (
     Arg("name", Annotated[str, typer.Argument()], to="body"),
     Arg("availability_zone", Annotated[str, typer.Option("--az",
@@ -84,7 +91,7 @@ COMMANDS = (
                  None, to="body", key="eks_cluster_name"),
              Arg("hyperpod", Annotated[str | None, typer.Option("--hyperpod")], None,
                  to="body", key="hyperpod_cluster_name")),
-            show=show_followed),
+            show=show_imported),
     Command("delete", "DELETE", "clusters/{name}",
             "Delete a cluster (imported ones are only detached).",
             # Asked here unless --yes; the server then needs confirm=true (a destroy).

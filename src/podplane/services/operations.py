@@ -42,14 +42,15 @@ async def key_used(app: AppState, key: str | None) -> bool:
     return key is not None and await engine_of(app).key_used(key)
 
 
-async def made_by_same_request(app: AppState, kind: str, target: str, field: str,
+async def made_by_same_request(app: AppState, kind: str, target: str, field: str | None,
                                request: dict[str, Any]) -> str | None:
     """The id of the newest succeeded `kind` on `target` when it was asked for exactly
-    `request` (its params[field]), else None. A create whose object exists answers
-    `changed: false` when this holds, not a conflict: the same request again changes nothing
-    (issue 31)."""
+    `request` (its params[field], or all its params), else None. A create whose object
+    exists answers `changed: false` when this holds, not a conflict: the same request again
+    changes nothing (issue 31)."""
     made = await engine_of(app).last_succeeded(kind, target)
-    if made is None or _canonical(made[1].get(field)) != _canonical(request):
+    asked = None if made is None else made[1] if field is None else made[1].get(field)
+    if made is None or _canonical(asked) != _canonical(request):
         return None
     return made[0]
 

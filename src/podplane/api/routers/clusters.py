@@ -91,12 +91,17 @@ async def list_clusters(ctx: Annotated[Ctx, Depends(ctx_for(svc.list_clusters))]
     return await svc.list_clusters(ctx)
 
 
-@router.post("/clusters/import", status_code=202, response_model=OperationOut)
+@router.post("/clusters/import", status_code=202, response_model=OperationOut,
+             responses={200: {"model": UnchangedOut, "description": "This same import made "
+                              "the cluster podplane manages under that name: nothing to do."}})
 async def import_cluster(body: ImportIn,
                          ctx: Annotated[Ctx, Depends(ctx_for(svc.import_cluster))],
-                         idempotency_key: IdempotencyKey = None) -> OperationOut:
-    return out(await svc.import_cluster(ctx, body.name, body.eks_cluster_name,
-                                        body.hyperpod_cluster_name, idempotency_key))
+                         idempotency_key: IdempotencyKey = None) -> Any:
+    result = await svc.import_cluster(ctx, body.name, body.eks_cluster_name,
+                                      body.hyperpod_cluster_name, idempotency_key)
+    if result.operation is None:
+        return JSONResponse(UnchangedOut(plan=result.plan).model_dump(), status_code=200)
+    return out(result.operation)
 
 
 @router.get("/clusters/{cluster}", response_model=ClusterStatusOut, **AS_BUILT)

@@ -30,7 +30,13 @@ from podplane.services.clusters.reconcile_drift import DRIFT_FACT
 from podplane.services.clusters.state import spec_dict
 from podplane.services.clusters.status import ClusterStatus, status_of
 from podplane.services.context import AppState, Ctx
-from podplane.services.operations import Operation, get_operation, key_used, start_operation
+from podplane.services.operations import (
+    Operation,
+    get_operation,
+    key_used,
+    made_by_same_request,
+    start_operation,
+)
 from podplane.services.registry import service
 from podplane.store import clusters as repo
 
@@ -167,15 +173,25 @@ async def get_cluster(ctx: Ctx, name: str) -> ClusterStatus:
          min_role=Role.ADMIN)
 async def import_cluster(ctx: Ctx, name: str, eks_cluster_name: str | None = None,
                          hyperpod_cluster_name: str | None = None,
-                         idempotency_key: str | None = None) -> Operation:
+                         idempotency_key: str | None = None) -> CreateResult:
+    """The import's operation, or `changed: false` when this same import made the cluster
+    podplane manages under that name (issue 31)."""
     check_cluster_name(name)
-    async with ctx.app.sessions() as db:
-        if await repo.get(db, name) is not None:
-            raise Conflict(f"Cluster {name!r} is already managed.", hint="Pick another name.")
+    target = f"cluster/{name}"
     params = {"name": name, "eks_cluster_name": eks_cluster_name or name,
               "hyperpod_cluster_name": hyperpod_cluster_name}
-    return await start_operation(ctx, cluster_import.KIND, f"cluster/{name}", params,
-                                 idempotency_key)
+    if idempotency_key and await _key_used(ctx.app, idempotency_key):
+        return CreateResult(await start_operation(ctx, cluster_import.KIND, target, params,
+                                                  idempotency_key), True)
+    async with ctx.app.sessions() as db:
+        row = await repo.get(db, name)
+    if row is not None:
+        if row.origin == "imported" and await made_by_same_request(
+                ctx.app, cluster_import.KIND, target, None, params):
+            return CreateResult(None, False, [])
+        raise Conflict(f"Cluster {name!r} is already managed.", hint="Pick another name.")
+    return CreateResult(await start_operation(ctx, cluster_import.KIND, target, params,
+                                              idempotency_key), True)
 
 
 @service(Effect.DESTROY, "cluster.delete", target=lambda name, *_a, **_k: f"cluster/{name}")
