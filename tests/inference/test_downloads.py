@@ -76,6 +76,23 @@ async def test_the_same_name_again_changes_nothing_or_is_refused(
     assert len(ops["items"]) == 1, ops  # the first download only
 
 
+async def test_a_replay_of_its_key_after_the_end_answers_its_operation(
+        cluster: tuple[Stack, str]) -> None:
+    """The start added facts it derived (the source's bucket and key) to the operation's
+    parameters; the replay cannot derive them again (the prefix is full now), yet it is the
+    same request: its operation, not `idempotency_key_reused`."""
+    stack, _ = cluster
+    body, key = {"name": "tiny-keyed", "source": PUBLIC}, {"Idempotency-Key": "dl-keyed-1"}
+    async with stack.client("operator") as api:
+        r = await api.post(MODELS, json=body, headers=key)
+        assert r.status_code == 202, r.text
+        assert (await finish(api, r.json()))["status"] == "succeeded"
+        again = await api.post(MODELS, json=body, headers=key)
+        assert again.status_code == 202 and again.json()["id"] == r.json()["id"], again.text
+        other = await api.post(MODELS, json={**body, "source": GATED}, headers=key)
+    assert other.status_code == 409 and other.json()["code"] == "idempotency_key_reused"
+
+
 async def test_a_gated_model_without_token_fails_with_the_hubs_reason(
         cluster: tuple[Stack, str]) -> None:
     stack, _ = cluster

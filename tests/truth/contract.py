@@ -29,6 +29,16 @@ class View:
     args: dict[str, Any]
     check: Check | None  # on the REST body and on the tool's `result`; None: must be gone
 
+    def of(self, op_id: str) -> View:
+        """With `{op}` in the path or an argument read as the operation's id (a view of what
+        that run found, as of an NCCL test)."""
+        args = {k: v.format(op=op_id) if isinstance(v, str) else v for k, v in self.args.items()}
+        return View(self.path.format(op=op_id), self.tool, args, self.check)
+
+    @property
+    def per_run(self) -> bool:
+        return "{op}" in self.path
+
 
 @dataclass(frozen=True)
 class Request:
@@ -133,7 +143,8 @@ async def operations_of(api: httpx.AsyncClient, kind: str) -> list[str]:
 async def run_case(api: httpx.AsyncClient, mcp: Client, case: Case,
                    advance: Callable[[float], None] | None = None) -> list[str]:
     found = Found()
-    await read_views(api, mcp, case.views, None)  # a watcher has the views before
+    before_views = tuple(v for v in case.views if not v.per_run)
+    await read_views(api, mcp, before_views, None)  # a watcher has the views before
     before = await operations_of(api, case.kind)
     r = await case.request.send(api)
     assert r.status_code == 202, r.text
@@ -143,7 +154,7 @@ async def run_case(api: httpx.AsyncClient, mcp: Client, case: Case,
     _while_running(found, op, again)
     done = await _finish(api, op, case.advance, advance)
     assert done["status"] == "succeeded", json.dumps(done, indent=1)[:3000]
-    await read_views(api, mcp, case.views, found)
+    await read_views(api, mcp, tuple(v.of(op["id"]) for v in case.views), found)
     repeat = await case.request.send(api)
     _after_end(found, case, repeat, op)
     if case.dry_run:

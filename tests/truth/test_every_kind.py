@@ -27,7 +27,6 @@ MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
 
 # Kinds without a case yet, and why (each is a gap of issue 31 until it has one).
 NOT_YET = {
-    "diagnose.nccl": "not mutating: reads nodes, writes nothing a view caches",
     "endpoint.autoscale": "needs the KEDA feature on",
 }
 

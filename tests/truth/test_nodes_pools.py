@@ -46,6 +46,10 @@ def _healthy(body: Any) -> None:
     assert got == ("Running", True, "healthy"), f"health after the reboot: {health}"
 
 
+def _nccl_done(body: Any) -> None:
+    assert body.get("status") == "succeeded", f"the test's verdict: {body}"
+
+
 def _without(node: str, count: int) -> Any:
     def check(body: Any) -> None:
         ids = [n["id"] for n in body]
@@ -77,7 +81,7 @@ def pool_cases(group: str) -> list[Case]:
 
 
 def node_cases(nodes: list[str]) -> list[Case]:
-    """`nodes`: the group's two node ids. A reboot and a replace are actions (a replay of
+    """`nodes`: the group's two node ids. An NCCL test, a reboot and a replace are actions (a replay of
     their key must answer the same operation); a delete repeated is a 404."""
     first, second = nodes
 
@@ -86,7 +90,13 @@ def node_cases(nodes: list[str]) -> list[Case]:
 
     every = f"{API}/nodes"
     listed = {"cluster": C}
+    verdict = View(f"{API}/diagnostics/nccl/{{op}}", "operation_get", {"operation_id": "{op}"},
+                   _nccl_done)
     return [
+        # A test run is an action: the same request again runs another test, unless it
+        # carries the first one's key.
+        Case("diagnose.nccl", Request("POST", f"{API}/diagnostics/nccl", {"nodes": nodes},
+                                      key="nccl-1"), (verdict,), dry_run=False, replay=True),
         Case("node.reboot", Request("POST", f"{API}/nodes/{first}/reboot", key="reboot-1"),
              (node(first, _healthy),), dry_run=False, replay=True),
         Case("node.replace", Request("POST", f"{API}/nodes/{first}/replace",

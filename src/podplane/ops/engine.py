@@ -95,8 +95,13 @@ class OpsEngine:
 
     async def key_used(self, key: str) -> bool:
         """True when an operation was already started with this idempotency key."""
+        return await self.params_of_key(key) is not None
+
+    async def params_of_key(self, key: str) -> dict[str, Any] | None:
+        """The parameters of the operation started with this idempotency key, if any."""
         async with self.sessions() as db:
-            return await repo.by_key(db, key) is not None
+            row = await repo.by_key(db, key)
+        return None if row is None else dict(row.params)
 
     async def last_succeeded(self, kind: str, target: str
                              ) -> tuple[str, dict[str, Any]] | None:

@@ -55,6 +55,19 @@ async def made_by_same_request(app: AppState, kind: str, target: str, field: str
     return made[0]
 
 
+async def replayed_params(app: AppState, key: str, asked: dict[str, Any]) -> dict[str, Any]:
+    """The parameters a replay of `key` starts with. A first start may have added facts it
+    derived (an NCCL test's instance type, a download's source bucket) that a replay can no
+    longer derive; when what the replay names agrees with the stored parameters, those stand
+    in, so the replay answers its operation. Otherwise `asked`, which the engine refuses as a
+    reused key."""
+    stored = await engine_of(app).params_of_key(key)
+    if stored is not None and all(_canonical(stored.get(k)) == _canonical(v)
+                                  for k, v in asked.items()):
+        return stored
+    return asked
+
+
 def _canonical(value: Any) -> Any:
     """As the operation's JSON column holds it (tuples are lists, enums their values)."""
     return json.loads(json.dumps(value, default=str, sort_keys=True))

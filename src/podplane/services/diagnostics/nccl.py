@@ -21,7 +21,7 @@ from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
 from podplane.services.diagnostics.nccl_steps import KIND
 from podplane.services.groups import cloud as gc
-from podplane.services.groups.outcome import Outcome, key_used, start
+from podplane.services.groups.outcome import Outcome, key_used, replay, start
 from podplane.services.jobs import cluster as jc
 from podplane.services.nodes.service import node_id
 from podplane.services.operations import engine_of
@@ -56,7 +56,7 @@ async def run_nccl(ctx: Ctx, cluster: str, request: rules.NcclRequest, *,
     ref, kube = await jc.kube_of(ctx, cluster)
     params: Shape = {"cluster_ref": ref.params(), "nodes": ids}
     if await key_used(ctx, idempotency_key):  # a replay returns its operation
-        return await start(ctx, KIND, target(cluster), params, idempotency_key, {})
+        return await replay(ctx, KIND, target(cluster), params, idempotency_key)
     try:  # the workload is a PyTorchJob: Kubeflow's training operator must be there
         await kube.list(wl.API_VERSION, wl.KIND, namespace=wl.NAMESPACE)
     except NotFound:

@@ -28,6 +28,14 @@ async def key_used(ctx: Ctx, key: str | None) -> bool:
     return await operations.key_used(ctx.app, key)
 
 
+async def replay(ctx: Ctx, kind: str, target: str, params: dict[str, Any],
+                 key: str | None) -> Outcome:
+    """The operation a used Idempotency-Key started (services/operations.replayed_params)."""
+    if key is not None:
+        params = await operations.replayed_params(ctx.app, key, params)
+    return await start(ctx, kind, target, params, key, {})
+
+
 async def start(ctx: Ctx, kind: str, target: str, params: dict[str, Any], key: str | None,
                 plan: dict[str, Any]) -> Outcome:
     op = await start_operation(ctx, kind, target, params, key)

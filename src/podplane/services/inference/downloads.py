@@ -20,7 +20,7 @@ from podplane.domain.jobs.kinds import NAMESPACE
 from podplane.domain.manifests.storage import CLAIM
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
-from podplane.services.groups.outcome import Outcome, key_used, start, unchanged_or
+from podplane.services.groups.outcome import Outcome, key_used, replay, start, unchanged_or
 from podplane.services.inference import download_sources
 from podplane.services.inference.download_steps import DOWNLOAD
 from podplane.services.jobs.cluster import bucket_of, kube_of
@@ -71,8 +71,8 @@ async def download_model(ctx: Ctx, cluster: str, request: dl.DownloadRequest, *,
     params: Shape = {"cluster_ref": ref.params(), "download": request.public(),
                      "id": suffix, "job": job_name, "secret": secret}
     if await key_used(ctx, idempotency_key):  # a replay returns its operation
-        return await start(ctx, DOWNLOAD, target(cluster, request.name), params,
-                           idempotency_key, {})
+        return await replay(ctx, DOWNLOAD, target(cluster, request.name), params,
+                            idempotency_key)
     bucket = await _bucket(ctx, kube, cluster)
     aws = cloud_of(ctx.app).aws
     where = await download_sources.resolve(aws.s3, request.source, bucket, aws.region)

@@ -29,7 +29,7 @@ from podplane.domain.inference.requests import MAX_REPLICAS, EndpointRequest, En
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
 from podplane.services.groups import cloud as gc
-from podplane.services.groups.outcome import Outcome, key_used, start, unchanged_or
+from podplane.services.groups.outcome import Outcome, key_used, replay, start, unchanged_or
 from podplane.services.inference import autoscaling as autoscale
 from podplane.services.inference import cluster as ic
 from podplane.services.inference import (
@@ -112,8 +112,8 @@ async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
     op_params: Shape = {"cluster_ref": ref.params(), "endpoint": request.name,
                         "replicas": body["replicas"], "request": body}  # within min..max
     if await key_used(ctx, idempotency_key):  # a replay returns its operation
-        return await start(ctx, CREATE, target(cluster, request.name), op_params,
-                           idempotency_key, {})
+        return await replay(ctx, CREATE, target(cluster, request.name), op_params,
+                            idempotency_key)
     router_of.check(body)  # 422 naming `router` (vLLM or managed)
     sources.refuse_eula_elsewhere(request.model, request.accept_eula)
     instance_type = await _instance_type(ctx, ref, cluster, body)
