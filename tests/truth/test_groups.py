@@ -16,8 +16,7 @@ SPOT = View(f"{BASE}/spot1", "instance_group_get", {"cluster": CLUSTER, "group":
 GROUP_CASES = [
     Case("instance_group.add", Request("POST", BASE, {
         "name": "spot1", "instance_type": "ml.g5.8xlarge", "count": 1,
-        "availability_zone": "us-west-2a", "capacity_type": "spot"}), (SPOT,),
-        repeat_conflict="conflict"),
+        "availability_zone": "us-west-2a", "capacity_type": "spot"}), (SPOT,)),
     Case("instance_group.scale", Request("PATCH", f"{BASE}/spot1", {"count": 2}),
          (View(SPOT.path, SPOT.tool, SPOT.args, fields_are(target_count=2, current_count=2)),)),
     Case("instance_group.delete", Request("DELETE", f"{BASE}/spot1", params={"confirm": "true"}),

@@ -29,6 +29,10 @@ class Conflict(PodplaneError):
     code, status, title = "conflict", 409, "Conflict"
 
 
+class GroupExists(Conflict):
+    code = "group_exists"
+
+
 class IdempotencyMismatch(Conflict):
     code, title = "idempotency_key_reused", "Idempotency key reused with a different request"
 

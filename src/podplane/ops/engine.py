@@ -103,14 +103,17 @@ class OpsEngine:
             row = await repo.by_key(db, key)
         return None if row is None else dict(row.params)
 
-    async def last_succeeded(self, kind: str, target: str
+    async def last_succeeded(self, kind: str, target: str,
+                             about: Callable[[dict[str, Any]], bool] | None = None
                              ) -> tuple[str, dict[str, Any]] | None:
         """The id and parameters of the newest succeeded `kind` operation on `target` (what
-        made the object there), or None."""
+        made the object there) whose parameters are `about` it, among the newest 50; or
+        None. (An instance group's add is keyed by its cluster: `about` picks the group.)"""
         async with self.sessions() as db:
-            rows = await repo.page(db, limit=1, before=None, status="succeeded", kind=kind,
-                                   target=target)
-        return (rows[0].id, dict(rows[0].params)) if rows else None
+            rows = await repo.page(db, limit=1 if about is None else 50, before=None,
+                                   status="succeeded", kind=kind, target=target)
+        found = next((r for r in rows if about is None or about(dict(r.params))), None)
+        return None if found is None else (found.id, dict(found.params))
 
     async def read(self, op_id: str, *, history: bool = True) -> Operation:
         return await control.read(self, op_id, history=history)

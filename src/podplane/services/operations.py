@@ -8,7 +8,7 @@ engine's own API (`OpsEngine`); nothing here reads the engine's tables.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,12 +43,14 @@ async def key_used(app: AppState, key: str | None) -> bool:
 
 
 async def made_by_same_request(app: AppState, kind: str, target: str, field: str | None,
-                               request: dict[str, Any]) -> str | None:
+                               request: dict[str, Any],
+                               about: Callable[[dict[str, Any]], bool] | None = None
+                               ) -> str | None:
     """The id of the newest succeeded `kind` on `target` when it was asked for exactly
     `request` (its params[field], or all its params), else None. A create whose object
     exists answers `changed: false` when this holds, not a conflict: the same request again
     changes nothing (issue 31)."""
-    made = await engine_of(app).last_succeeded(kind, target)
+    made = await engine_of(app).last_succeeded(kind, target, about)
     asked = None if made is None else made[1] if field is None else made[1].get(field)
     if made is None or _canonical(asked) != _canonical(request):
         return None

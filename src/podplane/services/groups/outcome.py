@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,11 +46,13 @@ async def start(ctx: Ctx, kind: str, target: str, params: dict[str, Any], key: s
 
 async def unchanged_or(conflict: Exception, ctx: Ctx, kind: str, target: str,
                        request: dict[str, Any], plan: dict[str, Any], dry_run: bool,
-                       field: str = "request") -> Outcome:
+                       field: str = "request",
+                       about: Callable[[dict[str, Any]], bool] | None = None) -> Outcome:
     """For a create whose object exists: `changed: false` when the operation that made it was
     asked for this same request (its params[field]); otherwise `conflict` stands. The same
     request again changes nothing (issue 31)."""
-    made_by = await operations.made_by_same_request(ctx.app, kind, target, field, request)
+    made_by = await operations.made_by_same_request(ctx.app, kind, target, field, request,
+                                                    about)
     if made_by is None:
         raise conflict
     note = "Made already by this same request; nothing to change."

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from podplane.domain.errors import Conflict, InvalidInput
+from podplane.domain.errors import GroupExists, InvalidInput
 from podplane.domain.instance_groups import (
     NewGroup,
     deep_health_checks_for,
@@ -49,7 +49,7 @@ async def plan_add(cloud: Cloud, ref: gc.ClusterRef, group: NewGroup,
                    described: dict[str, Any] | None = None) -> AddPlan:
     described = described or await gc.describe(cloud.aws.hyperpod, ref)
     if gc.find_group(described, group.name) is not None:
-        raise Conflict(f"Cluster {ref.name!r} already has an instance group {group.name!r}.",
+        raise GroupExists(f"Cluster {ref.name!r} already has an instance group {group.name!r}.",
                        hint="Pick another name, or scale the existing group.", field="name")
     template = gc.template_group(described)
     if not group.training_plan_arn:  # a plan brings its own reserved capacity

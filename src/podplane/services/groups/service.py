@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from podplane.domain.effects import Effect
-from podplane.domain.errors import ConfirmationRequired, Conflict
+from podplane.domain.errors import ConfirmationRequired, Conflict, GroupExists
 from podplane.domain.instance_groups import (
     UPDATE_ALLOWLIST,
     CapacityType,
@@ -26,7 +26,7 @@ from podplane.domain.instance_groups import (
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
 from podplane.services.groups import cloud as gc
-from podplane.services.groups.outcome import Outcome, key_used, start
+from podplane.services.groups.outcome import Outcome, key_used, start, unchanged_or
 from podplane.services.groups.plan import plan_add
 from podplane.services.groups.workflows import ADD, DELETE, SCALE
 from podplane.services.registry import escalate_to_destroy, service
@@ -101,7 +101,12 @@ async def add_group(ctx: Ctx, cluster: str, group: NewGroup, *, dry_run: bool = 
               "group": {**asdict(group), "capacity_type": group.capacity_type.value}}
     if await key_used(ctx, idempotency_key):
         return await start(ctx, ADD, target(cluster), params, idempotency_key, {})
-    plan = (await plan_add(cloud_of(ctx.app), ref, group)).describe(group)
+    try:
+        plan = (await plan_add(cloud_of(ctx.app), ref, group)).describe(group)
+    except GroupExists as taken:
+        return await unchanged_or(taken, ctx, ADD, target(cluster), params["group"],
+                                  {"instance_group": group.name}, dry_run, field="group",
+                                  about=lambda made: made["group"]["name"] == group.name)
     if dry_run:
         return Outcome(True, plan, dry_run=True)
     return await start(ctx, ADD, target(cluster), params, idempotency_key, plan)
