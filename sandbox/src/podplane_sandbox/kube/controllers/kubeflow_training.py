@@ -4,6 +4,8 @@ chart installs it (Deployment `dependencies-training-operators` in `kubeflow`). 
 pkg/controller.v1/pytorch and pkg/controller.v1/common):
 
 - Nothing happens until the operator's Deployment has a ready replica.
+- A job that fails `ValidateV1PyTorchJob` (a name that is not DNS-1035, ...) gets one Warning
+  event `PyTorchJobFailedValidation` and nothing else (kubeflow_validation.py).
 - One pod per replica of each `pytorchReplicaSpecs` entry, named `<job>-<type>-<index>` with
   the type lower-cased, labelled `training.kubeflow.org/job-name`, `.../replica-type`,
   `.../replica-index` and `.../operator-name: pytorchjob-controller` (common/util.go
@@ -21,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from podplane_sandbox.kube.controllers import kubeflow_validation
 from podplane_sandbox.kube.controllers.framework import Controller, Key, owner_ref
 from podplane_sandbox.kube.controllers.training_faults import set_condition, suspended
 from podplane_sandbox.kube.logs import NNODES, NODE_RANK, NPROC
@@ -61,6 +64,10 @@ class KubeflowPyTorchJobs(Controller):
         job = self.primary_obj(key)
         if job is None or job["metadata"].get("deletionTimestamp") or not self._running():
             return None
+        refused = kubeflow_validation.refusal(job)
+        if refused is not None:
+            self._refuse(job, refused)
+            return None
         status = clone(job.get("status") or {})
         now = self.ctx.now_iso()
         if any(c.get("type") in DONE and c.get("status") == "True"
@@ -88,6 +95,15 @@ class KubeflowPyTorchJobs(Controller):
             self._conditions(job, status, [pods[w[0]] for w in wanted], now)
         self.ctx.update_status(JOBS, job, status)
         return None
+
+    def _refuse(self, job: Obj, message: str) -> None:
+        """The operator's Warning event, once per job (its recorder counts repeats)."""
+        uid = job["metadata"].get("uid")
+        for event in self.ctx.store.items("events", job["metadata"].get("namespace", "")):
+            if (event.get("involvedObject") or {}).get("uid") == uid and \
+                    event.get("reason") == kubeflow_validation.REASON:
+                return
+        self.ctx.event(job, kubeflow_validation.REASON, message, "Warning")
 
     def _running(self) -> bool:
         dep = self.ctx.store.find("apps/deployments", *OPERATOR)
