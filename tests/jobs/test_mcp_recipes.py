@@ -166,3 +166,24 @@ async def test_a_result_the_mount_role_may_not_write_fails_the_job(
     bucket = view["outputs"]["outputs"].removeprefix("s3://").split("/", 1)[0]
     assert "Contents" not in s3.list_objects_v2(Bucket=bucket, Prefix="outputs/no-write/")
     assert view["files"] == []
+
+
+async def test_a_name_kubeflow_would_refuse_is_refused_on_rest_and_mcp(
+        cluster: tuple[Stack, str]) -> None:
+    """Kubeflow's operator refuses a PyTorchJob whose name is not DNS-1035 and then does
+    nothing with it (the sandbox's kubeflow_validation.py): podplane refuses it first, with the
+    rule, on every face, and creates nothing."""
+    stack, group = cluster
+    body = {"name": "1st-lora", "recipe": "llamafactory-lora", "instance_group": group}
+    async with stack.client("operator") as api:
+        r = await api.post("/api/v1/clusters/alpha/jobs", json=body)
+    assert r.status_code == 422, r.text
+    assert r.json()["errors"][0]["loc"] == ["body", "name"]
+    assert "must be a DNS-1035 label" in r.json()["detail"], r.json()
+    async with mcp_client(stack.app, stack.tokens["operator"]) as client:
+        result = await client.call_tool("job_submit", {"cluster": "alpha", **body})
+    assert result.is_error, result
+    refused = structured(result)["error"]
+    assert refused["status"] == 422 and "name: The job's name: a DNS-1035 label" in \
+        refused["hint"], refused
+    assert store(stack).items("kubeflow.org/pytorchjobs", "default") == []
