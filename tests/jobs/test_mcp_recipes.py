@@ -115,6 +115,12 @@ async def test_a_kubeflow_job_cancelled_is_suspended(cluster: tuple[Stack, str])
         settle(stack, 10)
         assert set(pods(stack, **{"training.kubeflow.org/job-name": "kf-stop"})) == {
             "kf-stop-master-0", "kf-stop-worker-0"}
+        # swift runs torchrun only when told NPROC_PER_NODE or NNODES (launchers.py)
+        assert await _first_lines(api, "kf-stop") == {
+            "kf-stop-master-0": "[rank 0] initializing process group (backend=nccl, "
+                                "world_size=2)",
+            "kf-stop-worker-0": "[rank 1] initializing process group (backend=nccl, "
+                                "world_size=2)"}
         r = await api.post("/api/v1/clusters/alpha/jobs/kf-stop/cancel")
         assert r.status_code == 202, r.text
         assert (await finish(api, r.json()))["status"] == "succeeded"
@@ -186,4 +192,38 @@ async def test_a_name_kubeflow_would_refuse_is_refused_on_rest_and_mcp(
     refused = structured(result)["error"]
     assert refused["status"] == 422 and "name: The job's name: a DNS-1035 label" in \
         refused["hint"], refused
-    assert store(stack).items("kubeflow.org/pytorchjobs", "default") == []
+    assert "1st-lora" not in {j["metadata"]["name"] for j in
+                              store(stack).items("kubeflow.org/pytorchjobs", "default")}
+
+
+async def _first_lines(api: Any, job_name: str) -> dict[str, str]:
+    """Each pod's first log line (the process group it joined)."""
+    logs = (await api.get(f"/api/v1/clusters/alpha/jobs/{job_name}/logs",
+                          params={"limit": 1000})).json()["lines"]
+    first: dict[str, str] = {}
+    for line in logs:
+        first.setdefault(line["pod"], line["line"])
+    return first
+
+
+async def test_llamafactory_on_two_replicas_trains_as_two_ranks(
+        cluster: tuple[Stack, str]) -> None:
+    """llamafactory-cli passes torchrun `--nnodes $NNODES --node_rank $NODE_RANK` itself
+    (defaults 1 and 0), so Kubeflow's RANK/PET_* reach it only through what podplane sets: two
+    replicas are one job of two ranks, and only rank 0 saves the result."""
+    stack, group = cluster
+    async with stack.client("operator") as api:
+        await submit(api, name="lf-two", recipe="llamafactory-lora", instance_group=group,
+                     replicas=2)
+        for _ in range(60):
+            settle(stack, 10)
+            view = await job(api, "lf-two")
+            if view["status"] in ("Succeeded", "Failed"):
+                break
+        assert await _first_lines(api, "lf-two") == {
+            "lf-two-master-0": "[rank 0] initializing process group (backend=nccl, "
+                               "world_size=2)",
+            "lf-two-worker-0": "[rank 1] initializing process group (backend=nccl, "
+                               "world_size=2)"}
+    assert view["status"] == "Succeeded", view
+    _check_outputs(stack, view, "lf-two")
