@@ -80,3 +80,38 @@ def test_mpijob_gets_the_operators_defaults(box: Sandbox) -> None:
     spec = json.loads(box.kubectl("get", "mpijob", "allreduce", "-o", "json").stdout)["spec"]
     assert (spec["slotsPerWorker"], spec["mpiImplementation"]) == (1, "OpenMPI")
     assert spec["mpiReplicaSpecs"]["Worker"]["template"] == TEMPLATE
+
+
+def test_a_name_kubeflow_refuses_gets_a_warning_and_nothing_else(box: Sandbox) -> None:
+    """kubeflow/training-operator ValidateV1PyTorchJob (DNS-1035 names): the API server takes
+    the job, the operator records FailedValidation and makes no status and no pod."""
+    box.kubectl("create", "-f", "-", input=_pytorchjob("1train", 1))
+    box.advance(5)
+    stored = json.loads(box.kubectl("get", "pytorchjob", "1train", "-o", "json").stdout)
+    assert not (stored.get("status") or {}).get("conditions"), stored.get("status")
+    pods = json.loads(box.kubectl("get", "pods", "-l", "training.kubeflow.org/job-name=1train",
+                                  "-o", "json").stdout)
+    assert pods["items"] == []
+    events = json.loads(box.kubectl("get", "events", "-o", "json").stdout)["items"]
+    found = [e for e in events if e["involvedObject"]["name"] == "1train"]
+    assert [(e["type"], e["reason"]) for e in found] == [
+        ("Warning", "PyTorchJobFailedValidation")], found
+    assert found[0]["message"].startswith("PyTorchJob failed validation because PyTorchJob "
+                                          "name is invalid: [a DNS-1035 label must consist")
+
+
+def test_validate_v1_pytorchjob_rules_in_its_order() -> None:
+    from podplane_sandbox.kube.controllers.kubeflow_validation import name_errors, refusal
+
+    assert name_errors("train-2") == [] and name_errors("a") == []
+    assert len(name_errors("2train")) == len(name_errors("train-")) == 1
+    assert name_errors("a" * 64) == ["must be no more than 63 characters"]
+    job = json.loads(_pytorchjob("ok", 1))
+    assert refusal(job) is None
+    specs = job["spec"]["pytorchReplicaSpecs"]
+    specs["Master"] = {"replicas": 2, "template": TEMPLATE}
+    assert refusal(job) == ("PyTorchJob failed validation because PyTorchJobSpec is not "
+                            "valid: There must be only 1 master replica")
+    specs["Master"] = {"replicas": 1, "template": {"spec": {"containers": [
+        {"name": "trainer", "image": "x"}]}}}
+    assert refusal(job).endswith("There is no container named pytorch in Master")  # type: ignore[union-attr]

@@ -115,6 +115,12 @@ async def test_a_kubeflow_job_cancelled_is_suspended(cluster: tuple[Stack, str])
         settle(stack, 10)
         assert set(pods(stack, **{"training.kubeflow.org/job-name": "kf-stop"})) == {
             "kf-stop-master-0", "kf-stop-worker-0"}
+        # swift runs torchrun only when told NPROC_PER_NODE or NNODES (launchers.py)
+        assert await _first_lines(api, "kf-stop") == {
+            "kf-stop-master-0": "[rank 0] initializing process group (backend=nccl, "
+                                "world_size=2)",
+            "kf-stop-worker-0": "[rank 1] initializing process group (backend=nccl, "
+                                "world_size=2)"}
         r = await api.post("/api/v1/clusters/alpha/jobs/kf-stop/cancel")
         assert r.status_code == 202, r.text
         assert (await finish(api, r.json()))["status"] == "succeeded"
@@ -166,3 +172,58 @@ async def test_a_result_the_mount_role_may_not_write_fails_the_job(
     bucket = view["outputs"]["outputs"].removeprefix("s3://").split("/", 1)[0]
     assert "Contents" not in s3.list_objects_v2(Bucket=bucket, Prefix="outputs/no-write/")
     assert view["files"] == []
+
+
+async def test_a_name_kubeflow_would_refuse_is_refused_on_rest_and_mcp(
+        cluster: tuple[Stack, str]) -> None:
+    """Kubeflow's operator refuses a PyTorchJob whose name is not DNS-1035 and then does
+    nothing with it (the sandbox's kubeflow_validation.py): podplane refuses it first, with the
+    rule, on every face, and creates nothing."""
+    stack, group = cluster
+    body = {"name": "1st-lora", "recipe": "llamafactory-lora", "instance_group": group}
+    async with stack.client("operator") as api:
+        r = await api.post("/api/v1/clusters/alpha/jobs", json=body)
+    assert r.status_code == 422, r.text
+    assert r.json()["errors"][0]["loc"] == ["body", "name"]
+    assert "must be a DNS-1035 label" in r.json()["detail"], r.json()
+    async with mcp_client(stack.app, stack.tokens["operator"]) as client:
+        result = await client.call_tool("job_submit", {"cluster": "alpha", **body})
+    assert result.is_error, result
+    refused = structured(result)["error"]
+    assert refused["status"] == 422 and "name: The job's name: a DNS-1035 label" in \
+        refused["hint"], refused
+    assert "1st-lora" not in {j["metadata"]["name"] for j in
+                              store(stack).items("kubeflow.org/pytorchjobs", "default")}
+
+
+async def _first_lines(api: Any, job_name: str) -> dict[str, str]:
+    """Each pod's first log line (the process group it joined)."""
+    logs = (await api.get(f"/api/v1/clusters/alpha/jobs/{job_name}/logs",
+                          params={"limit": 1000})).json()["lines"]
+    first: dict[str, str] = {}
+    for line in logs:
+        first.setdefault(line["pod"], line["line"])
+    return first
+
+
+async def test_llamafactory_on_two_replicas_trains_as_two_ranks(
+        cluster: tuple[Stack, str]) -> None:
+    """llamafactory-cli passes torchrun `--nnodes $NNODES --node_rank $NODE_RANK` itself
+    (defaults 1 and 0), so Kubeflow's RANK/PET_* reach it only through what podplane sets: two
+    replicas are one job of two ranks, and only rank 0 saves the result."""
+    stack, group = cluster
+    async with stack.client("operator") as api:
+        await submit(api, name="lf-two", recipe="llamafactory-lora", instance_group=group,
+                     replicas=2)
+        for _ in range(60):
+            settle(stack, 10)
+            view = await job(api, "lf-two")
+            if view["status"] in ("Succeeded", "Failed"):
+                break
+        assert await _first_lines(api, "lf-two") == {
+            "lf-two-master-0": "[rank 0] initializing process group (backend=nccl, "
+                               "world_size=2)",
+            "lf-two-worker-0": "[rank 1] initializing process group (backend=nccl, "
+                               "world_size=2)"}
+    assert view["status"] == "Succeeded", view
+    _check_outputs(stack, view, "lf-two")

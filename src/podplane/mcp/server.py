@@ -107,8 +107,12 @@ def refuse(tool: Tool, args: dict[str, Any], role: Role) -> dict[str, Any] | Non
     errors = sorted(Draft202012Validator(tool.input_schema()).iter_errors(args), key=str)
     if errors:
         where = ".".join(str(p) for p in errors[0].absolute_path) or "arguments"
+        schema = errors[0].schema
+        rule = schema.get("description") if isinstance(schema, dict) else None
+        see = f"See the input schema of '{tool.name}' in tools/list."
+        # the field's own words say the rule its pattern encodes
         return problem(422, "invalid_input", f"{where}: {errors[0].message}",
-                       f"See the input schema of '{tool.name}' in tools/list.")
+                       f"{where}: {rule} {see}" if rule else see)
     return None
 
 

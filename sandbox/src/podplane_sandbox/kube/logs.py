@@ -8,7 +8,7 @@ import hashlib
 import math
 from typing import Any
 
-from podplane_sandbox.kube import s3_mounts
+from podplane_sandbox.kube import launchers, s3_mounts
 from podplane_sandbox.kube.util import iso, parse_iso
 
 Obj = dict[str, Any]
@@ -26,8 +26,10 @@ INFERENCE_HINTS = (
     "sglang",
     "nim",
 )
+TRAINING_OWNERS = ("PyTorchJob", "HyperPodPyTorchJob")
 TRAINING_HINTS = ("pytorch", "train", "nemo", "megatron", "deepspeed", "torch", "llama", "fsdp")
-# what a training operator tells its pods' launcher (sandbox bookkeeping on the pod)
+# what the HyperPod training operator tells its pods' `hyperpodrun` (sandbox bookkeeping on the
+# pod; Kubeflow's operator sets environment variables instead, read by launchers.py)
 NODE_RANK = "sandbox.podplane.io/node-rank"
 NNODES = "sandbox.podplane.io/nnodes"
 NPROC = "sandbox.podplane.io/nproc-per-node"
@@ -43,10 +45,12 @@ def kind_of(pod: Obj, container: Obj) -> str:
     hint = (pod["metadata"].get("annotations") or {}).get("sandbox.podplane.io/log-kind")
     if hint:
         return str(hint)
+    owners = [r.get("kind") for r in pod["metadata"].get("ownerReferences") or []]
+    if any(k in TRAINING_OWNERS for k in owners):  # a training operator's pod trains, whatever
+        return "training"  # its image is called (ms-swift's image names vLLM)
     text = " ".join([container.get("image", ""), container.get("name", "")]).lower()
     if any(h in text for h in INFERENCE_HINTS):
         return "inference"
-    owners = [r.get("kind") for r in pod["metadata"].get("ownerReferences") or []]
     if any(h in text for h in TRAINING_HINTS) or "Job" in owners:
         return "training"
     return "service"
@@ -165,18 +169,30 @@ def _dying(pod: Obj, rank: str, started: float) -> list[tuple[float, str]]:
 
 
 def _rank_and_world(pod: Obj) -> tuple[str, str]:
-    """The first worker's global rank and the world size: from the operator's node rank and
-    workers per node when it set them, else an indexed Job's completion index (of 8)."""
+    """The first worker's global rank and the world size: from what the pod's launcher reads
+    (launchers.py) or the operator's bookkeeping, else an indexed Job's completion index
+    (of 8)."""
     ann = pod["metadata"].get("annotations") or {}
-    if NODE_RANK in ann:
-        nproc = ann.get(NPROC)
-        if nproc is None:
-            return ann[NODE_RANK] + ":0", "?"  # node rank:local rank; width set by the node
-        return (str(int(ann[NODE_RANK]) * int(nproc)),
-                str(int(ann.get(NNODES, "1")) * int(nproc)))
+    if NODE_RANK in ann and ann.get(NPROC) is None:
+        return ann[NODE_RANK] + ":0", "?"  # node rank:local rank; width set by the node
+    found = ranks_of(pod)
+    if found is not None:
+        return str(found.first_rank), str(found.world)
     rank = (pod["metadata"].get("labels") or {}).get(
         "batch.kubernetes.io/job-completion-index", "0")
     return rank, "8"
+
+
+def ranks_of(pod: Obj) -> launchers.Ranks | None:
+    """Node rank, nodes and workers per node of the pod's first container: what the HyperPod
+    operator recorded for its `hyperpodrun` (training_operator.py), else what the container's
+    launcher reads from its environment (launchers.py)."""
+    ann = pod["metadata"].get("annotations") or {}
+    if NODE_RANK in ann:
+        return launchers.Ranks(int(ann[NODE_RANK]), int(ann.get(NNODES, "1")),
+                               int(ann.get(NPROC, "1")))
+    containers = (pod.get("spec") or {}).get("containers") or []
+    return launchers.ranks(containers[0]) if containers else None
 
 
 def _inference(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from podplane_sandbox.kube import launchers
 from podplane_sandbox.kube.pod_identity import has_credentials
 
 Obj = dict[str, Any]
@@ -175,10 +176,17 @@ def _files(kind: str, seconds: float) -> dict[str, bytes]:
 
 
 def _rank_zero(pod: Obj) -> bool:
+    """Global rank 0 as the process knows it: the HyperPod operator's node rank, else what the
+    container's launcher read (launchers.py: a launcher that was not told the rendezvous makes
+    every pod a rank 0 of its own, and each writes), else the Kubeflow Master."""
     meta = pod["metadata"]
     rank = (meta.get("annotations") or {}).get("sandbox.podplane.io/node-rank")
     if rank is not None:
         return bool(rank == "0")
+    containers = (pod.get("spec") or {}).get("containers") or []
+    launch = launchers.ranks(containers[0]) if containers else None
+    if launch is not None:
+        return launch.first_rank == 0
     labels = meta.get("labels") or {}
     kubeflow = labels.get("training.kubeflow.org/replica-type")
     if kubeflow is not None:

@@ -113,6 +113,35 @@ def command(recipe: Recipe, job: str, params: dict[str, Any], where: Placement) 
     return [part.format(**values) for part in recipe.entrypoint]
 
 
+def launcher_env(recipe: Recipe, where: Placement) -> list[Manifest]:
+    """What the recipe's CLI reads to launch torchrun across the job's nodes; Kubeflow's
+    operator sets MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE and PET_* (training-operator
+    pkg/controller.v1/pytorch/envvar.go), which these CLIs do not read:
+    - llamafactory-cli trains in one process unless FORCE_TORCHRUN (or more than one GPU), then
+      passes torchrun `--nnodes $NNODES --node_rank $NODE_RANK --nproc_per_node
+      $NPROC_PER_NODE` itself (defaults 1, 0, the GPUs) (hiyouga/LLaMA-Factory
+      src/llamafactory/launcher.py `launch`);
+    - swift runs torchrun only when NPROC_PER_NODE or NNODES is set, passing those that are;
+      torchrun reads the node rank from PET_NODE_RANK (modelscope/ms-swift swift/cli/main.py
+      `use_torchrun`, `get_torchrun_args`; pytorch torch/distributed/argparse_util.py `env`)."""
+    if recipe.kind != KUBEFLOW.kind or recipe.framework not in ("llama-factory", "ms-swift"):
+        return []
+    env = [{"name": "NNODES", "value": str(where.replicas)},
+           {"name": "NPROC_PER_NODE", "value": str(max(where.gpus_per_replica, 1))}]
+    if recipe.framework == "llama-factory":
+        env.insert(0, {"name": "FORCE_TORCHRUN", "value": "1"})
+    return env
+
+
+def launcher_prefix(recipe: Recipe) -> list[str]:
+    """llamafactory-cli's NODE_RANK differs per pod: it is Kubeflow's RANK (Master 0, Worker i
+    is i+1), set after the template's env, so an env entry cannot refer to it (the kubelet
+    expands `$(VAR)` in env only from the entries before it), while `command` expands from the
+    whole environment (Kubernetes docs, "Define a Command and Arguments for a Container")."""
+    wanted = recipe.kind == KUBEFLOW.kind and recipe.framework == "llama-factory"
+    return ["env", "NODE_RANK=$(RANK)"] if wanted else []
+
+
 def _text(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
@@ -130,8 +159,7 @@ def _pod_template(recipe: Recipe, job: str, params: dict[str, Any],
            {"name": "CHECKPOINT_DIR", "value": "/checkpoints"},
            {"name": "OUTPUT_DIR", "value": "/outputs"},
            {"name": "NCCL_DEBUG", "value": "INFO"}]
-    if recipe.framework == "llama-factory":  # its CLI launches torchrun itself only when told
-        env.append({"name": "FORCE_TORCHRUN", "value": "1"})
+    env += launcher_env(recipe, where)
     volumes: list[Manifest] = [{"name": "shm", "emptyDir": {"medium": "Memory"}}]
     mounts: list[Manifest] = [{"name": "shm", "mountPath": "/dev/shm"}]
     if where.bucket:
@@ -143,7 +171,8 @@ def _pod_template(recipe: Recipe, job: str, params: dict[str, Any],
             "claimName": where.fsx_claim}})
         mounts.append({"name": FSX_VOLUME, "mountPath": FSX_PATH})
     container = {"name": CONTAINER, "image": recipe.image,
-                 "command": command(recipe, job, params, where), "env": env,
+                 "command": [*launcher_prefix(recipe), *command(recipe, job, params, where)],
+                 "env": env,
                  "resources": {"requests": requests, "limits": limits},
                  "volumeMounts": mounts}
     affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {

@@ -3,19 +3,38 @@ from this declaration."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Annotated
 
-from pydantic import ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field
 
 from podplane.domain.names import DNS_LABEL_MAX, DNS_LABEL_PATTERN
 
 # A job's name becomes its pods' names (`<job>-<replica>-<i>`) and a label value: keep room for
-# the suffix within a DNS label.
+# the suffix within a DNS label. It must be a DNS-1035 label (a letter first): Kubeflow's
+# training operator refuses any other PyTorchJob name and then does nothing with the job
+# (kubeflow/training-operator pkg/apis/kubeflow.org/v1/pytorch_validation.go
+# `ValidateV1PyTorchJob`: `NameIsDNS1035Label`); one rule for every kind, so a name valid for
+# one recipe is valid for all.
 JOB_NAME_MAX = 40
+JOB_NAME_PATTERN = r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$"
+JOB_NAME_RULE = ("a DNS-1035 label: lowercase letters, digits and '-', starting with a letter "
+                 f"and ending with a letter or digit, at most {JOB_NAME_MAX} characters "
+                 "(Kubeflow's training operator refuses other names)")
+
+
+def _job_name(value: str) -> str:
+    """The pattern's check with a message that says the rule (pydantic's names the regex)."""
+    if not re.fullmatch(JOB_NAME_PATTERN, value):
+        raise ValueError(f"the job name {value!r} must be {JOB_NAME_RULE}")
+    return value
+
+
 JobName = Annotated[str, Field(min_length=1, max_length=JOB_NAME_MAX,
-                               pattern=DNS_LABEL_PATTERN,
-                               description="The job's name (a DNS label, <= 40).")]
+                               json_schema_extra={"pattern": JOB_NAME_PATTERN},
+                               description=f"The job's name: {JOB_NAME_RULE}."),
+                    AfterValidator(_job_name)]
 ParamValue = bool | int | float | str
 RecipeName = Annotated[str, Field(min_length=1, max_length=64, pattern=DNS_LABEL_PATTERN,
                                   description="The recipe (GET .../jobs/recipes).")]

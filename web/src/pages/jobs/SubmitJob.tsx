@@ -97,7 +97,7 @@ export default function SubmitJob({ params }: PageProps) {
         {error !== null && <ProblemAlert error={error} header="The job was not submitted" />}
         <Container header={<Header variant="h2">Job</Header>}>
           <SpaceBetween size="m">
-            <FormField label="Job name" description="A DNS label, up to 40 characters; its pods are named after it." errorText={errors.name}>
+            <FormField label="Job name" description="A DNS-1035 label (lowercase letters, digits and -, a letter first), up to 40 characters; its pods are named after it." errorText={errors.name}>
               <Input ariaLabel="Job name" value={form.name} onChange={(e) => set({ name: e.detail.value })} />
             </FormField>
             <FormField label="Recipe" description={recipe?.description} errorText={errors.recipe}>

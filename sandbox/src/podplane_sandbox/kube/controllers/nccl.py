@@ -26,7 +26,8 @@ from typing import Any
 
 from podplane_sandbox.kube.controllers.framework import Controller, Key
 from podplane_sandbox.kube.controllers.instance_types import capacity, network_gbps
-from podplane_sandbox.kube.logs import NNODES, NODE_RANK, NPROC
+from podplane_sandbox.kube.launchers import ALONE
+from podplane_sandbox.kube.logs import ranks_of
 from podplane_sandbox.kube.store import Event
 from podplane_sandbox.kube.util import clone, quantity
 
@@ -60,11 +61,12 @@ class NcclTests(Controller):
         if pod is None or BUSBW in (pod["metadata"].get("annotations") or {}):
             return None
         peers = self._peers(pod)
-        wanted = int((pod["metadata"].get("annotations") or {}).get(NNODES, "1"))
+        launch = ranks_of(pod) or ALONE  # what its torchrun reads (launchers.py)
+        wanted = launch.nnodes
         if len(peers) < wanted or not all(_node_of(p) for p in peers):
             return None  # not every rank is placed yet: no collective starts
         busbw, network = self._bandwidth(peers)
-        ranks = wanted * int((pod["metadata"].get("annotations") or {}).get(NPROC, "1"))
+        ranks = launch.world
         for peer in peers:
             new = clone(peer)
             new["metadata"].setdefault("annotations", {}).update(
@@ -119,7 +121,7 @@ def _efa_of(pod: Obj) -> int:
 def lines(pod: Obj, started: float) -> list[tuple[float, str]]:
     """What one rank prints: the transport line, and on rank 0 the table (a row every 2 s)."""
     ann = pod["metadata"].get("annotations") or {}
-    rank = ann.get(NODE_RANK, "0")
+    rank = str((ranks_of(pod) or ALONE).node_rank)
     out = [(started + 1, f"{pod['metadata']['name']}: NCCL INFO Using network {ann[NETWORK]}")]
     if rank != "0":
         return out
