@@ -11,7 +11,7 @@ export type Action =
   | "token.revoke"
   | "audit.list"
   | "operation.list"
-  | "operation.retry"
+  | "operation.retry_step"
   | "operation.cancel"
   | "cluster.list"
   | "cluster.create"
@@ -44,7 +44,7 @@ export const NEEDS: Record<Action, Role> = {
   "token.revoke": "admin",
   "audit.list": "viewer",
   "operation.list": "viewer",
-  "operation.retry": "operator",
+  "operation.retry_step": "operator",
   "operation.cancel": "operator",
   "cluster.list": "viewer",
   "cluster.create": "operator",

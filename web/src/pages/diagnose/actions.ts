@@ -43,7 +43,7 @@ export function performable(call: SuggestedCall): Performable | null {
   if (call.tool === "operation_retry_step") {
     const path = { op_id: text(call, "operation_id"), step: text(call, "step") };
     return {
-      permission: "operation.retry",
+      permission: "operation.retry_step",
       verb: `Retry step ${path.step}`,
       call: () => () => api.POST("/api/v1/operations/{op_id}/steps/{step}/retry", { params: { path, query: { confirm } } }),
     };

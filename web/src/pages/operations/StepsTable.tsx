@@ -19,7 +19,7 @@ import { elapsedMs, retryableStep, type Operation, type Step } from "./model";
 export function StepsTable({ op, now, variant = "container" }: { op: Operation; now: number; variant?: "container" | "borderless" }) {
   const retry = useRetry(op);
   const retryable = retryableStep(op);
-  const denied = deniedReason(usePrincipal().role, "operation.retry");
+  const denied = deniedReason(usePrincipal().role, "operation.retry_step");
 
   const actions = (step: Step) => {
     if (step.name !== retryable?.name) return null;
