@@ -72,7 +72,12 @@ async def test_scale_from_zero_and_back(cluster: Cluster) -> None:
         assert done["status"] == "succeeded", done
         described = cluster.describe()
         assert described["AutoScaling"]["Mode"] == "Enable"
-        assert described["ClusterRole"].split("/")[-1].startswith("podplane-gpu-karpenter")
+        role = described["ClusterRole"].split("/")[-1]
+        assert role.startswith("podplane-gpu-karpenter")
+        # the principal AWS documents (sagemaker-hyperpod-eks-autoscaling-iam)
+        trust = stack.aws("iam").get_role(RoleName=role)["Role"]["AssumeRolePolicyDocument"]
+        assert trust["Statement"][0]["Principal"] == {
+            "Service": "hyperpod.sagemaker.amazonaws.com"}
         kube = await _kube(cluster)
         await kube.apply(TEAM_POOL, force=True)
         assert names(cluster, "nodepools") == {"podplane-gpu-auto", "team-pool"}
