@@ -86,7 +86,7 @@ def autoscaled(hp: Any, eks_name: str | None) -> dict[str, dict[str, Any]] | Non
     return None
 
 
-def denied(hp: Any, cluster: dict[str, Any], action: str) -> str | None:
+def denied(cluster: dict[str, Any], action: str) -> str | None:
     """Why the cluster's ClusterRole may not call `action` on the cluster (None: it may)."""
     role = cluster.get("ClusterRole") or ""
     if iam_rules.role_allows(role, f"sagemaker:{action}", cluster["ClusterArn"]):
@@ -99,7 +99,7 @@ def add_nodes(hp: Any, cluster_name: str, group_name: str, count: int) -> str | 
     """Karpenter's launch through HyperPod as the ClusterRole; the refusal when it may not."""
     with hp.w.lock:
         cluster = hp.get_cluster(cluster_name)
-        if (refused := denied(hp, cluster, "BatchAddClusterNodes")) is not None:
+        if (refused := denied(cluster, "BatchAddClusterNodes")) is not None:
             return refused
         group = hp.group(cluster, group_name)
         group["TargetCount"] += count
@@ -115,7 +115,7 @@ def remove_nodes(hp: Any, cluster_name: str, group_name: str,
 
     with hp.w.lock:
         cluster = hp.get_cluster(cluster_name)
-        if (refused := denied(hp, cluster, "BatchDeleteClusterNodes")) is not None:
+        if (refused := denied(cluster, "BatchDeleteClusterNodes")) is not None:
             return refused
         group = hp.group(cluster, group_name)
         nodes = hp.nodes(cluster_name)
