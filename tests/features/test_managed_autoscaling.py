@@ -66,10 +66,11 @@ def _step_until(cluster: Cluster, done: Any, limit_minutes: int = 60) -> float:
 
 
 def _ready(cluster: Cluster, node_class: str) -> dict[str, Any] | None:
-    """The HyperpodNodeClass's Ready condition, as kubectl shows it."""
+    """The HyperpodNodeClass's Ready condition (read from the sandbox's store: no process)."""
     cluster.stack.sandbox.call(cluster.stack.sandbox.kube.settle())
-    found = json.loads(cluster.stack.kubectl("get", "hyperpodnodeclass", node_class, "-o", "json"))
-    conds = (found.get("status") or {}).get("conditions") or []
+    store = cluster.stack.sandbox.kube.get(cluster.name).store
+    found = store.find("karpenter.sagemaker.amazonaws.com/hyperpodnodeclasses", "", node_class)
+    conds = ((found or {}).get("status") or {}).get("conditions") or []
     return next((c for c in conds if c["type"] == "Ready"), None)
 
 
