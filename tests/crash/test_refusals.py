@@ -17,6 +17,7 @@ from sqlalchemy import delete, select
 
 from podplane.store import clusters as cluster_rows
 from podplane.store.models import Base, OperationModel, StepModel
+from podplane_sandbox.aws.iam_rules import LAG_SECONDS
 from tests.conftest import client_for
 from tests.groups.conftest import (  # noqa: F401
     CLUSTER,
@@ -26,6 +27,7 @@ from tests.groups.conftest import (  # noqa: F401
     Cluster,
     cluster,
 )
+from tests.sandbox_aws.iam_setup import make_role
 from tests.stack import Stack
 
 NODES = f"/api/v1/clusters/{CLUSTER}/nodes"
@@ -330,7 +332,10 @@ def _autoscaling_on(cluster: Cluster) -> None:  # noqa: F811
                "InstanceCount": g["TargetCount"], "LifeCycleConfig": LIFECYCLE,
                "ExecutionRole": ROLE, "ThreadsPerCore": 1}
               for g in cluster.describe()["InstanceGroups"]]
-    sm.update_cluster(ClusterName=CLUSTER, InstanceGroups=groups, ClusterRole=ROLE,
+    # a role HyperPod may assume (sagemaker-hyperpod-eks-autoscaling-iam), once IAM propagated
+    scaler = make_role(cluster.stack.aws, "scaler", ("hyperpod.sagemaker.amazonaws.com",))
+    cluster.stack.advance(LAG_SECONDS)
+    sm.update_cluster(ClusterName=CLUSTER, InstanceGroups=groups, ClusterRole=scaler,
                       NodeProvisioningMode="Continuous",
                       AutoScaling={"Mode": "Enable", "AutoScalerType": "Karpenter"})
     cluster.stack.advance(10 * 60)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from podplane.domain.errors import Conflict, InvalidInput, NotFound
+from podplane.domain.features import autoscaled_groups
 from podplane.domain.features import catalog as cat
 from podplane.domain.features.model import Resource, Seen, flatten, plan
 
@@ -69,3 +70,15 @@ def test_plan_creates_in_order_deletes_in_reverse_and_leaves_foreign_objects() -
     assert [(s.verb, s.key) for s, _ in gone.steps] == [("delete", "c"), ("delete", "a")]
     assert gone.left_alone == ["b: not created by podplane; not deleted"]
     assert plan(down, {}).empty
+
+
+def test_autoscaling_refuses_groups_karpenter_on_hyperpod_cannot_scale() -> None:
+    """SageMaker docs, "Create a NodeClass": on-demand groups only, none with deep health
+    checks (domain/features/autoscaled_groups.py)."""
+    assert autoscaled_groups.refusal("gpu", {"InstanceType": "ml.g5.8xlarge"}) is None
+    checked = autoscaled_groups.refusal("gpu", {"OnStartDeepHealthChecks": ["InstanceStress"]})
+    assert checked is not None and "deep health checks (InstanceStress)" in checked.message
+    for other in ({"TrainingPlanArn": "arn:aws:sagemaker:us-west-2:1:training-plan/p"},
+                  {"CapacityRequirements": {"Spot": {}}}):
+        refused = autoscaled_groups.refusal("gpu", other)
+        assert refused is not None and "not on-demand" in refused.message

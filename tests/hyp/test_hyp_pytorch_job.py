@@ -1,6 +1,7 @@
 """The `hyp-pytorch-job` commands of the official HyperPod CLI on a podplane-created cluster:
 create (which checks that the training operator add-on installed its CRD and controller, as on
-AWS), list, describe, list-pods, get-logs and delete. The pods, their logs and the job's
+AWS), list, describe, list-pods, get-logs, get-operator-logs (the operator's pod found by the
+label AWS's add-on gives it) and delete. The pods, their logs and the job's
 conditions come from the sandbox's emulation of the training operator (docs/sandbox.md,
 "HyperPod training operator"); the CLI is the judge of names, labels and status shape.
 """
@@ -64,6 +65,10 @@ async def test_hyp_pytorch_job_cycle(podplane_cluster: Stack, hyp_on: Hyp) -> No
     # nprocPerNode "auto" on one GPU: one worker per pod, one pod
     assert "initializing process group (backend=nccl, world_size=1)" in logs, logs
     assert re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z \[rank 0\] step 10 ", logs), logs
+    # the operator's own pod, found in aws-hyperpod by its `hp-training-control-plane` label
+    operator = hyp.run("get-operator-logs", "hyp-pytorch-job", "--since-hours", "1")
+    assert "No training operator pod found" not in operator.stdout + operator.stderr, operator
+    assert "PyTorch Operator Logs" in operator.stdout, operator.stdout
 
     settle(stack, 60)  # the training exits 0
     assert status_of(hyp, JOB) == "Completed"

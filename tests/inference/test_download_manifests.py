@@ -6,11 +6,14 @@ and a prefix, read from another bucket through a read-only volume of its own."""
 from __future__ import annotations
 
 import pytest
-from pydantic import SecretStr
+from pydantic import SecretStr, TypeAdapter, ValidationError
 
 from podplane.domain.errors import InvalidInput
 from podplane.domain.inference import download_sources as ds
 from podplane.domain.inference import downloads as dl
+from podplane.domain.inference import source_paths
+from podplane.domain.inference.downloads import DownloadRequest
+from podplane.domain.inference.requests import EndpointRequest
 
 TOKEN = "hf_SecretSecretSecretSecret0123456789"
 
@@ -72,7 +75,10 @@ def test_only_uncompressed_ungated_jumpstart_artifacts_are_downloaded() -> None:
             "hosting_artifact_s3_data_type": "S3Prefix", "gated_bucket": False}
     assert ds.artifact_prefix(spec, "m") == "a/m/v1"
     for change, words in (({"gated_bucket": True}, "gated"),
-                          ({"hosting_artifact_s3_data_type": "S3Object"}, "archive")):
+                          ({"hosting_artifact_s3_data_type": "S3Object"}, "archive"),
+                          # it would be the Job's subPath, which Kubernetes refuses with '..'
+                          ({"hosting_prepacked_artifact_key": "a/../b/"}, ". or .."),
+                          ({"hosting_prepacked_artifact_key": "./"}, ". or ..")):
         with pytest.raises(InvalidInput) as err:
             ds.artifact_prefix({**spec, **change}, "m")
         assert words in err.value.message
@@ -125,3 +131,23 @@ def test_job_and_secret_are_valid_kubernetes_objects(source_key: str | None) -> 
     assert strict(job, "V1Job", "Job") == []
     assert strict({**secret, "data": {}}, "V1Secret", "Secret") == []
     ApiClient().deserialize(json.dumps(job), "V1Job", "application/json")
+
+
+@pytest.mark.parametrize("source", [
+    "s3://bkt/models/..", "s3://bkt/.", "s3://bkt/models/./x", "s3://bkt/a/../../etc", "fsx:.",
+    "fsx:models/..", "fsx:/a/./b"])
+def test_a_model_source_path_with_dot_segments_is_refused(source: str) -> None:
+    """source_paths.py: the path becomes a subPath (kubernetes validateLocalDescendingPath
+    refuses '..'), a modelLocation or an S3 prefix; refused in the request on every face."""
+    assert source_paths.refusal(source) is not None
+    with pytest.raises(ValidationError, match="may not have . or .. segments"):
+        TypeAdapter(EndpointRequest).validate_python(
+            {"name": "e", "instance_group": "g", "model": source})
+    with pytest.raises(ValidationError, match="source"):
+        TypeAdapter(DownloadRequest).validate_python({"name": "m", "source": source})
+
+
+@pytest.mark.parametrize("source", ["s3://bkt/models/llama..3/", "fsx:models/a.b", "org/name",
+                                    "jumpstart:m@1.0.0", "s3://bkt/models/x/"])
+def test_a_model_source_path_that_descends_is_kept(source: str) -> None:
+    assert source_paths.refusal(source) is None

@@ -42,7 +42,11 @@ async def test_refusals_name_the_field_and_change_nothing(cluster: tuple[Stack, 
              ({"instance_group": "nope"}, "instance_group"),
              ({"engine": "sglang", "model": "s3://bucket/llama"}, "model"),
              ({"engine": "tgi"}, "engine"),
-             ({"replicas": 0}, "replicas")]
+             ({"replicas": 0}, "replicas"),
+             # a path that does not descend (source_paths.py; kubernetes
+             # validateLocalDescendingPath refuses a '..' subPath)
+             ({"model": "s3://bucket/models/.."}, "model"),
+             ({"kind": "managed", "model": "fsx:."}, "model")]
     async with stack.client("operator") as api:
         for change, field in cases:
             r = await api.post(ENDPOINTS, json={**base, **change})
@@ -51,6 +55,8 @@ async def test_refusals_name_the_field_and_change_nothing(cluster: tuple[Stack, 
             assert field_of(r.json()) == field, (change, r.json())
         r = await api.post(ENDPOINTS, json={**base, "tensor_parallel": 2})
         assert "has 1 GPU(s) per node" in r.json()["detail"]
+        r = await api.post(ENDPOINTS, json={**base, "model": "s3://bucket/a/../b"})
+        assert "may not have . or .. segments" in r.json()["detail"], r.text
         r = await api.post(ENDPOINTS, json={**base, "replicas": 3})  # 2 one-GPU nodes
         assert r.status_code == 409 and r.json()["code"] == "insufficient_gpus", r.text
         assert "2 free on the 2 healthy node(s)" in r.json()["detail"]

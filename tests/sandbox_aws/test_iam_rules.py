@@ -196,6 +196,45 @@ def test_update_cluster_checks_the_execution_roles_too(box: Box) -> None:
     code, _ = refusal(box.client("sagemaker").update_cluster, ClusterName="hp1",
                       InstanceGroups=[group("ok", "ml.m5.xlarge", 2)])
     assert code == "ValidationException"
+    autoscaling_role_is_hyperpods_and_may_scale(box)
+
+
+def autoscaling_role_is_hyperpods_and_may_scale(box: Box) -> None:
+    """Autoscaling's ClusterRole (SageMaker docs, sagemaker-hyperpod-eks-autoscaling-iam):
+    trusted by hyperpod.sagemaker.amazonaws.com, allowed BatchAddClusterNodes and
+    BatchDeleteClusterNodes. A role trusting sagemaker.amazonaws.com is refused, changing
+    nothing; one without the permissions is accepted, but Karpenter's launch is denied."""
+    sm = box.client("sagemaker")
+    wrong = make_role(box.client, "as-sagemaker", ("sagemaker.amazonaws.com",))
+    right = make_role(box.client, "as-hyperpod", ("hyperpod.sagemaker.amazonaws.com",))
+    box.advance(LAG_SECONDS)
+
+    def enable(role: str) -> None:
+        sm.update_cluster(ClusterName="hp1", ClusterRole=role, NodeProvisioningMode="Continuous",
+                          AutoScaling={"Mode": "Enable", "AutoScalerType": "Karpenter"})
+
+    code, message = refusal(enable, wrong)
+    assert code == "ValidationException" and message.startswith(f"Could not assume role {wrong}")
+    assert "'hyperpod.sagemaker.amazonaws.com'" in message
+    unchanged = described(box, "hp1")
+    assert "AutoScaling" not in unchanged and "ClusterRole" not in unchanged
+    enable(right)
+    assert described(box, "hp1")["AutoScaling"]["Mode"] == "Enable"  # type: ignore[index]
+    view = box.sandbox.kube_view
+    denied = view.add_autoscaled_nodes("hp1", "ok", 1)
+    assert denied is not None and "sagemaker:BatchAddClusterNodes" in denied
+    box.client("iam").put_role_policy(RoleName="as-hyperpod", PolicyName="scale",
+                                      PolicyDocument=json.dumps(SCALE_NODES))
+    assert view.add_autoscaled_nodes("hp1", "ok", 1) is None
+    assert [e["target"] for e in box.ledger(action="BatchAddClusterNodes")] == ["hp1"]
+
+
+# the permissions policy that page gives the role
+SCALE_NODES = {"Version": "2012-10-17", "Statement": [{
+    "Effect": "Allow",
+    "Action": ["sagemaker:BatchAddClusterNodes", "sagemaker:BatchDeleteClusterNodes"],
+    "Resource": "arn:aws:sagemaker:*:*:cluster/*",
+    "Condition": {"StringEquals": {"aws:ResourceAccount": "${aws:PrincipalAccount}"}}}]}
 
 
 # EKS Pod Identity ---------------------------------------------------------------------------

@@ -288,6 +288,36 @@ def test_builtin_validation_uses_api_field_paths(http: httpx.Client) -> None:
     fields = {c["field"] for c in resp.json()["details"]["causes"]}
     assert fields == {"spec.template.metadata.labels", "spec.template.spec.containers[0].image"}
     assert resp.json()["message"].startswith('Deployment.apps "mismatch" is invalid: ')
+    _sub_paths_descend(http)
+
+
+def _sub_paths_descend(http: httpx.Client) -> None:
+    """kubernetes pkg/apis/core/validation `ValidateVolumeMounts` ->
+    `validateLocalDescendingPath`: a subPath with a `..` element or an absolute one is 422
+    Invalid (the field has no mount index, as upstream builds it); `.` and `a..b` pass."""
+    def pod(name: str, *sub_paths: str) -> dict[str, Any]:
+        mounts = [{"name": "data", "mountPath": f"/m{i}", "subPath": sub}
+                  for i, sub in enumerate(sub_paths)]
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                "spec": {"volumes": [{"name": "data", "emptyDir": {}}],
+                         "containers": [{"name": "c", "image": "busybox:1.36",
+                                         "volumeMounts": mounts}]}}
+
+    pods = "/api/v1/namespaces/default/pods"
+    up = http.post(pods, json=pod("up", "models/.."))
+    assert up.status_code == 422 and up.json()["reason"] == "Invalid", up.text
+    assert up.json()["details"]["causes"] == [{
+        "field": "spec.containers[0].volumeMounts.subPath", "reason": "FieldValueInvalid",
+        "message": "Invalid value: \"models/..\": must not contain '..'"}]
+    assert up.json()["message"] == ('Pod "up" is invalid: spec.containers[0].volumeMounts.'
+                                    "subPath: Invalid value: \"models/..\": must not contain "
+                                    "'..'")
+    rooted = http.post(pods, json=pod("rooted", "/etc"))
+    assert [c["message"] for c in rooted.json()["details"]["causes"]] == [
+        'Invalid value: "/etc": must be a relative path']
+    fine = http.post(pods, json=pod("fine", ".", "a..b/c", "models/x"))
+    assert fine.status_code == 201, fine.text
+    http.delete(f"{pods}/fine").raise_for_status()
 
 
 def test_watch_with_selector_sees_objects_enter_and_leave(http: httpx.Client) -> None:

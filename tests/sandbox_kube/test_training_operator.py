@@ -13,7 +13,7 @@ import pytest
 
 from podplane_sandbox.kube.addon_manifests import objects_for
 from tests.sandbox_kube.conftest import FakeNodeSource, Sandbox
-from tests.sandbox_kube.test_kubelet_rules import _client
+from tests.sandbox_kube.test_kubelet_rules import _client, events
 
 ADDON = "amazon-sagemaker-hyperpod-training-operator"
 JOBS = "/apis/sagemaker.amazonaws.com/v1/namespaces/default/hyperpodpytorchjobs"
@@ -84,6 +84,23 @@ def test_nothing_runs_a_job_until_the_operator_controller_does(box: Sandbox,
     owner = pods["early-worker-0"]["metadata"]["ownerReferences"][0]
     assert (owner["kind"], owner["name"], owner["controller"]) == (
         "HyperPodPyTorchJob", "early", True)
+    # the controller's pod carries the label the official CLI finds it by
+    # (sagemaker-hyperpod-cli TRAINING_OPERATOR_LABEL, `hyp get-operator-logs`)
+    found = client.get("/api/v1/namespaces/aws-hyperpod/pods",
+                       params={"labelSelector": "hp-training-control-plane"}).json()["items"]
+    assert len(found) == 1, found
+    # a template whose subPath the API server refuses (validateLocalDescendingPath): no pod,
+    # the job's FailedCreate event carries the 422, as kube-controller-manager reports it
+    bad = job("escape", 1)
+    bad["spec"]["replicaSpecs"][0]["template"]["spec"].update(
+        volumes=[{"name": "data", "emptyDir": {}}])
+    bad["spec"]["replicaSpecs"][0]["template"]["spec"]["containers"][0]["volumeMounts"] = [
+        {"name": "data", "mountPath": "/data", "subPath": "../etc"}]
+    client.post(JOBS, json=bad).raise_for_status()
+    box.advance(10)
+    assert pods_of(client, "escape") == {}
+    assert any(r == "FailedCreate" and "must not contain '..'" in m
+               for r, m in events(client, "escape")), events(client, "escape")
 
 
 def test_conditions_follow_the_pods_and_logs_count_the_workers(box: Sandbox,

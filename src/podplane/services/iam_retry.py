@@ -35,8 +35,9 @@ async def while_iam_propagates(ctx: StepContext, role_arn: str,
                     f"{role_arn} could still not be assumed after {waited:.0f} s: "
                     f"{err.message}", code="iam_role_not_assumable", retryable=False,
                     hint="Check that the role exists and that its trust policy allows the "
-                    "service (eks.amazonaws.com, sagemaker.amazonaws.com or "
-                    "pods.eks.amazonaws.com) to assume it; then retry the step.") from err
+                    "service (eks.amazonaws.com, sagemaker.amazonaws.com, "
+                    "hyperpod.sagemaker.amazonaws.com or pods.eks.amazonaws.com) to assume "
+                    "it; then retry the step.") from err
             if waited == 0:
                 await ctx.note("the role is not usable yet (IAM propagates); retrying",
                                role=role_arn)

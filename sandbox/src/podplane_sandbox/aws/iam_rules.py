@@ -67,6 +67,21 @@ def check_execution_roles(w: World, groups: list[dict[str, Any]]) -> None:
                                 "assume the role.")
 
 
+def check_assumable(w: World, arn: str, service: str) -> None:
+    """A role a SageMaker service principal assumes (HyperPod's autoscaling ClusterRole):
+    it exists and trusts `service`, refused in the wording of check_execution_roles."""
+    if not _usable(w, arn, service):
+        raise sm_validation(f"Could not assume role {arn}. Please ensure that the role "
+                            f"exists and allows principal '{service}' to assume the role.")
+
+
+def role_allows(arn: str, action: str, resource: str) -> bool:
+    """Whether the role's identity policies allow `action` on `resource` (false when the
+    role does not exist)."""
+    role = _role(arn)
+    return role is not None and allows(entity_documents([role]), action, resource, CONTEXT)
+
+
 def unreadable_lifecycle(groups: list[dict[str, Any]]) -> str | None:
     """The bootstrap failure HyperPod reports when an instance cannot fetch its lifecycle
     scripts: the object is missing, or the execution role may not list the bucket or get the

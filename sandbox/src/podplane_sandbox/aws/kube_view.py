@@ -77,11 +77,11 @@ class KubeView:
     def autoscaled_groups(self, eks_cluster_name: str | None) -> dict[str, Any] | None:
         return autoscaling.autoscaled(self.nodes, eks_cluster_name)
 
-    def add_autoscaled_nodes(self, cluster: str, group: str, count: int) -> None:
-        autoscaling.add_nodes(self.nodes, cluster, group, count)
+    def add_autoscaled_nodes(self, cluster: str, group: str, count: int) -> str | None:
+        return autoscaling.add_nodes(self.nodes, cluster, group, count)
 
-    def remove_autoscaled_nodes(self, cluster: str, group: str, ids: list[str]) -> None:
-        autoscaling.remove_nodes(self.nodes, cluster, group, ids)
+    def remove_autoscaled_nodes(self, cluster: str, group: str, ids: list[str]) -> str | None:
+        return autoscaling.remove_nodes(self.nodes, cluster, group, ids)
 
     def sandbox_addons(self, eks_cluster_name: str | None = None) -> list[SandboxAddon]:
         return self.addons.sandbox_addons(eks_cluster_name)

@@ -43,9 +43,11 @@ def _pod_spec(name: str, image: str, account: str, host_network: bool = False) -
 
 
 def _workload(kind: str, name: str, ns: str, image: str, account: str, ctx: tuple[str, str],
-              replicas: int = 1, app: str | None = None) -> Obj:
+              replicas: int = 1, app: str | None = None,
+              pod_labels: dict[str, str] | None = None) -> Obj:
     selector = {"matchLabels": {"app.kubernetes.io/name": app or name}}
-    template = {"metadata": {"labels": {"app.kubernetes.io/name": app or name}},
+    template = {"metadata": {"labels": {"app.kubernetes.io/name": app or name,
+                                        **(pod_labels or {})}},
                 "spec": _pod_spec(name, image, account, host_network=kind == "DaemonSet")}
     spec: Obj = {"selector": selector, "template": template}
     if kind == "Deployment":
@@ -160,6 +162,12 @@ def _fsx_csi(ver: str, ecr: str, ctx: tuple[str, str]) -> list[Obj]:
 
 TRAINING_OPERATOR_NS = "aws-hyperpod"
 TRAINING_OPERATOR_SA = "hp-training-operator-controller-manager"
+# The label the official HyperPod CLI finds the operator's pods by: `hyp get-operator-logs
+# hyp-pytorch-job` lists pods in `aws-hyperpod` with the selector `hp-training-control-plane`
+# (a key that exists; aws/sagemaker-hyperpod-cli @ 011ca92
+# src/sagemaker/hyperpod/training/hyperpod_pytorch_job.py TRAINING_OPERATOR_LABEL and its unit
+# test's label_selector). Only the key is public; the value here is the controller's name.
+TRAINING_CONTROL_PLANE = "hp-training-control-plane"
 
 
 def _training_operator(ver: str, ecr: str, ctx: tuple[str, str]) -> list[Obj]:
@@ -169,7 +177,8 @@ def _training_operator(ver: str, ecr: str, ctx: tuple[str, str]) -> list[Obj]:
             _account(TRAINING_OPERATOR_SA, TRAINING_OPERATOR_NS, ctx),
             _workload("Deployment", TRAINING_OPERATOR_SA, TRAINING_OPERATOR_NS,
                       f"{ecr}/eks/hyperpod-training-operator:{ver}", TRAINING_OPERATOR_SA, ctx,
-                      app="hp-training-operator")]
+                      app="hp-training-operator",
+                      pod_labels={TRAINING_CONTROL_PLANE: TRAINING_OPERATOR_SA})]
 
 
 INFERENCE_NS = "hyperpod-inference-system"

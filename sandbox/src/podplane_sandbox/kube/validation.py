@@ -1,6 +1,6 @@
 """The built-in validation clients hit most often, with the API server's field paths and
-wording: object names, pod containers, workload selectors vs template labels, service
-ports, Job restart policies."""
+wording: object names, pod containers and their volume mounts' sub-paths, workload selectors vs
+template labels, service ports, Job restart policies."""
 
 from __future__ import annotations
 
@@ -82,6 +82,33 @@ def _pod_spec(spec: Obj, path: str) -> list[Cause]:
         seen.add(c.get("name", ""))
         if not c.get("image"):
             causes.append(_required(f"{where}.image"))
+    for kind in ("initContainers", "containers"):
+        for i, c in enumerate(spec.get(kind) or []):
+            causes += _mounts(c.get("volumeMounts") or [], f"{path}.{kind}[{i}].volumeMounts")
+    return causes
+
+
+def _mounts(mounts: list[Obj], path: str) -> list[Cause]:
+    """kubernetes pkg/apis/core/validation `ValidateVolumeMounts`: a `subPath` (and a
+    `subPathExpr`) must pass `validateLocalDescendingPath`. The error's field is the list's
+    path plus `.subPath`, without the mount's index, as that code builds it
+    (`fldPath.Child("subPath")`)."""
+    causes: list[Cause] = []
+    for mount in mounts:
+        for key in ("subPath", "subPathExpr"):
+            if mount.get(key):
+                causes += _descending(str(mount[key]), f"{path}.{key}")
+    return causes
+
+
+def _descending(target: str, field: str) -> list[Cause]:
+    """kubernetes `validateLocalDescendingPath`: not absolute (`path.IsAbs`), and no `..`
+    element (`validatePathNoBacksteps`, one error however many); `.` elements pass."""
+    causes = []
+    if target.startswith("/"):
+        causes.append(_cause(field, f'Invalid value: "{target}": must be a relative path'))
+    if ".." in target.split("/"):
+        causes.append(_cause(field, f'Invalid value: "{target}": must not contain \'..\''))
     return causes
 
 

@@ -205,10 +205,15 @@ def autoscaling(on: bool, settings: Shape, facts: ClusterFacts) -> list[Resource
     objs: list[Manifest] = []
     for group in settings.get("groups", []) if on else []:
         objs += [node_class(group), node_pool(group)]
-    out = [role(name, facts, "karpenter", service_trust("sagemaker.amazonaws.com"),
+    out = [role(name, facts, "karpenter", service_trust(HYPERPOD_PRINCIPAL),
                 autoscaler_policy(facts), on),
            setting(name, "AutoScaling", config)]
     return out + kube(name, objs, on)
+
+
+# The service that assumes the autoscaling ClusterRole: SageMaker docs "Create an IAM role for
+# HyperPod autoscaling with Karpenter" (sagemaker-hyperpod-eks-autoscaling-iam), trust policy.
+HYPERPOD_PRINCIPAL = "hyperpod.sagemaker.amazonaws.com"
 
 
 def service_trust(service: str) -> Shape:
@@ -218,7 +223,9 @@ def service_trust(service: str) -> Shape:
 
 def autoscaler_policy(facts: ClusterFacts) -> Shape:
     """What HyperPod's Karpenter does with the role: add and delete the cluster's nodes
-    (SageMaker docs, autoscaling prerequisites), on this cluster only."""
+    (SageMaker docs, sagemaker-hyperpod-eks-autoscaling-iam: these two actions on the account's
+    clusters, plus KMS grants for volumes encrypted with a customer key, which podplane does
+    not use), on this cluster only."""
     return {"Version": "2012-10-17", "Statement": [{
         "Sid": "ScaleClusterNodes", "Effect": "Allow",
         "Action": ["sagemaker:BatchAddClusterNodes", "sagemaker:BatchDeleteClusterNodes"],

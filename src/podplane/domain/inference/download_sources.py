@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from podplane.domain.errors import InvalidInput
+from podplane.domain.inference.source_paths import dot_segments
 from podplane.domain.jobs.kinds import NAMESPACE
 
 Manifest = dict[str, Any]
@@ -59,9 +60,7 @@ def s3_source(source: str) -> S3Source | None:
     if not BUCKET.match(bucket):
         raise InvalidInput(f"{bucket!r} is not an S3 bucket name.", field="source")
     key = key.strip("/")
-    if any(part in (".", "..") for part in key.split("/")):
-        # it becomes a volume subPath, which Kubernetes refuses with `..` (ValidatePathNoBacksteps)
-        # and `.` widens to the whole bucket (issue 34, S10)
+    if dot_segments(key):  # it becomes a volume subPath (source_paths.py; issue 34, S10)
         raise InvalidInput("source may not have . or .. path segments.", field="source")
     if not key:
         raise InvalidInput("source must name a prefix, not the whole bucket.", field="source",
@@ -108,6 +107,9 @@ def artifact_prefix(spec: Manifest, model_id: str) -> str:
                            hint="Deploy it as a managed endpoint (model jumpstart:<id>, "
                            "accept_eula).")
     key = spec.get("hosting_prepacked_artifact_key") or spec.get("hosting_artifact_key") or ""
+    if dot_segments(str(key).strip("/")):  # a subPath Kubernetes would refuse (source_paths.py)
+        raise InvalidInput(f"JumpStart model {model_id}'s artifact prefix {key!r} has . or .. "
+                           "segments.", field="source")
     if spec.get("hosting_artifact_s3_data_type") != UNCOMPRESSED or not str(key).endswith("/"):
         raise InvalidInput(f"JumpStart model {model_id} ships as an archive, not as files "
                            "a server reads.", field="source",

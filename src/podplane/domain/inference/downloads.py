@@ -24,10 +24,11 @@ import re
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field, SecretStr
+from pydantic import AfterValidator, ConfigDict, Field, SecretStr
 
 from podplane.domain.inference.engines import VLLM
 from podplane.domain.inference.requests import MODEL_PATTERN
+from podplane.domain.inference.source_paths import descending
 from podplane.domain.jobs.kinds import MANAGED_BY, NAMESPACE
 from podplane.domain.manifests.storage import CLAIM
 
@@ -58,7 +59,8 @@ class DownloadRequest:
                                description="Folder under models/.")]
     source: Annotated[str, Field(min_length=1, max_length=512, pattern=MODEL_PATTERN,
                                  description="HF id, s3://bucket/prefix/ or "
-                                 "jumpstart:id[@version].")]
+                                 "jumpstart:id[@version]."),
+                      AfterValidator(descending("source"))]
     revision: Annotated[str | None, Field(max_length=100, pattern=REVISION_PATTERN,
                                           description="Branch, tag or commit.")] = None
     hf_token: Annotated[SecretStr | None, Field(

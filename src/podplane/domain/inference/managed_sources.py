@@ -19,6 +19,7 @@ from typing import Any
 
 from podplane.domain.catalog import InstanceType
 from podplane.domain.errors import Conflict, InvalidInput
+from podplane.domain.inference.source_paths import dot_segments
 
 FSX, JUMPSTART = "fsx:", "jumpstart:"
 PUBLIC_HUB = "SageMakerPublicHub"
@@ -50,7 +51,7 @@ def fsx_source(model: str, volume: Manifest | None, fsx_on: bool) -> Manifest:
         raise Conflict("The fsx-lustre feature has no file system mounted yet.",
                        hint="Wait for its operation (feature_get), then retry.")
     path = model.removeprefix(FSX).strip("/")
-    if not path or ".." in path.split("/"):
+    if not path or dot_segments(path):  # source_paths.py
         raise InvalidInput("An fsx: model names a directory in the file system.",
                            field="model", hint="For example fsx:models/llama-3-8b.")
     attributes = csi.get("volumeAttributes") or {}

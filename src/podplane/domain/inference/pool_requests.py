@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from pydantic import ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field
 
 from podplane.domain.inference.requests import (
     IMAGE_PATTERN,
@@ -16,6 +16,7 @@ from podplane.domain.inference.requests import (
     EndpointName,
     Engine,
 )
+from podplane.domain.inference.source_paths import descending
 from podplane.domain.names import DNS_LABEL_MAX, DNS_LABEL_PATTERN
 
 PoolName = Annotated[str, Field(min_length=1, max_length=40, pattern=DNS_LABEL_PATTERN,
@@ -30,7 +31,8 @@ class PoolRequest:
     name: PoolName
     instance_group: Annotated[str, Field(min_length=1, max_length=DNS_LABEL_MAX,
                                          pattern=DNS_LABEL_PATTERN)]
-    model: Annotated[str, Field(min_length=1, max_length=512, pattern=MODEL_PATTERN)]
+    model: Annotated[str, Field(min_length=1, max_length=512, pattern=MODEL_PATTERN),
+                     AfterValidator(descending("model"))]
     engine: Engine = "vllm"
     image: Annotated[str | None, Field(max_length=255, pattern=IMAGE_PATTERN)] = None
     tensor_parallel: Annotated[int, Field(ge=1, le=64)] = 1

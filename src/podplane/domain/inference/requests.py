@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field
 
 from podplane.domain.inference.router import RouterPolicy
+from podplane.domain.inference.source_paths import descending
 from podplane.domain.names import DNS_LABEL_MAX, DNS_LABEL_PATTERN
 
 # The name becomes the Deployment's and the Service's name and a label value; the Deployment's
@@ -56,7 +57,8 @@ class EndpointRequest:
                                          pattern=DNS_LABEL_PATTERN,
                                          description="Instance group.")]
     model: Annotated[str, Field(min_length=1, max_length=512, pattern=MODEL_PATTERN,
-                                description="s3://, HF id; managed: fsx:path, jumpstart:id.")]
+                                description="s3://, HF id; managed: fsx:path, jumpstart:id."),
+                     AfterValidator(descending("model"))]
     engine: Engine = "vllm"
     image: Annotated[str | None, Field(max_length=255, pattern=IMAGE_PATTERN, description=(
         "Default: the engine's pinned release."))] = None
@@ -105,7 +107,8 @@ class EndpointUpdate:
     image: Annotated[str | None, Field(max_length=255, pattern=IMAGE_PATTERN,
                                        description="Engine image.")] = None
     model: Annotated[str | None, Field(min_length=1, max_length=512, pattern=MODEL_PATTERN,
-                                       description="s3:// prefix or Hugging Face id.")] = None
+                                       description="s3:// prefix or Hugging Face id."),
+                     AfterValidator(descending("model"))] = None
     tensor_parallel: Annotated[int | None, Field(ge=1, le=64)] = None
     pipeline_parallel: Annotated[int | None, Field(ge=1, le=16)] = None
     max_model_len: Annotated[int | None, Field(ge=128, le=1_048_576)] = None

@@ -13,6 +13,7 @@ from typing import Any
 
 from podplane.domain.effects import Effect
 from podplane.domain.errors import Conflict, InvalidInput
+from podplane.domain.features import autoscaled_groups
 from podplane.domain.features import catalog as cat
 from podplane.domain.features.model import FeaturePlan
 from podplane.services.cloud_access import cloud_of
@@ -209,9 +210,10 @@ def terminates_nodes(found: FeaturePlan) -> list[str]:
 
 
 async def _check_prerequisites(live: Live, name: str, want: Desired) -> None:
-    """Managed autoscaling: HyperPod's prerequisites, refused before any change (SageMaker
-    docs, autoscaling prerequisites: continuous provisioning, automatic node recovery; groups
-    that exist, start from zero nodes and are on-demand)."""
+    """Managed autoscaling: HyperPod's prerequisites, refused before any change, in a plan or
+    dry run too (SageMaker docs, autoscaling prerequisites: continuous provisioning, automatic
+    node recovery; groups that exist, are on-demand and run no deep health checks:
+    domain/features/autoscaled_groups.py)."""
     if name == cat.INFERENCE_OPERATOR:
         return await inference.check(live)
     if name != cat.MANAGED_AUTOSCALING:
@@ -232,6 +234,5 @@ async def _check_prerequisites(live: Live, name: str, want: Desired) -> None:
         if found is None:
             raise InvalidInput(f"No instance group named {group!r}.", field="groups",
                                hint="Groups: " + ", ".join(groups) + ".")
-        if found.get("TrainingPlanArn") or "Spot" in (found.get("CapacityRequirements") or {}):
-            raise Conflict(f"{group!r} is not on-demand; Karpenter on HyperPod scales "
-                           "on-demand groups only.")
+        if (refused := autoscaled_groups.refusal(group, found)) is not None:
+            raise Conflict(refused.message, hint=refused.hint, field="groups")

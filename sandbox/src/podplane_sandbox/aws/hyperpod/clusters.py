@@ -13,7 +13,12 @@ from podplane_sandbox.aws.errors import (
     sm_limit,
     sm_validation,
 )
-from podplane_sandbox.aws.hyperpod.autoscaling import autoscaling_update, check_cluster_role
+from podplane_sandbox.aws.hyperpod.autoscaling import (
+    UPDATED,
+    autoscaling_update,
+    check_autoscaling,
+    check_cluster_role,
+)
 from podplane_sandbox.aws.hyperpod.capacity import quota_name
 from podplane_sandbox.aws.hyperpod.events import EventsMixin
 from podplane_sandbox.aws.hyperpod.groups import apply_update, check_update, new_group
@@ -192,11 +197,12 @@ class ClustersMixin(EventsMixin):
         for g, _ in scaled:
             current[g["InstanceType"]] = current.get(g["InstanceType"], 0) + g["TargetCount"]
         self.check_quotas(proposed, current)
+        check_cluster_role(cluster, p)
+        if "AutoScaling" in p:
+            check_autoscaling(self.w, cluster, p)
         for group in added:
             self.bind_plan(cluster, group)
-        check_cluster_role(cluster, p)
-        for key in ("NodeRecovery", "TieredStorageConfig", "NodeProvisioningMode",
-                    "ClusterRole"):
+        for key in UPDATED:
             if key in p:
                 cluster[key] = p[key]
         if "AutoScaling" in p:

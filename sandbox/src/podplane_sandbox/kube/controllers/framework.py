@@ -49,12 +49,13 @@ class Ctx:
         return self.store.create(self.rt(rt_key), obj, obj["metadata"].get("namespace", ""))
 
     def create_pod(self, owner: Obj, pod: Obj) -> Obj:
-        """A controller's pod; a refusal (e.g. missing ServiceAccount) becomes the owner's
-        `FailedCreate` event, as kube-controller-manager reports it, and is retried later."""
+        """A controller's pod; a refusal (a missing ServiceAccount: 403; a pod the API server
+        finds invalid, e.g. a `subPath` with `..`: 422) becomes the owner's `FailedCreate`
+        event, as kube-controller-manager reports it, and is retried later."""
         try:
             return self.create("pods", pod)
         except KubeError as exc:
-            if exc.code == 403:
+            if exc.code in (403, 422):
                 self.event(owner, "FailedCreate", f"Error creating: {exc.message}", "Warning")
             raise
 

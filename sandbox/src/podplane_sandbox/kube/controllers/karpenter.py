@@ -4,10 +4,16 @@ kubernetes-sigs/karpenter NodePool v1 semantics).
 
 While the HyperPod cluster has AutoScaling enabled (AWS side, `autoscaled`), the service serves
 the NodePool and HyperpodNodeClass kinds; a HyperpodNodeClass is Ready when every group it
-names exists. For pods the scheduler left Pending, Karpenter adds nodes to a group of a Ready
-NodePool whose instance type would fit them (HyperPod launches them like any node: minutes);
+names exists and none runs deep health checks (the node class page: "Instance groups with
+DeepHealthChecks (DHC) are not supported", as a DHC keeps pods pending 60-90 minutes; a class
+that is not Ready is not used for scaling). For pods the scheduler left Pending, Karpenter
+adds nodes to a group of a Ready NodePool whose instance type would fit them (HyperPod
+launches them like any node: minutes);
 a node of such a group that stays empty past the pool's `consolidateAfter` is removed again,
 so a group scales back to zero. Groups not named by any NodePool are never touched.
+HyperPod adds and removes those nodes as the cluster's ClusterRole (aws/hyperpod/autoscaling.py):
+when that role may not, nothing changes and the NodePool gets a Warning event with the refusal
+(the sandbox's stand-in for the NodeClaim's failed launch, which it does not model).
 """
 
 from __future__ import annotations
@@ -86,6 +92,7 @@ class Karpenter(Controller):
         super().__init__(ctx)
         self.source, self.cluster = source, eks_cluster_name
         self.empty_since: dict[str, float] = {}
+        self.pool_of: dict[str, Obj] = {}       # group -> the NodePool that scales it
         self.nominated: dict[str, float] = {}   # pod uid -> when a node was launched for it
 
     def initial_keys(self) -> Iterable[Key]:
@@ -117,24 +124,30 @@ class Karpenter(Controller):
         ready: dict[str, list[str]] = {}
         for nc in self.ctx.store.items(CLASSES):
             named = list((nc.get("spec") or {}).get("instanceGroups") or [])
-            missing = [g for g in named if g not in groups]
-            cond = {"type": "Ready", "status": "False" if missing else "True",
-                    "reason": "InstanceGroupNotFound" if missing else "Ready",
-                    "message": f"instance groups not found: {missing}" if missing else "",
-                    "lastTransitionTime": self.ctx.now_iso()}
+            cond = _readiness(named, groups)
+            cond["lastTransitionTime"] = self.ctx.now_iso()
             old = ((nc.get("status") or {}).get("conditions") or [{}])[0]
             if (old.get("status"), old.get("message")) != (cond["status"], cond["message"]):
                 self.ctx.update_status(CLASSES, nc, {"conditions": [cond]})
-            if not missing:
+            if cond["status"] == "True":
                 ready[nc["metadata"]["name"]] = named
         out: dict[str, float] = {}
+        self.pool_of = {}
         for pool in self.ctx.store.items(POOLS):
             spec = pool.get("spec") or {}
             ref = ((spec.get("template") or {}).get("spec") or {}).get("nodeClassRef") or {}
             after = _seconds((spec.get("disruption") or {}).get("consolidateAfter"))
             for group in ready.get(ref.get("name", ""), []):
                 out[group] = after
+                self.pool_of[group] = pool
         return out
+
+    def _refused(self, group: str, refusal: str | None) -> bool:
+        """A launch or removal HyperPod refused: a Warning on the group's NodePool."""
+        if refusal is None:
+            return False
+        self.ctx.event(self.pool_of[group], "FailedScaling", refusal, "Warning")
+        return True
 
     def _pending(self) -> list[Obj]:
         out = []
@@ -167,7 +180,9 @@ class Karpenter(Controller):
             if group is not None:
                 wanted.setdefault(group, []).append(uid)
         for group, uids in wanted.items():
-            self.source.add_autoscaled_nodes(groups[group]["cluster"], group, len(uids))
+            # a refused launch is retried once the registration TTL has passed, like one lost
+            self._refused(group, self.source.add_autoscaled_nodes(
+                groups[group]["cluster"], group, len(uids)))
             self.nominated.update({u: now for u in uids})
 
     def _group_for(self, pod: Obj, groups: dict[str, Obj], pools: dict[str, float]
@@ -200,10 +215,24 @@ class Karpenter(Controller):
                 since = self.empty_since.setdefault(name, now)
                 if now - since >= after:
                     idle.append(name.removeprefix("hyperpod-"))
-            if idle:
-                self.source.remove_autoscaled_nodes(groups[group]["cluster"], group, idle)
+            if idle and not self._refused(group, self.source.remove_autoscaled_nodes(
+                    groups[group]["cluster"], group, idle)):
                 for iid in idle:
                     self.empty_since.pop(f"hyperpod-{iid}", None)
+
+
+def _readiness(named: list[str], groups: dict[str, Obj]) -> Obj:
+    """A HyperpodNodeClass's Ready condition (without its time)."""
+    missing = [g for g in named if g not in groups]
+    if missing:
+        return {"type": "Ready", "status": "False", "reason": "InstanceGroupNotFound",
+                "message": f"instance groups not found: {missing}"}
+    checked = [g for g in named if groups[g].get("deep_health_checks")]
+    if checked:
+        return {"type": "Ready", "status": "False", "reason": "InstanceGroupNotSupported",
+                "message": "instance groups with deep health checks are not supported: "
+                           f"{checked}"}
+    return {"type": "Ready", "status": "True", "reason": "Ready", "message": ""}
 
 
 def _daemon(pod: Obj) -> bool:
