@@ -1,8 +1,9 @@
 """Issue 31's contract for the kinds that use up the world they run in: a warm pool's whole
 life (create, scale, assign an endpoint, unassign, delete), a node's reboot, replace and
-delete, and last a cluster's import and the created cluster's delete. They run on a copy of the run's created cluster of
-their own (the package's `world` is shared by modules that count its nodes), with the cache at
-production retention on a stopped clock, like tests/truth/test_every_kind."""
+delete, and last a cluster's import and the created cluster's delete. They run on a copy of the
+run's created cluster of their own (the package's `world` is shared by modules that count its
+nodes), with the cache at production retention on a stopped clock, like
+tests/truth/test_every_kind."""
 
 from __future__ import annotations
 
@@ -81,8 +82,8 @@ def pool_cases(group: str) -> list[Case]:
 
 
 def node_cases(nodes: list[str]) -> list[Case]:
-    """`nodes`: the group's two node ids. An NCCL test, a reboot and a replace are actions (a replay of
-    their key must answer the same operation); a delete repeated is a 404."""
+    """`nodes`: the group's two node ids. An NCCL test, a reboot and a replace are actions (a
+    replay of their key must answer the same operation); a delete repeated is a 404."""
     first, second = nodes
 
     def node(iid: str, check: Any) -> View:
