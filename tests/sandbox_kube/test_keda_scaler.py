@@ -88,23 +88,35 @@ def _ctx(store: Store) -> Ctx:
     return Ctx(store, store.clock, None)  # type: ignore[arg-type]
 
 
+def _world(*objs: dict[str, Any]) -> Store:
+    """The objects applied, then what the running operator's certificate rotation writes."""
+    store = _store()
+    _put(store, *objs)
+    account = keda.operator_account(_ctx(store))
+    if account is not None:
+        keda_serving.rotate(_ctx(store), account)
+    return store
+
+
 def test_podplanes_keda_gives_the_hpa_a_way_to_its_metrics() -> None:
     """podplane's KEDA manifests, as the feature applies them: the APIService is Available,
-    the HPA's request reaches the operator and the scaler may list EndpointSlices. (Before
-    the APIService, Services and RBAC were rendered: 'could not find the requested
-    resource'.)"""
-    store = _store()
-    _put(store, *[m for m in feature_operators.keda("keda", "2.20.2")
-                  if m["kind"] != "CustomResourceDefinition"])
+    the HPA's request reaches the operator over TLS its certificate rotation set up, and the
+    scaler may list EndpointSlices. (Before the APIService, Services and RBAC were rendered:
+    'could not find the requested resource'; before cert rotation: FailedDiscoveryCheck.)"""
+    store = _world(*[m for m in feature_operators.keda("keda", "2.20.2")
+                     if m["kind"] != "CustomResourceDefinition"])
     assert keda_serving.broken(store) is None
     apiservice = store.find(keda_serving.APISERVICES, "", keda_serving.EXTERNAL)
-    assert apiservice is not None
+    assert apiservice is not None and apiservice["spec"]["caBundle"]
     assert keda_serving.available(store, apiservice).ok
+    assert store.find("secrets", "keda", "kedaorg-certs") is not None
     assert keda.may_list_slices(_ctx(store), "default")
 
 
 UPSTREAM_RULES = [{"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"],
-                   "verbs": ["get", "list", "watch"]}]
+                   "verbs": ["get", "list", "watch"]},
+                  {"apiGroups": ["apiregistration.k8s.io"], "resources": ["apiservices"],
+                   "verbs": ["get", "list", "patch", "update", "watch"]}]
 
 
 def _upstream(version: str = "2.20.2", *, leave: str = "") -> list[dict[str, Any]]:
@@ -113,13 +125,13 @@ def _upstream(version: str = "2.20.2", *, leave: str = "") -> list[dict[str, Any
     sa = {"kind": "ServiceAccount", "name": "keda-operator", "namespace": "keda"}
     rbac = "rbac.authorization.k8s.io/v1"
 
-    def dep(name: str, image: str) -> dict[str, Any]:
+    def dep(name: str, image: str, args: list[str]) -> dict[str, Any]:
         return {"apiVersion": "apps/v1", "kind": "Deployment",
                 "metadata": {"name": name, "namespace": "keda"},
                 "spec": {"selector": {"matchLabels": {"app": name}}, "template": {
                     "metadata": {"labels": {"app": name}},
                     "spec": {"serviceAccountName": "keda-operator", "containers": [
-                        {"name": name, "image": image}]}}}}
+                        {"name": name, "image": image, "args": args}]}}}}
 
     def svc(name: str, port: int, target: int) -> dict[str, Any]:
         return {"apiVersion": "v1", "kind": "Service",
@@ -153,15 +165,23 @@ def _upstream(version: str = "2.20.2", *, leave: str = "") -> list[dict[str, Any
                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
                                 "kind": "ClusterRole", "name": "keda-operator"},
                     "subjects": [sa]},
+        "cert-role": {"apiVersion": rbac, "kind": "Role",
+                      "metadata": {"name": "keda-operator", "namespace": "keda"},
+                      "rules": [{"apiGroups": [""], "resources": ["secrets"],
+                                 "verbs": ["create", "get", "list", "watch"]}]},
+        "cert-binding": {"apiVersion": rbac, "kind": "RoleBinding",
+                         "metadata": {"name": "keda-operator", "namespace": "keda"},
+                         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                                     "name": "keda-operator"}, "subjects": [sa]},
         "adapter": dep("keda-metrics-apiserver",
-                       f"ghcr.io/kedacore/keda-metrics-apiserver:{version}"),
-        "operator": dep("keda-operator", f"ghcr.io/kedacore/keda:{version}")}
+                       f"ghcr.io/kedacore/keda-metrics-apiserver:{version}", []),
+        "operator": dep("keda-operator", f"ghcr.io/kedacore/keda:{version}",
+                        [] if leave == "rotation" else ["--enable-cert-rotation=true"])}
     return [o for k, o in objs.items() if k != leave]
 
 
 def test_upstreams_layout_is_a_way_and_the_apiservice_says_available() -> None:
-    store = _store()
-    _put(store, *_upstream())
+    store = _world(*_upstream())
     assert keda_serving.broken(store) is None
     assert keda.may_list_slices(_ctx(store), "default")
 
@@ -173,20 +193,42 @@ def test_upstreams_layout_is_a_way_and_the_apiservice_says_available() -> None:
     ("delegator", "system:auth-delegator"),
     ("auth-reader", "extension-apiserver-authentication"),
     ("operator-service", "lookup keda-operator.keda.svc.cluster.local: no such host"),
-    ("operator", "connection refused")])
+    ("rotation", "FailedDiscoveryCheck"),      # no CA in the APIService, no certificates
+    ("cert-role", "FailedDiscoveryCheck")])    # the operator may not create its Secret
 def test_each_missing_piece_breaks_the_way_as_kubernetes_says(leave: str, said: str) -> None:
-    store = _store()
-    _put(store, *_upstream(leave=leave))
-    found = keda_serving.broken(store)
+    found = keda_serving.broken(_world(*_upstream(leave=leave)))
     assert found is not None and said in found, found
+
+
+def test_an_operator_without_a_ready_pod_refuses_the_adapters_call() -> None:
+    store = _world(*_upstream())
+    pod = store.find("pods", "keda", "keda-operator-0")
+    assert pod is not None
+    pod["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
+    found = keda_serving.broken(store)
+    assert found is not None and "keda-operator.keda.svc.cluster.local:9666: connection " \
+        "refused" in found, found
+
+
+def test_the_certificate_names_the_metrics_service() -> None:
+    """A metrics Service named otherwise than `--metrics-server-service-name` (default
+    keda-metrics-apiserver) is not in the certificate: the aggregator refuses it."""
+    objs = _upstream()
+    for o in objs:
+        if o["kind"] == "Service" and o["metadata"]["name"] == "keda-metrics-apiserver":
+            o["metadata"]["name"] = "keda-operator-metrics-apiserver"
+        if o["kind"] == "APIService":
+            o["spec"]["service"]["name"] = "keda-operator-metrics-apiserver"
+    found = keda_serving.broken(_world(*objs))
+    assert found is not None and "x509: certificate is valid for" in found, found
+    assert "not keda-operator-metrics-apiserver.keda.svc" in found
 
 
 @pytest.mark.parametrize("leave", ["role", "binding"])
 def test_the_scaler_needs_to_list_endpointslices(leave: str) -> None:
     """Forbidden EndpointSlice list -> no value (metrics_api_scaler.go: 'failed to get
     kubernetes endpoints urls from configured service URL')."""
-    store = _store()
-    _put(store, *_upstream(leave=leave), *_endpoint("a"))
+    store = _world(*_upstream(leave=leave), *_endpoint("a"))
     ctx = _ctx(store)
     assert not keda.may_list_slices(ctx, "default")
     assert keda.external_value(ctx, asc.scaled_object(_request("a")), 0) is None
@@ -206,8 +248,7 @@ def _endpoint(name: str) -> list[dict[str, Any]]:
 
 def _two_endpoints(version: str) -> Ctx:
     """Endpoints a and b in one namespace, load on b only (6 in flight)."""
-    store = _store()
-    _put(store, *_upstream(version), *_endpoint("a"), *_endpoint("b"))
+    store = _world(*_upstream(version), *_endpoint("a"), *_endpoint("b"))
     engines_of(store).set_load("default", "b", 6)
     return _ctx(store)
 

@@ -35,7 +35,8 @@ Rules and their sources:
   main) is taken as current. Each address is read at the slice's port equal to the URL's,
   else at the scheme's default (80/443), once per address; an endpoint that fails is left out
   of the aggregate, and only all failing fails it (aggregateMetricsFromMultipleEndpoints).
-- The HPA reaches this value only through KEDA's metrics apiserver (keda_serving.py).
+- The HPA reaches this value only through KEDA's metrics apiserver (keda_serving.py), whose
+  TLS the running operator's certificate rotation sets up (CertRotation).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from podplane_sandbox.kube import authz
-from podplane_sandbox.kube.controllers import keda_prometheus
+from podplane_sandbox.kube.controllers import keda_prometheus, keda_serving
 from podplane_sandbox.kube.controllers.framework import Controller, Ctx, Key, owner_ref
 from podplane_sandbox.kube.fake_engine import engine_of, engines_of
 from podplane_sandbox.kube.service_proxy import ready_endpoints
@@ -66,7 +67,7 @@ LABEL = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*,?'
 
 
 def controllers(ctx: Ctx) -> list[Controller]:
-    return [Keda(ctx)]
+    return [Keda(ctx), CertRotation(ctx)]
 
 
 def hpa_name(so: Obj) -> str:
@@ -138,6 +139,34 @@ class Keda(Controller):
             new["spec"] = wanted["spec"]
             return self.ctx.update(HPAS, new)
         return found
+
+
+class CertRotation(Controller):
+    """The running operator's certificate rotation (keda_serving.rotate); again when its
+    Deployment, the APIService or RBAC changes."""
+
+    primary = "apps/deployments"
+    RBAC = ("rbac.authorization.k8s.io/roles", "rbac.authorization.k8s.io/rolebindings",
+            "rbac.authorization.k8s.io/clusterroles",
+            "rbac.authorization.k8s.io/clusterrolebindings")
+
+    def keys_for(self, event: Event) -> Iterable[Key]:
+        meta = event.obj["metadata"]
+        if (event.rt_key == self.primary and (meta.get("namespace"), meta["name"]) == OPERATOR) \
+                or (event.rt_key == keda_serving.APISERVICES
+                    and meta["name"] == keda_serving.EXTERNAL) \
+                or (event.rt_key in self.RBAC and self.ctx.store.find(self.primary, *OPERATOR)):
+            yield OPERATOR
+
+    def initial_keys(self) -> Iterable[Key]:
+        if self.ctx.store.find(self.primary, *OPERATOR) is not None:
+            yield OPERATOR
+
+    def reconcile(self, key: Key) -> float | None:
+        account = operator_account(self.ctx)
+        if running(self.ctx) and account is not None:
+            keda_serving.rotate(self.ctx, account)
+        return None
 
 
 def running(ctx: Ctx) -> bool:

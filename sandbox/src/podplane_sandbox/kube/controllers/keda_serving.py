@@ -23,6 +23,22 @@ KEDA's own manifests (kedacore/keda v2.20.2, read not copied):
 Any break and the HPA's request fails: condition ScalingActive False, reason
 FailedGetExternalMetric (kubernetes pkg/controller/podautoscaler/horizontal.go).
 
+TLS on both hops (kedacore/keda cmd/operator/main.go, pkg/certificates/certificate_manager.go,
+pkg/metricsservice/server.go, v2.20.2): with `--enable-cert-rotation=true` the operator makes
+the Secret `--cert-secret-name` (default kedaorg-certs) in its namespace (its Role must allow
+it: config/rbac/role.yaml), writes the certificate to its `--cert-dir`, and patches the CA into
+the APIService `v1beta1.external.metrics.k8s.io` (`--enable-apiservice-patching`, default
+true; its ClusterRole's `apiservices` patch). The certificate names the services
+`--operator-service-name` (keda-operator) and `--metrics-server-service-name`
+(keda-metrics-apiserver) as `<svc>`, `<svc>.<ns>`, `<svc>.<ns>.svc`, `<svc>.<ns>.svc.<domain>`
+(getDNSNames). Without rotation the certificates must be mounted at `--cert-dir`. The gRPC
+server starts only with them; the adapter mounts the same Secret (config/metrics-server/
+deployment.yaml). The aggregator verifies the adapter's certificate with `spec.caBundle`
+unless `insecureSkipTLSVerify` (Kubernetes API reference, APIServiceSpec), so a missing CA is
+FailedDiscoveryCheck "x509: certificate signed by unknown authority", and a name the
+certificate does not hold is "x509: certificate is valid for ..., not ...". The certificate
+bytes are stand-ins: the sandbox checks who holds them and which names they cover.
+
 Both bootstrap roles are made by the API server at start (kubernetes
 plugin/pkg/auth/authorizer/rbac/bootstrappolicy) and are not objects in the sandbox's store:
 a binding that names them counts, as would a role of the store that grants the same.
@@ -35,7 +51,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from podplane_sandbox.kube import authz
-from podplane_sandbox.kube.controllers.framework import Controller, Key
+from podplane_sandbox.kube.controllers.framework import Controller, Ctx, Key
 from podplane_sandbox.kube.service_proxy import ready_endpoints
 from podplane_sandbox.kube.store import Event, Store
 from podplane_sandbox.kube.util import clone
@@ -47,7 +63,8 @@ ADAPTER_IMAGE = "keda-metrics-apiserver"
 OPERATOR_PORT = 9666
 DELEGATOR = "system:auth-delegator"
 AUTH_READER = ("kube-system", "extension-apiserver-authentication-reader")
-RECHECK_SECONDS = 30.0
+OPERATOR = ("keda", "keda-operator")   # as keda.py
+STAND_IN = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCnNhbmRib3gKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="
 
 
 @dataclass(frozen=True)
@@ -80,6 +97,11 @@ def available(store: Store, apiservice: Obj) -> Availability:
     if not ready_endpoints(store, ns, svc):
         return Availability(False, "MissingEndpoints",
                             f'endpoints for service/{name} in "{ns}" have no addresses')
+    spec = apiservice.get("spec") or {}
+    if not spec.get("caBundle") and not spec.get("insecureSkipTLSVerify"):
+        return Availability(False, "FailedDiscoveryCheck",
+                            f"failing or missing response from https://{name}.{ns}.svc:{port}"
+                            ": x509: certificate signed by unknown authority")
     return Availability(True, "Passed", "all checks passed")
 
 
@@ -97,6 +119,11 @@ def broken(store: Store) -> str | None:
                 if _adapter(p) is not None]
     if not adapters:
         return f"service {ref[0]}/{ref[1]} does not lead to KEDA's metrics apiserver"
+    host = f"{ref[1]}.{ref[0]}.svc"
+    if not (apiservice.get("spec") or {}).get("insecureSkipTLSVerify") and \
+            host not in certificate_names(store):
+        return (f"x509: certificate is valid for {', '.join(sorted(certificate_names(store)))}"
+                f", not {host}")
     return _adapter_problem(store, adapters[0])
 
 
@@ -162,9 +189,84 @@ def _operator_problem(store: Store, host: str, port: int) -> str | None:
         return f'rpc error: code = Unavailable desc = dial tcp: lookup {host}: no such host'
     if not any(int(p.get("port", 0)) == port for p in svc["spec"].get("ports") or []):
         return f"rpc error: code = Unavailable desc = dial tcp {where}: i/o timeout"
-    if not ready_endpoints(store, parts[1], svc):
+    if not ready_endpoints(store, parts[1], svc) or not certificates_in_place(store):
         return f"rpc error: code = Unavailable desc = dial tcp {where}: connection refused"
+    if host not in certificate_names(store):
+        return ("rpc error: code = Unavailable desc = connection error: transport: "
+                f"authentication handshake failed: x509: certificate is not valid for {host}")
     return None
+
+
+def operator_flags(store: Store) -> dict[str, str]:
+    """The KEDA operator container's `--name=value` flags (a bare `--name` is "true")."""
+    dep = store.find("apps/deployments", *OPERATOR) or {}
+    pod = ((dep.get("spec") or {}).get("template") or {}).get("spec") or {}
+    args = [str(a) for c in pod.get("containers") or [] for a in c.get("args") or []]
+    return {k: (v if sep else "true") for k, sep, v in
+            (a.removeprefix("--").partition("=") for a in args if a.startswith("--"))}
+
+
+def _on(flags: dict[str, str], name: str, default: bool) -> bool:
+    return flags.get(name, str(default).lower()).lower() == "true"
+
+
+def secret_name(store: Store) -> str:
+    return operator_flags(store).get("cert-secret-name", "kedaorg-certs")
+
+
+def certificate_names(store: Store) -> set[str]:
+    """The DNS names of the certificate KEDA's operator issues (getDNSNames)."""
+    flags, ns = operator_flags(store), OPERATOR[0]
+    domain = flags.get("k8s-cluster-domain", "cluster.local")
+    services = [flags.get("operator-service-name", "keda-operator"),
+                flags.get("metrics-server-service-name", "keda-metrics-apiserver")]
+    return {n for svc in services
+            for n in (svc, f"{svc}.{ns}", f"{svc}.{ns}.svc", f"{svc}.{ns}.svc.{domain}")}
+
+
+def certificates_in_place(store: Store) -> bool:
+    """The operator has its certificates: its Secret exists and either rotation writes it to
+    the cert dir or the operator mounts it there."""
+    if store.find("secrets", OPERATOR[0], secret_name(store)) is None:
+        return False
+    flags = operator_flags(store)
+    return _on(flags, "enable-cert-rotation", False) or _mounts_secret(store, flags)
+
+
+def _mounts_secret(store: Store, flags: dict[str, str]) -> bool:
+    dep = store.find("apps/deployments", *OPERATOR) or {}
+    pod = ((dep.get("spec") or {}).get("template") or {}).get("spec") or {}
+    volumes = {v.get("name") for v in pod.get("volumes") or []
+               if (v.get("secret") or {}).get("secretName") == secret_name(store)}
+    cert_dir = flags.get("cert-dir", "/certs")
+    return any(m.get("name") in volumes and m.get("mountPath") == cert_dir
+               for c in pod.get("containers") or [] for m in c.get("volumeMounts") or [])
+
+
+def rotate(ctx: Ctx, account: tuple[str, str]) -> None:
+    """What the running operator's certificate rotation writes: the Secret, then the CA in
+    the APIService; each only as far as the operator's RBAC allows."""
+    store, ns = ctx.store, OPERATOR[0]
+    flags = operator_flags(store)
+    if not _on(flags, "enable-cert-rotation", False):
+        return
+    name = secret_name(store)
+    if store.find("secrets", ns, name) is None and authz.service_account_allowed(
+            store, account, authz.Request("create", "", "secrets", ns, True)):
+        ctx.create("secrets", {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                               "metadata": {"name": name, "namespace": ns},
+                               "data": {k: STAND_IN for k in ("ca.crt", "tls.crt", "tls.key")}})
+    apiservice = store.find(APISERVICES, "", EXTERNAL) \
+        if store.registry.by_key(APISERVICES) else None
+    if apiservice is None or not _on(flags, "enable-apiservice-patching", True) or \
+            (apiservice.get("spec") or {}).get("caBundle") or \
+            store.find("secrets", ns, name) is None or \
+            not authz.service_account_allowed(store, account, authz.Request(
+                "patch", "apiregistration.k8s.io", "apiservices", "", False)):
+        return
+    new = clone(apiservice)
+    new["spec"]["caBundle"] = STAND_IN
+    ctx.update(APISERVICES, new)
 
 
 class ApiServiceAvailability(Controller):
