@@ -27,6 +27,7 @@ from podplane.domain.manifests.common import (
 from podplane.domain.manifests.feature_crds import KEDA_CRDS, KUBERAY_CRDS, compact_crd
 
 KUBERAY_NS, KEDA_NS = "ray-system", "keda"
+CERT_SECRET = "kedaorg-certs"
 ALL = ["*"]
 READ = ["get", "list", "watch"]
 WRITE = ["create", "delete", "get", "list", "patch", "update", "watch"]
@@ -122,20 +123,43 @@ def _keda_services(unit: str, version: str, op: str, metrics: str) -> list[Manif
             api_service("v1beta1.external.metrics.k8s.io", unit, version, (KEDA_NS, metrics))]
 
 
+def _certificates(optional: bool) -> tuple[dict[str, object], dict[str, object]]:
+    """(volume, mount) of the Secret the operator's certificate rotation writes
+    (cmd/operator/main.go `--cert-secret-name` kedaorg-certs, `--cert-dir` /certs; both
+    Deployments of config/ mount it, the operator's optionally: it makes it)."""
+    secret: dict[str, object] = {"secretName": CERT_SECRET, "defaultMode": 0o644}
+    if optional:
+        secret["optional"] = True
+    return ({"name": "certificates", "secret": secret},
+            {"name": "certificates", "mountPath": "/certs", "readOnly": True})
+
+
 def keda(unit: str, version: str) -> list[Manifest]:
     op, metrics = "keda-operator", "keda-operator-metrics-apiserver"
     env = [env_from_field("POD_NAME", "metadata.name"),
            env_from_field("POD_NAMESPACE", "metadata.namespace"),
            {"name": "WATCH_NAMESPACE", "value": ""}, {"name": "OPERATOR_NAME", "value": op}]
-    operator_pod = {"serviceAccountName": op, "containers": [{
+    # the certificate names the Services by these flags (certificate_manager.go getDNSNames);
+    # the metrics Service keeps the name earlier podplane versions gave its Deployment
+    op_volume, op_mount = _certificates(optional=True)
+    operator_pod = {"serviceAccountName": op, "volumes": [op_volume], "containers": [{
         "name": op, "image": f"ghcr.io/kedacore/keda:{version}", "command": ["/keda"],
-        "args": ["--leader-elect", "--zap-log-level=info"], "env": env,
-        "resources": _resources("1", "1000Mi")}]}
-    metrics_pod = {"serviceAccountName": op, "containers": [{
-        "name": metrics, "image": f"ghcr.io/kedacore/keda-metrics-apiserver:{version}",
-        "args": ["--port=8080", "--secure-port=6443"], "env": env[:2],
-        "ports": [{"name": "https", "containerPort": 6443}],
-        "resources": _resources("1", "1000Mi")}]}
+        "args": ["--leader-elect", "--zap-log-level=info", "--enable-cert-rotation=true",
+                 f"--operator-service-name={op}", f"--metrics-server-service-name={metrics}"],
+        "env": env, "volumeMounts": [op_mount], "resources": _resources("1", "1000Mi")}]}
+    volume, mount = _certificates(optional=False)
+    metrics_pod = {"serviceAccountName": op,
+                   "volumes": [volume, {"name": "temp-vol", "emptyDir": {}}],
+                   "containers": [{
+                       "name": metrics,
+                       "image": f"ghcr.io/kedacore/keda-metrics-apiserver:{version}",
+                       "args": ["--port=8080", "--secure-port=6443",
+                                "--client-ca-file=/certs/ca.crt",
+                                "--tls-cert-file=/certs/tls.crt",
+                                "--tls-private-key-file=/certs/tls.key", "--cert-dir=/certs"],
+                       "env": env[:2], "ports": [{"name": "https", "containerPort": 6443}],
+                       "volumeMounts": [mount, {"name": "temp-vol", "mountPath": "/tmp"}],
+                       "resources": _resources("1", "1000Mi")}]}
     return [*(compact_crd(c, unit, version) for c in KEDA_CRDS),
             namespace(KEDA_NS, unit, version),
             service_account(op, KEDA_NS, unit, version),
