@@ -2,10 +2,11 @@
 with the Kubernetes API: refused while KEDA is off and when a ScaledObject podplane did not
 write scales the Deployment (nothing created); with KEDA on, kubectl shows its APIService
 Available, its Services and RBAC (the sandbox's HPA reads metrics only through them:
-FailedGetExternalMetric otherwise), the endpoint's ScaledObject makes KEDA's HPA; load on the Service -> replicas up; load gone -> replicas down only after the
-cooldown (the HPA's scale-down stabilization window), in virtual minutes; a manual scale is
-refused; "off" removes the ScaledObject and its HPA; delete removes the endpoint's ScaledObject
-and leaves the foreign one."""
+FailedGetExternalMetric otherwise), the endpoint's ScaledObject makes KEDA's HPA; load on
+the Service -> replicas up; load gone -> replicas down only after the cooldown (the HPA's
+scale-down stabilization window), in virtual minutes; a manual scale is refused; "off"
+removes the ScaledObject and its HPA; delete removes the endpoint's ScaledObject and leaves
+the foreign one."""
 
 from __future__ import annotations
 

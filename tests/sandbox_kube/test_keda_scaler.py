@@ -133,6 +133,12 @@ def _upstream(version: str = "2.20.2", *, leave: str = "") -> list[dict[str, Any
                     "spec": {"serviceAccountName": "keda-operator", "containers": [
                         {"name": name, "image": image, "args": args}]}}}}
 
+    def bind(kind: str, name: str, ns: str, role: tuple[str, str]) -> dict[str, Any]:
+        meta = {"name": name, **({"namespace": ns} if ns else {})}
+        return {"apiVersion": rbac, "kind": kind, "metadata": meta, "subjects": [sa],
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role[0],
+                            "name": role[1]}}
+
     def svc(name: str, port: int, target: int) -> dict[str, Any]:
         return {"apiVersion": "v1", "kind": "Service",
                 "metadata": {"name": name, "namespace": "keda"},
@@ -148,31 +154,20 @@ def _upstream(version: str = "2.20.2", *, leave: str = "") -> list[dict[str, Any
                                 "groupPriorityMinimum": 100, "versionPriority": 100}},
         "metrics-service": svc("keda-metrics-apiserver", 443, 6443),
         "operator-service": svc("keda-operator", 9666, 9666),
-        "delegator": {"apiVersion": rbac, "kind": "ClusterRoleBinding",
-                      "metadata": {"name": "keda-system-auth-delegator"},
-                      "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
-                                  "kind": "ClusterRole", "name": "system:auth-delegator"},
-                      "subjects": [sa]},
-        "auth-reader": {"apiVersion": rbac, "kind": "RoleBinding",
-                        "metadata": {"name": "keda-auth-reader", "namespace": "kube-system"},
-                        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
-                                    "name": "extension-apiserver-authentication-reader"},
-                        "subjects": [sa]},
+        "delegator": bind("ClusterRoleBinding", "keda-system-auth-delegator", "",
+                          ("ClusterRole", "system:auth-delegator")),
+        "auth-reader": bind("RoleBinding", "keda-auth-reader", "kube-system",
+                            ("Role", "extension-apiserver-authentication-reader")),
         "role": {"apiVersion": rbac, "kind": "ClusterRole",
                  "metadata": {"name": "keda-operator"}, "rules": UPSTREAM_RULES},
-        "binding": {"apiVersion": rbac, "kind": "ClusterRoleBinding",
-                    "metadata": {"name": "keda-operator"},
-                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
-                                "kind": "ClusterRole", "name": "keda-operator"},
-                    "subjects": [sa]},
+        "binding": bind("ClusterRoleBinding", "keda-operator", "",
+                        ("ClusterRole", "keda-operator")),
         "cert-role": {"apiVersion": rbac, "kind": "Role",
                       "metadata": {"name": "keda-operator", "namespace": "keda"},
                       "rules": [{"apiGroups": [""], "resources": ["secrets"],
                                  "verbs": ["create", "get", "list", "watch"]}]},
-        "cert-binding": {"apiVersion": rbac, "kind": "RoleBinding",
-                         "metadata": {"name": "keda-operator", "namespace": "keda"},
-                         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
-                                     "name": "keda-operator"}, "subjects": [sa]},
+        "cert-binding": bind("RoleBinding", "keda-operator", "keda",
+                             ("Role", "keda-operator")),
         "adapter": dep("keda-metrics-apiserver",
                        f"ghcr.io/kedacore/keda-metrics-apiserver:{version}", []),
         "operator": dep("keda-operator", f"ghcr.io/kedacore/keda:{version}",
