@@ -142,8 +142,10 @@ class Keda(Controller):
 
 
 class CertRotation(Controller):
-    """The running operator's certificate rotation (keda_serving.rotate); again when its
-    Deployment, the APIService or RBAC changes."""
+    """The operator's certificate rotation (keda_serving.rotate), from the moment a container
+    of it runs: the rotator starts with the manager, before the readiness probe passes
+    (cmd/operator/main.go; config/manager/manager.yaml readinessProbe initialDelaySeconds 20).
+    Again when its Deployment or pods, the APIService or RBAC change."""
 
     primary = "apps/deployments"
     RBAC = ("rbac.authorization.k8s.io/roles", "rbac.authorization.k8s.io/rolebindings",
@@ -155,7 +157,8 @@ class CertRotation(Controller):
         if (event.rt_key == self.primary and (meta.get("namespace"), meta["name"]) == OPERATOR) \
                 or (event.rt_key == keda_serving.APISERVICES
                     and meta["name"] == keda_serving.EXTERNAL) \
-                or (event.rt_key in self.RBAC and self.ctx.store.find(self.primary, *OPERATOR)):
+                or (event.rt_key in self.RBAC and self.ctx.store.find(self.primary, *OPERATOR)) \
+                or (event.rt_key == "pods" and meta.get("namespace") == OPERATOR[0]):
             yield OPERATOR
 
     def initial_keys(self) -> Iterable[Key]:
@@ -164,9 +167,19 @@ class CertRotation(Controller):
 
     def reconcile(self, key: Key) -> float | None:
         account = operator_account(self.ctx)
-        if running(self.ctx) and account is not None:
+        if account is not None and _started(self.ctx):
             keda_serving.rotate(self.ctx, account)
         return None
+
+
+def _started(ctx: Ctx) -> bool:
+    """A pod of the operator's Deployment is Running (its container started)."""
+    dep = ctx.store.find("apps/deployments", *OPERATOR) or {}
+    wanted = ((dep.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    return bool(wanted) and any(
+        (p.get("status") or {}).get("phase") == "Running"
+        and all((p["metadata"].get("labels") or {}).get(k) == v for k, v in wanted.items())
+        for p in ctx.store.items("pods", OPERATOR[0]))
 
 
 def running(ctx: Ctx) -> bool:
