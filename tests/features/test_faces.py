@@ -33,9 +33,10 @@ async def test_cli_and_mcp_switch_keda(cluster: Cluster, served: str) -> None:  
             stack.client("operator") as rest:
         via_mcp = (await tool(agent, "feature_list", cluster="gpu"))["result"]
         assert via_mcp == (await rest.get(BASE)).json()
+        # kedacore/keda config/: CRDs, namespace, SA, RBAC, Deployments, Services, APIService
         planned = await tool(agent, "feature_plan", cluster="gpu", feature="keda",
                              enabled=False)
-        assert [a["verb"] for a in planned["result"]["plan"]["actions"]] == ["delete"] * 10
+        assert [a["verb"] for a in planned["result"]["plan"]["actions"]] == ["delete"] * 19
         off = await tool(agent, "feature_set", cluster="gpu", feature="keda", enabled=False)
         assert off["status_tool"] == "operation_wait"
         assert off["result"]["requested_by"]["face"] == "agent"

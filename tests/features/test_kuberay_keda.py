@@ -39,7 +39,8 @@ def names(cluster: Cluster, kind: str, *extra: str) -> set[str]:
 def owned_versions(cluster: Cluster, name: str) -> dict[str, str]:
     """resourceVersion of every object labelled as the feature's (a write changes it)."""
     found = kube_json(cluster, "get", "crd,namespace,serviceaccount,clusterrole,"
-                      "clusterrolebinding,deployment", "-A", "-l", f"podplane.io/feature={name}")
+                      "clusterrolebinding,role,rolebinding,deployment,service,apiservice", "-A",
+                      "-l", f"podplane.io/feature={name}")
     return {f"{o['kind']}/{o['metadata']['name']}": o["metadata"]["resourceVersion"]
             for o in found["items"]}
 
@@ -162,7 +163,9 @@ async def test_keda_enable_noop_disable(cluster: Cluster) -> None:
         roles_before = names(cluster, "clusterrole")
 
         count, versions = len(stack.ledger()), owned_versions(cluster, "keda")
-        assert len(versions) == 10
+        # CRDs, namespace, SA, RBAC, both Deployments, both Services and the APIService
+        # (kedacore/keda config/{rbac,manager,metrics-server})
+        assert len(versions) == 19, sorted(versions)
         same = await client.patch(f"{BASE}/keda", json={"enabled": True})
         assert same.status_code == 200 and same.json()["changed"] is False
         assert len(stack.ledger()) == count
@@ -171,6 +174,8 @@ async def test_keda_enable_noop_disable(cluster: Cluster) -> None:
         off = await client.patch(f"{BASE}/keda", json={"enabled": False})
         assert off.status_code == 202
         assert (await finish(client, off.json()))["status"] == "succeeded"
-        assert roles_before - names(cluster, "clusterrole") == {"keda-operator"}
+        assert roles_before - names(cluster, "clusterrole") == {
+            "keda-operator", "keda-external-metrics-reader"}
+        assert "v1beta1.external.metrics.k8s.io" not in names(cluster, "apiservice")
         assert "keda-reader" in names(cluster, "clusterrole")
         assert not {n for n in names(cluster, "crd") if n.endswith(".keda.sh")}

@@ -1,10 +1,12 @@
 """Endpoint autoscaling end to end on a podplane-created cluster (two one-GPU nodes), read back
 with the Kubernetes API: refused while KEDA is off and when a ScaledObject podplane did not
-write scales the Deployment (nothing created); with KEDA on, the endpoint's ScaledObject makes
-KEDA's HPA; load on the Service -> replicas up; load gone -> replicas down only after the
-cooldown (the HPA's scale-down stabilization window), in virtual minutes; a manual scale is
-refused; "off" removes the ScaledObject and its HPA; delete removes the endpoint's ScaledObject
-and leaves the foreign one."""
+write scales the Deployment (nothing created); with KEDA on, kubectl shows its APIService
+Available, its Services and RBAC (the sandbox's HPA reads metrics only through them:
+FailedGetExternalMetric otherwise), the endpoint's ScaledObject makes KEDA's HPA; load on
+the Service -> replicas up; load gone -> replicas down only after the cooldown (the HPA's
+scale-down stabilization window), in virtual minutes; a manual scale is refused; "off"
+removes the ScaledObject and its HPA; delete removes the endpoint's ScaledObject and leaves
+the foreign one."""
 
 from __future__ import annotations
 
@@ -70,6 +72,7 @@ async def test_load_up_down_after_cooldown(cluster: tuple[Stack, str]) -> None:
         assert on.status_code == 202, on.text
         assert (await finish(api, on.json()))["status"] == "succeeded"
         settle(stack, 60)
+        _keda_served(stack)
         await _foreign_refused(stack, api, group)
 
         await _max_beyond_room_warned(stack, api, group)
@@ -105,6 +108,32 @@ async def test_load_up_down_after_cooldown(cluster: tuple[Stack, str]) -> None:
         assert replicas(stack, "auto") == (1, 1)   # the window passed with no load
         settle(stack, GRACE_SECONDS)  # the removed pod holds its GPU until its grace ends
         await _off_and_delete(stack, api)
+
+
+def _keda_served(stack: Stack) -> None:
+    """What kubectl shows of KEDA's way to the HPA (kedacore/keda config/metrics-server,
+    config/manager/service.yaml, config/rbac): the APIService Available through the metrics
+    apiserver's Service, the operator's gRPC Service on 9666, the adapter's auth bindings and
+    the EndpointSlice list the metrics-api scaler makes."""
+    found = kubectl_json(stack, "get", "apiservice", "v1beta1.external.metrics.k8s.io")
+    assert found["spec"]["service"]["namespace"] == "keda"
+    assert [(c["type"], c["status"]) for c in found["status"]["conditions"]] == \
+        [("Available", "True")], found["status"]
+    ports = {s["metadata"]["name"]: {p["port"] for p in s["spec"]["ports"]}
+             for s in kubectl_json(stack, "get", "services", "-n", "keda")["items"]}
+    assert 9666 in ports["keda-operator"] and 443 in ports[found["spec"]["service"]["name"]]
+    rbac = kubectl_json(stack, "get", "clusterroles,clusterrolebindings,rolebindings", "-A",
+                        "-l", "podplane.io/feature=keda")["items"]
+    refs = {(o["kind"], o["metadata"]["name"]): (o.get("roleRef") or {}).get("name")
+            for o in rbac}
+    assert refs[("ClusterRoleBinding", "keda-system-auth-delegator")] == \
+        "system:auth-delegator"
+    assert refs[("RoleBinding", "keda-auth-reader")] == \
+        "extension-apiserver-authentication-reader"
+    (role,) = [o for o in rbac if o["kind"] == "ClusterRole"
+               and o["metadata"]["name"] == "keda-operator"]
+    assert any("discovery.k8s.io" in r["apiGroups"] and "endpointslices" in r["resources"]
+               and "list" in r["verbs"] for r in role["rules"])
 
 
 async def _max_beyond_room_warned(stack: Stack, api: Any, group: str) -> None:

@@ -48,7 +48,8 @@ def test_scaled_object_is_valid_under_kedas_crd(engine: str, metric: str, gauge:
     assert so["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment",
                                             "name": "qwen"}
     (trigger,) = so["spec"]["triggers"]
-    assert trigger["metadata"]["valueLocation"] == gauge
+    # only the endpoint's own samples (its served model name), whatever KEDA lists
+    assert trigger["metadata"]["valueLocation"] == f'{gauge}{{model_name="qwen"}}'
     assert trigger["metadata"]["targetValue"] == "2.5"
     port = 30000 if engine == "sglang" else 8000
     assert trigger["metadata"]["url"] == \

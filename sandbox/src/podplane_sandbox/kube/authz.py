@@ -111,3 +111,24 @@ def _rule_matches(rule: dict[str, Any], req: Request) -> bool:
     return ((ANY in groups or req.group in groups)
             and (ANY in resources or req.resource in resources)
             and (ANY in verbs or req.verb in verbs))
+
+
+def service_account_allowed(store: Store, account: tuple[str, str], req: Request) -> bool:
+    """Whether the ServiceAccount (namespace, name) may make the request: a ClusterRoleBinding
+    anywhere, or a RoleBinding in the request's namespace, whose subjects name it and whose
+    role allows it (Kubernetes docs "Using RBAC Authorization": subjects of kind
+    ServiceAccount; a RoleBinding grants only inside its own namespace)."""
+    for binding in store.items("rbac.authorization.k8s.io/clusterrolebindings"):
+        if names_account(binding, account) and _role_allows(store, binding["roleRef"], "", req):
+            return True
+    if not req.namespace:
+        return False
+    return any(names_account(b, account)
+               and _role_allows(store, b["roleRef"], req.namespace, req)
+               for b in store.items("rbac.authorization.k8s.io/rolebindings", req.namespace))
+
+
+def names_account(binding: dict[str, Any], account: tuple[str, str]) -> bool:
+    """The binding's subjects include the ServiceAccount (namespace, name)."""
+    return any(s.get("kind") == "ServiceAccount" and s.get("name") == account[1]
+               and s.get("namespace") == account[0] for s in binding.get("subjects") or [])

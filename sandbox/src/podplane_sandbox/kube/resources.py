@@ -136,6 +136,7 @@ BUILTINS: list[ResourceType] = [
     _rt("networking.k8s.io", "v1", "ingressclasses", "IngressClass", False, "", ""),
     _rt("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", True, "netpol", ""),
     _rt("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True, "", ""),
+    _rt("apiregistration.k8s.io", "v1", "apiservices", "APIService", False, "", "status"),
     _rt("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, "pdb", "status"),
     _rt("coordination.k8s.io", "v1", "leases", "Lease", True, "", ""),
     _rt("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, "pc", ""),

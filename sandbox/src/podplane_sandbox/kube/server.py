@@ -37,6 +37,7 @@ from podplane_sandbox.kube.controllers.infra import (
     VolumeBinder,
 )
 from podplane_sandbox.kube.controllers.jobs import JobController
+from podplane_sandbox.kube.controllers.keda_serving import ApiServiceAvailability
 from podplane_sandbox.kube.controllers.kubeflow_training import KubeflowPyTorchJobs
 from podplane_sandbox.kube.controllers.kubelet import Kubelet
 from podplane_sandbox.kube.controllers.kuberay import RayJobs
@@ -66,6 +67,7 @@ CONTROLLERS: list[type[Controller]] = [
     DaemonSetController,
     StatefulSetController,
     HorizontalPodAutoscaler,
+    ApiServiceAvailability,
     JobController,
     TrainingOperator,
     KubeflowPyTorchJobs,

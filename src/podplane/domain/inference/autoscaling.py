@@ -18,7 +18,14 @@ Autoscaling", algorithm details; external metrics with an AverageValue target).
 
 Gauges: vLLM `vllm:num_requests_running` / `vllm:num_requests_waiting` (vLLM docs, "Production
 Metrics"); SGLang `sglang:num_running_reqs` / `sglang:num_queue_reqs` (docs.sglang.ai,
-"Production Metrics"; served with `--enable-metrics`, which podplane always passes).
+"Production Metrics"; served with `--enable-metrics`, which podplane always passes). The
+selector keeps only the endpoint's own samples, `{model_name="<endpoint>"}`: both engines label
+their gauges with the served model name, which podplane sets to the endpoint's name
+(`--served-model-name`, engines.py). KEDA before v2.20.0 listed every EndpointSlice of the
+namespace, not only the Service's (kedacore/keda issue #7641, fixed by PR #7642, first released
+in v2.20.0; podplane pins 2.20.2), so without the filter an endpoint would scale on every
+endpoint's load under an older KEDA; a pod without a matching sample is left out of the sum
+(metrics_api_scaler.go aggregateMetricsFromMultipleEndpoints).
 
 The minimum is at least 1: with no pod there is no `/metrics` to read, so the scaler could
 never wake the endpoint up (KEDA's `cooldownPeriod` concerns scaling to zero only and is left
@@ -63,6 +70,11 @@ def metrics_url(name: str, engine: str) -> str:
     return f"http://{name}.{NAMESPACE}.svc.cluster.local:{ENGINES[engine].port}/metrics"
 
 
+def value_location(engine: str, metric: str, name: str) -> str:
+    """The gauge, filtered on the endpoint's model (a PromQL selector, as KEDA parses it)."""
+    return f'{GAUGES[(engine, metric)]}{{model_name="{name}"}}'
+
+
 def _fmt(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
 
@@ -73,7 +85,7 @@ def scaled_object(request: dict[str, Any]) -> Manifest:
     window = int(spec.get("cooldown_seconds", 300))
     trigger = {"type": "metrics-api", "metricType": "AverageValue", "metadata": {
         "url": metrics_url(name, engine), "format": "prometheus",
-        "valueLocation": GAUGES[(engine, spec.get("metric", "running"))],
+        "valueLocation": value_location(engine, spec.get("metric", "running"), name),
         "targetValue": _fmt(float(spec["target"])),
         "aggregateFromKubeServiceEndpoints": "true", "aggregationType": "sum"}}
     behavior = {"scaleDown": {"stabilizationWindowSeconds": window}}

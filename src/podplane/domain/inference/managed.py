@@ -4,8 +4,12 @@ Pure. Fields from ../shared/crds/hyperpod-inference/
 inference.sagemaker.aws.amazon.com_inferenceendpointconfigs.yaml (v1): `modelName`,
 `instanceType` (pattern `^ml\\..*`), `replicas`, `modelSourceConfig` {modelSourceType s3,
 s3Storage {bucketName, region}, modelLocation}, `worker` {image, args, modelInvocationPort,
-modelVolumeMount, resources}, optional `loadBalancer`. The model must sit under the cluster
-bucket's `models/` prefix: the operator's execution role may read nothing else
+modelVolumeMount, resources}, optional `loadBalancer`, and `metrics` {enabled,
+modelMetrics.port}: the CRD's default port is 8080 while vLLM listens on 8000, and AWS docs
+(sagemaker-hyperpod-model-deployment-deploy-ftm) say "the `port` value needs to be the same as
+the `containerPort` value under `modelInvocationPort`", so the port is stated (without it the
+workspace has no `vllm:*` sample and managed autoscaling never moves). The model must sit
+under the cluster bucket's `models/` prefix: the operator's execution role may read nothing else
 (domain/features/inference_operator.py); FSx and JumpStart models: managed_sources.py.
 """
 
@@ -73,7 +77,8 @@ def render(name: str, model: str, bucket: str, region: str, instance_type: Insta
                             "--port", str(PORT)],
                    "modelInvocationPort": {"containerPort": PORT, "name": "http"},
                    "modelVolumeMount": {"name": "model-weights", "mountPath": MODEL_PATH},
-                   "resources": {"requests": dict(gpus), "limits": dict(gpus)}}}
+                   "resources": {"requests": dict(gpus), "limits": dict(gpus)}},
+        "metrics": {"enabled": True, "modelMetrics": {"port": PORT}}}
     if load_balancer:
         spec["loadBalancer"] = {"healthCheckPath": "/health"}
     return {"apiVersion": API_VERSION, "kind": KIND,

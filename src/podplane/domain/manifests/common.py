@@ -62,6 +62,42 @@ def cluster_role_binding(name: str, unit: str, version: str, role: str,
             "subjects": subjects}
 
 
+def role(name: str, ns: str, unit: str, version: str, rules: list[dict[str, list[str]]]
+         ) -> Manifest:
+    return {"apiVersion": f"{RBAC}/v1", "kind": "Role",
+            "metadata": meta(name, unit, version, ns), "rules": rules}
+
+
+def role_binding(name: str, ns: str, unit: str, version: str, ref: tuple[str, str],
+                 subjects: list[dict[str, str]]) -> Manifest:
+    """A RoleBinding in `ns` to the (kind, name) Role or ClusterRole."""
+    return {"apiVersion": f"{RBAC}/v1", "kind": "RoleBinding",
+            "metadata": meta(name, unit, version, ns),
+            "roleRef": {"apiGroup": RBAC, "kind": ref[0], "name": ref[1]},
+            "subjects": subjects}
+
+
+def service(name: str, ns: str, unit: str, version: str, selector: dict[str, str],
+            ports: list[tuple[str, int, int]]) -> Manifest:
+    """A ClusterIP Service; ports as (name, port, targetPort)."""
+    return {"apiVersion": "v1", "kind": "Service",
+            "metadata": meta(name, unit, version, ns, labels=dict(selector)),
+            "spec": {"selector": selector, "ports": [
+                {"name": n, "port": port, "targetPort": target, "protocol": "TCP"}
+                for n, port, target in ports]}}
+
+
+def api_service(name: str, unit: str, version: str, backend: tuple[str, str]) -> Manifest:
+    """An aggregated APIService `v<version>.<group>` served by the (namespace, name)
+    Service on 443 (Kubernetes docs, "Configure the Aggregation Layer")."""
+    api_version, _, group = name.partition(".")
+    return {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+            "metadata": meta(name, unit, version),
+            "spec": {"service": {"namespace": backend[0], "name": backend[1], "port": 443},
+                     "group": group, "version": api_version,
+                     "groupPriorityMinimum": 100, "versionPriority": 100}}
+
+
 def host_paths(paths: dict[str, tuple[str, str, bool]]
                ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(volumes, volumeMounts) for {volume: (host path, mount path, read-only)}."""

@@ -16,7 +16,11 @@ scaling policies, default behavior) and kubernetes/kubernetes pkg/controller/pod
   of `scaleUp.stabilizationWindowSeconds` (default 0) when going up.
 - Default policies: up by at most max(100 %, 4 pods) per 15 s, down by at most 100 % per 15 s.
 The metric values come from the external metrics API; in the sandbox only KEDA serves it
-(controllers/keda.py), for HPAs whose metric selector names a ScaledObject. Recommendations
+(controllers/keda.py), for HPAs whose metric selector names a ScaledObject, and only through
+the APIService `v1beta1.external.metrics.k8s.io` and KEDA's metrics apiserver
+(keda_serving.py); when that way is broken the condition says FailedGetExternalMetric with
+"unable to fetch metrics from external metrics API: <why>" (horizontal.go,
+computeStatusForExternalMetric). Recommendations
 live in the controller's memory, as in kube-controller-manager.
 """
 
@@ -25,7 +29,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from podplane_sandbox.kube.controllers import keda
+from podplane_sandbox.kube.controllers import keda, keda_serving
 from podplane_sandbox.kube.controllers.framework import Controller, Ctx, Key
 from podplane_sandbox.kube.util import clone
 
@@ -72,10 +76,12 @@ class HorizontalPodAutoscaler(Controller):
         if spec_replicas == 0:
             self._status(hpa, current, 0, [], ("ScalingActive", "False", "ScalingDisabled"))
             return SYNC_SECONDS
-        proposals, seen = self._proposals(hpa, current)
+        problem = keda_serving.broken(self.ctx.store) if _external_metrics(hpa) else None
+        proposals, seen = (None, []) if problem else self._proposals(hpa, current)
         if proposals is None:
             self._status(hpa, current, spec_replicas, seen,
-                         ("ScalingActive", "False", "FailedGetExternalMetric"))
+                         ("ScalingActive", "False", "FailedGetExternalMetric"),
+                         message=_failed_message(hpa, problem))
             return SYNC_SECONDS
         desired = self._stabilized(key, hpa, spec_replicas, max(proposals))
         if desired != spec_replicas:
@@ -143,7 +149,7 @@ class HorizontalPodAutoscaler(Controller):
         return max(lo, min(hi, desired))
 
     def _status(self, hpa: Obj, current: int | None, desired: int | None, seen: list[Obj],
-                cond: tuple[str, str, str], scaled: bool = False) -> None:
+                cond: tuple[str, str, str], scaled: bool = False, message: str = "") -> None:
         now = self.ctx.now_iso()
         status = clone(hpa.get("status") or {})
         before = (status.get("conditions") or [{}])[0]
@@ -152,10 +158,25 @@ class HorizontalPodAutoscaler(Controller):
         status.update({"currentReplicas": current or 0, "desiredReplicas": desired or 0,
                        "currentMetrics": seen,
                        "conditions": [{"type": cond[0], "status": cond[1], "reason": cond[2],
-                                       "lastTransitionTime": since}]})
+                                       "lastTransitionTime": since,
+                                       **({"message": message} if message else {})}]})
         if scaled:
             status["lastScaleTime"] = now
         self.ctx.update_status(HPAS, hpa, status)
+
+
+def _external_metrics(hpa: Obj) -> list[Obj]:
+    return [m for m in hpa["spec"].get("metrics") or [] if m.get("type") == "External"]
+
+
+def _failed_message(hpa: Obj, problem: str | None) -> str:
+    """What the HPA says when an external metric cannot be read (horizontal.go)."""
+    metrics = _external_metrics(hpa)
+    name = metrics[0]["external"]["metric"].get("name", "") if metrics else ""
+    ns = hpa["metadata"].get("namespace", "default")
+    why = problem or "no value for the metric"
+    return ("the HPA was unable to compute the replica count: unable to get external metric "
+            f"{ns}/{name}: unable to fetch metrics from external metrics API: {why}")
 
 
 def _window(behavior: Obj, direction: str, default: int) -> int:

@@ -20,6 +20,12 @@ InferenceEndpointConfig -> Deployment + Service (+ ALB Ingress) -> status. docs/
   condition per state reached. Sources are silent on condition types: the sandbox uses the
   state names. A worker without an image or port is DeploymentFailed.
 The Deployment and Service are owned by the config: deleting it removes them (GC).
+- Model metrics: the operator has the worker's metrics scraped (for the cluster's Prometheus
+  workspace) only while `spec.metrics.enabled` (CRD default true), at
+  `spec.metrics.modelMetrics.port` (CRD default 8080, ../shared/crds/hyperpod-inference);
+  AWS docs (sagemaker-hyperpod-model-deployment-deploy-ftm): "the `port` value needs to be the
+  same as the `containerPort` value under `modelInvocationPort`". Elsewhere nothing answers, so
+  the workspace has no sample of that worker (publishes_metrics; keda_prometheus.py reads it).
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ ADDON = "amazon-sagemaker-hyperpod-inference"
 APP_LABEL = "app"
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 POLL_SECONDS = 15.0
+DEFAULT_METRICS_PORT = 8080   # the CRD's default for spec.metrics.modelMetrics.port
 
 
 def controllers(ctx: Ctx, source: Any, eks_cluster_name: str | None) -> list[Controller]:
@@ -129,6 +136,37 @@ class InferenceOperator(Controller):
 
 
 OPERATOR = (INFERENCE_NS, INFERENCE_SA)
+
+
+def scrape_port(config: Obj) -> int | None:
+    """Where the worker's metrics are scraped, or None when metrics are off (CRD defaults)."""
+    metrics = config["spec"].get("metrics") or {}
+    if metrics.get("enabled", True) is False:
+        return None
+    return int((metrics.get("modelMetrics") or {}).get("port") or DEFAULT_METRICS_PORT)
+
+
+def publishes_metrics(config: Obj) -> bool:
+    """The scrape reaches the model server: the metrics port is the invocation port."""
+    worker = config["spec"].get("worker") or {}
+    port = (worker.get("modelInvocationPort") or {}).get("containerPort")
+    return port is not None and scrape_port(config) == int(port)
+
+
+def config_of(store: Any, pod: Obj) -> Obj | None:
+    """The InferenceEndpointConfig whose Deployment made the pod (pod -> ReplicaSet ->
+    Deployment -> config, by controller ownerReferences), else None."""
+    ns, obj = pod["metadata"].get("namespace", "default"), pod
+    for key in ("apps/replicasets", "apps/deployments", CONFIGS):
+        ref = next((r for r in obj["metadata"].get("ownerReferences") or []
+                    if r.get("controller")), None)
+        if ref is None or store.registry.by_key(key) is None:
+            return None
+        found = store.find(key, ns, ref["name"])
+        if found is None or found.get("kind") != ref.get("kind"):
+            return None
+        obj = found
+    return obj
 
 
 def _invalid(config: Obj) -> str | None:

@@ -23,6 +23,20 @@ Rules and their sources:
   (`<svc>.<ns>.svc...:<pod port>`) is read and combined by `aggregationType` (average default,
   sum, max, min); without it, one endpoint in turn. URLs outside the cluster are unreachable
   from the sandbox: the metric is unavailable (the HPA says so and keeps its replicas).
+- The scaler runs in the operator, as the operator's ServiceAccount: with
+  `aggregateFromKubeServiceEndpoints` it lists `discovery.k8s.io` EndpointSlices in the
+  Service's namespace (pkg/scalers/metrics_api_scaler.go getEndpointsUrlsFromServiceURL), so
+  RBAC must let that account `list` `endpointslices` there (config/rbac/role.yaml grants it);
+  Forbidden -> "failed to get kubernetes endpoints urls from configured service URL" and no
+  value. KEDA before v2.20.0 listed them with an empty selector (`labels.NewSelector()` then a
+  no-op `Matches`), i.e. every EndpointSlice of the namespace; commit 6387651 (PR #7642,
+  issue #7641) selects `kubernetes.io/service-name=<svc>` and is first in v2.20.0 (`git tag
+  --contains`). The version is the operator image's tag; one that is not a version (latest,
+  main) is taken as current. Each address is read at the slice's port equal to the URL's,
+  else at the scheme's default (80/443), once per address; an endpoint that fails is left out
+  of the aggregate, and only all failing fails it (aggregateMetricsFromMultipleEndpoints).
+- The HPA reaches this value only through KEDA's metrics apiserver (keda_serving.py), whose
+  TLS the running operator's certificate rotation sets up (CertRotation).
 """
 
 from __future__ import annotations
@@ -32,11 +46,12 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
-from podplane_sandbox.kube.controllers import keda_prometheus
+from podplane_sandbox.kube import authz
+from podplane_sandbox.kube.controllers import keda_prometheus, keda_serving
 from podplane_sandbox.kube.controllers.framework import Controller, Ctx, Key, owner_ref
 from podplane_sandbox.kube.fake_engine import engine_of, engines_of
 from podplane_sandbox.kube.service_proxy import ready_endpoints
-from podplane_sandbox.kube.store import Event
+from podplane_sandbox.kube.store import Event, Store
 from podplane_sandbox.kube.util import clone
 
 Obj = dict[str, Any]
@@ -46,11 +61,13 @@ OPERATOR = ("keda", "keda-operator")
 SO_LABEL = "scaledobject.keda.sh/name"
 POLLING_SECONDS = 30.0   # KEDA's default pollingInterval
 SELECTOR = re.compile(r'^([A-Za-z_:][A-Za-z0-9_:]*)(\{(.*)\})?$')
+VERSION = re.compile(r"^\d+\.\d+\.\d+$")
+FIRST_WITH_SERVICE_SELECTOR = (2, 20, 0)   # kedacore/keda PR #7642 (commit 6387651)
 LABEL = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*,?')
 
 
 def controllers(ctx: Ctx) -> list[Controller]:
-    return [Keda(ctx)]
+    return [Keda(ctx), CertRotation(ctx)]
 
 
 def hpa_name(so: Obj) -> str:
@@ -124,6 +141,47 @@ class Keda(Controller):
         return found
 
 
+class CertRotation(Controller):
+    """The operator's certificate rotation (keda_serving.rotate), from the moment a container
+    of it runs: the rotator starts with the manager, before the readiness probe passes
+    (cmd/operator/main.go; config/manager/manager.yaml readinessProbe initialDelaySeconds 20).
+    Again when its Deployment or pods, the APIService or RBAC change."""
+
+    primary = "apps/deployments"
+    RBAC = ("rbac.authorization.k8s.io/roles", "rbac.authorization.k8s.io/rolebindings",
+            "rbac.authorization.k8s.io/clusterroles",
+            "rbac.authorization.k8s.io/clusterrolebindings")
+
+    def keys_for(self, event: Event) -> Iterable[Key]:
+        meta = event.obj["metadata"]
+        if (event.rt_key == self.primary and (meta.get("namespace"), meta["name"]) == OPERATOR) \
+                or (event.rt_key == keda_serving.APISERVICES
+                    and meta["name"] == keda_serving.EXTERNAL) \
+                or (event.rt_key in self.RBAC and self.ctx.store.find(self.primary, *OPERATOR)) \
+                or (event.rt_key == "pods" and meta.get("namespace") == OPERATOR[0]):
+            yield OPERATOR
+
+    def initial_keys(self) -> Iterable[Key]:
+        if self.ctx.store.find(self.primary, *OPERATOR) is not None:
+            yield OPERATOR
+
+    def reconcile(self, key: Key) -> float | None:
+        account = operator_account(self.ctx)
+        if account is not None and _started(self.ctx):
+            keda_serving.rotate(self.ctx, account)
+        return None
+
+
+def _started(ctx: Ctx) -> bool:
+    """A pod of the operator's Deployment is Running (its container started)."""
+    dep = ctx.store.find("apps/deployments", *OPERATOR) or {}
+    wanted = ((dep.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    return bool(wanted) and any(
+        (p.get("status") or {}).get("phase") == "Running"
+        and all((p["metadata"].get("labels") or {}).get(k) == v for k, v in wanted.items())
+        for p in ctx.store.items("pods", OPERATOR[0]))
+
+
 def running(ctx: Ctx) -> bool:
     dep = ctx.store.find("apps/deployments", *OPERATOR)
     return dep is not None and int((dep.get("status") or {}).get("readyReplicas") or 0) > 0
@@ -194,17 +252,88 @@ def external_value(ctx: Ctx, so: Obj, index: int) -> float | None:
     svc = ctx.store.find("services", parts[1], parts[0])
     if svc is None:
         return None
-    pods = ready_endpoints(ctx.store, parts[1], svc)
+    port = url.port or (443 if url.scheme == "https" else 80)
     if str(meta.get("aggregateFromKubeServiceEndpoints", "false")).lower() != "true":
-        pods = pods[:1]
-    values = [v for p in pods
-              if (v := _scrape(ctx, p, url.port or 80, url.path, str(meta["valueLocation"])))
+        targets = [(p, port) for p in ready_endpoints(ctx.store, parts[1], svc)[:1]]
+    elif not may_list_slices(ctx, parts[1]):
+        return None   # Forbidden: "failed to get kubernetes endpoints urls ..."
+    else:
+        targets = slice_endpoints(ctx.store, parts[1], svc, port, url.scheme,
+                                  every_slice=before_7642(ctx))
+    values = [v for p, at in targets
+              if (v := _scrape(ctx, p, at, url.path, str(meta["valueLocation"])))
               is not None]
     if not values:
         return None
     how = str(meta.get("aggregationType", "average"))
     return {"sum": sum(values), "max": max(values), "min": min(values)}.get(
         how, sum(values) / len(values))
+
+
+def operator_account(ctx: Ctx) -> tuple[str, str] | None:
+    """(namespace, ServiceAccount) the operator's pods run as."""
+    dep = ctx.store.find("apps/deployments", *OPERATOR)
+    if dep is None:
+        return None
+    pod = ((dep.get("spec") or {}).get("template") or {}).get("spec") or {}
+    return OPERATOR[0], str(pod.get("serviceAccountName") or "default")
+
+
+def may_list_slices(ctx: Ctx, namespace: str) -> bool:
+    account = operator_account(ctx)
+    return account is not None and authz.service_account_allowed(
+        ctx.store, account, authz.Request("list", "discovery.k8s.io", "endpointslices",
+                                          namespace, True))
+
+
+def operator_version(ctx: Ctx) -> tuple[int, ...] | None:
+    """The operator image's tag as numbers (2.20.2 -> (2, 20, 2)); None if not a version."""
+    dep = ctx.store.find("apps/deployments", *OPERATOR) or {}
+    pod = ((dep.get("spec") or {}).get("template") or {}).get("spec") or {}
+    for c in pod.get("containers") or []:
+        tag = str(c.get("image", "")).rpartition(":")[2].lstrip("v")
+        if VERSION.match(tag):
+            return tuple(int(n) for n in tag.split("."))
+    return None
+
+
+def before_7642(ctx: Ctx) -> bool:
+    found = operator_version(ctx)
+    return found is not None and found < FIRST_WITH_SERVICE_SELECTOR
+
+
+def slice_endpoints(store: Store, ns: str, svc: Obj, port: int, scheme: str, *,
+                    every_slice: bool) -> list[tuple[Obj, int]]:
+    """(pod, port) for each address the scaler reads: the Service's EndpointSlices, or every
+    slice of the namespace before PR #7642; once per address."""
+    services = [s for s in store.items("services", ns) if (s.get("spec") or {}).get(
+        "selector")] if every_slice else [svc]
+    seen: set[str] = set()
+    out: list[tuple[Obj, int]] = []
+    for service in sorted(services, key=lambda s: str(s["metadata"]["name"])):
+        for pod in ready_endpoints(store, ns, service):
+            address = str((pod.get("status") or {}).get("podIP") or pod["metadata"]["name"])
+            if address in seen:
+                continue
+            seen.add(address)
+            found = port in _slice_ports(service, pod)
+            out.append((pod, port if found else (443 if scheme == "https" else 80)))
+    return out
+
+
+def _slice_ports(svc: Obj, pod: Obj) -> set[int]:
+    """The pod ports an EndpointSlice of the Service lists (its targetPorts, resolved)."""
+    named = {str(p.get("name")): int(p["containerPort"])
+             for c in (pod.get("spec") or {}).get("containers") or []
+             for p in c.get("ports") or [] if p.get("name") and p.get("containerPort")}
+    out: set[int] = set()
+    for p in (svc.get("spec") or {}).get("ports") or []:
+        target = p.get("targetPort", p.get("port"))
+        if str(target).isdigit():
+            out.add(int(target))
+        elif str(target) in named:
+            out.add(named[str(target)])
+    return out
 
 
 def _scrape(ctx: Ctx, pod: Obj, port: int, path: str, selector: str) -> float | None:

@@ -13,10 +13,11 @@ What is emulated, stricter than Prometheus: a `serverAddress` of the form of an 
 workspace's endpoint (anything else is unreachable from the sandbox), and a query of the one
 form `sum(<metric>{<label>="<value>", ...})`, evaluated now over the fake engines of every
 Running, Ready pod of the cluster (their own `/metrics`, fake_engine.py) as if the collector
-had just scraped them. Any other query answers nothing (the metric is unavailable and the HPA
-keeps its replicas). Not emulated: scrape intervals and staleness, SigV4 authentication
-(`awsRegion`, `authenticationRef`; sources are silent on what the operator sets), the
-workspace id matching the add-on's configuration.
+had just scraped them; a managed endpoint's worker only when its config's metrics port is its
+invocation port (inference_operator.publishes_metrics). Any other query answers nothing (the
+metric is unavailable and the HPA keeps its replicas). Not emulated: scrape intervals and
+staleness, SigV4 authentication (`awsRegion`, `authenticationRef`; sources are silent on what
+the operator sets), the workspace id matching the add-on's configuration.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from podplane_sandbox.kube.controllers import inference_operator
 from podplane_sandbox.kube.fake_engine import engine_of, engines_of
 
 Obj = dict[str, Any]
@@ -69,6 +71,10 @@ class AmpMetrics:
             total += sample or 0.0
         return total
 
+    def _scraped(self, pod: Obj) -> bool:
+        config = inference_operator.config_of(self.ctx.store, pod)
+        return config is None or inference_operator.publishes_metrics(config)
+
     def _engines(self) -> list[tuple[Obj, Obj]]:
         out = []
         for pod in self.ctx.store.items("pods"):
@@ -76,7 +82,7 @@ class AmpMetrics:
             ready = any(c.get("type") == "Ready" and c.get("status") == "True"
                         for c in status.get("conditions") or [])
             if status.get("phase") != "Running" or not ready or \
-                    pod["metadata"].get("deletionTimestamp"):
+                    pod["metadata"].get("deletionTimestamp") or not self._scraped(pod):
                 continue
             out += [(pod, c) for c in (pod.get("spec") or {}).get("containers") or []
                     if engine_of(c) in ("vllm", "sglang")]
