@@ -7,7 +7,6 @@ the sandbox's ledger and HyperPod."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,15 @@ import pytest
 
 from tests.diagnostics.conftest import perform, sources
 from tests.groups.conftest import finish
-from tests.jobs.conftest import CLUSTER, JOBS, cluster, pods, settle, store  # noqa: F401
+from tests.jobs.conftest import (  # noqa: F401
+    CLUSTER,
+    JOBS,
+    apply_plan,
+    cluster,
+    pods,
+    settle,
+    store,
+)
 from tests.stack import Stack
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -39,8 +46,9 @@ async def apply_job(stack: Stack, api: httpx.AsyncClient, tmp: Path, name: str, 
     template = manifest["spec"]["replicaSpecs"][0]["template"]
     template.setdefault("metadata", {}).setdefault("annotations", {}).update(
         {f"sandbox.podplane.io/{k.replace('_', '-')}": v for k, v in annotations.items()})
-    (tmp / f"{name}.json").write_text(json.dumps(manifest))
-    stack.kubectl("apply", "-f", str(tmp / f"{name}.json"))
+    folder = tmp / name
+    folder.mkdir()
+    apply_plan(stack, folder, r.json()["plan"], manifest)  # its scripts ConfigMap first
 
 
 def versions(stack: Stack) -> tuple[int, list[str]]:

@@ -4,7 +4,9 @@ sandbox's clock and read what Kubernetes shows."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -50,6 +52,21 @@ def pods(stack: Stack, **labels: str) -> dict[str, dict[str, Any]]:
     found = store(stack).items("pods", "default")
     return {p["metadata"]["name"]: p for p in found
             if all((p["metadata"].get("labels") or {}).get(k) == v for k, v in labels.items())}
+
+
+def scripts_map(stack: Stack, job: str) -> dict[str, Any] | None:
+    """The job's training-scripts ConfigMap as Kubernetes holds it, or None."""
+    found = store(stack).find("configmaps", "default", f"{job}-scripts")
+    return dict(found) if found is not None else None
+
+
+def apply_plan(stack: Stack, folder: Path, plan: dict[str, Any], manifest: dict[str, Any]) -> None:
+    """What a user applying a dry run's plan with kubectl does: the scripts ConfigMap (a pod
+    does not start without it), then the (edited) job manifest."""
+    for name, obj in (("scripts", plan.get("config_map")), ("job", manifest)):
+        if obj is not None:
+            (folder / f"{name}.json").write_text(json.dumps(obj))
+            stack.kubectl("apply", "-f", str(folder / f"{name}.json"))
 
 
 async def submit(api: httpx.AsyncClient, **body: Any) -> dict[str, Any]:

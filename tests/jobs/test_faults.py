@@ -6,13 +6,12 @@ the Kubernetes API holds and on podplane's view of it."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from tests.groups.conftest import finish
-from tests.jobs.conftest import CLUSTER, JOBS, job, pods, settle, submit
+from tests.jobs.conftest import CLUSTER, JOBS, apply_plan, job, pods, settle, submit
 from tests.stack import Stack
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -53,8 +52,7 @@ async def test_a_hung_job_is_restarted_by_its_hanging_rule_and_the_view_says_why
         template.setdefault("metadata", {}).setdefault("annotations", {}).update({
             "sandbox.podplane.io/hang-after-seconds": "20",
             "sandbox.podplane.io/duration-seconds": "7200"})
-        (tmp_path / "silent.json").write_text(json.dumps(manifest))
-        stack.kubectl("apply", "-f", str(tmp_path / "silent.json"))
+        apply_plan(stack, tmp_path, r.json()["plan"], manifest)
         settle(stack, 10)
         first = running_pod(stack, "silent")
         assert (await job(api, "silent"))["restarts"]["spent"] == 0

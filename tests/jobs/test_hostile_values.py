@@ -45,7 +45,10 @@ def _words(recipe: Recipe, job: dict[str, Any]) -> list[str]:
     if recipe.kind == "RayJob":   # through KubeRay's bash -ce (one shell level)
         return shlex.split(job["spec"]["entrypoint"])
     specs = job["spec"].get("replicaSpecs") or list(job["spec"]["pytorchReplicaSpecs"].values())
-    return list(specs[0]["template"]["spec"]["containers"][0]["command"])
+    command = list(specs[0]["template"]["spec"]["containers"][0]["command"])
+    if command[:2] == ["sh", "-c"]:  # installs first, then execs the recipe's words
+        return shlex.split(command[2])
+    return command
 
 
 def _round_trips(obj: Any) -> None:

@@ -18,7 +18,17 @@ from websockets.exceptions import ConnectionClosed
 
 from podplane.cli import app as cli
 from tests.groups.conftest import finish
-from tests.jobs.conftest import CLUSTER, JOBS, job, pods, settle, store, submit
+from tests.jobs.conftest import (
+    CLUSTER,
+    JOBS,
+    apply_plan,
+    job,
+    pods,
+    scripts_map,
+    settle,
+    store,
+    submit,
+)
 from tests.served import serving
 from tests.stack import Stack
 
@@ -104,6 +114,7 @@ async def test_cancel_then_delete_with_logs_paged(cluster: tuple[Stack, str]) ->
         assert pods(stack, HPJob="stopme") == {}
         assert (await job(api, "stopme"))["status"] == "Cancelled"
         assert jobs_in_kubernetes(stack) == ["stopme"]
+        assert scripts_map(stack, "stopme") is not None  # kept with the cancelled job
 
         r = await api.delete(f"{JOBS}/stopme", params={"confirm": "true"})
         assert r.status_code == 403  # destroying needs the admin role
@@ -114,6 +125,7 @@ async def test_cancel_then_delete_with_logs_paged(cluster: tuple[Stack, str]) ->
         assert r.status_code == 202, r.text
         assert (await finish(admin, r.json()))["status"] == "succeeded"
         assert jobs_in_kubernetes(stack) == []
+        assert scripts_map(stack, "stopme") is None  # the training scripts go with the job
         assert (await admin.get(f"{JOBS}/stopme")).status_code == 404
         audit = (await admin.get("/api/v1/audit", params={"limit": 50})).json()
     actions = [a["action"] for a in audit if a["target"] == f"cluster/{CLUSTER}/job/stopme"]
@@ -244,7 +256,8 @@ async def test_a_running_job_whose_logs_stop_is_stalled(cluster: tuple[Stack, st
     async with stack.client("operator") as api:
         r = await api.post(JOBS, params={"dry_run": "true"}, json={
             "name": "hung", "recipe": "pytorch-ddp", "instance_group": group, "replicas": 1})
-        manifest = r.json()["plan"]["manifest"]
+        plan = r.json()["plan"]
+    manifest = plan["manifest"]
     template = manifest["spec"]["replicaSpecs"][0]["template"]
     # without log-monitoring rules (as another tool may submit it): the operator's own hang
     # rule would restart the job after 15 silent minutes (tests/sandbox_kube, log monitoring)
@@ -252,8 +265,7 @@ async def test_a_running_job_whose_logs_stop_is_stalled(cluster: tuple[Stack, st
     template.setdefault("metadata", {}).setdefault("annotations", {}).update({
         "sandbox.podplane.io/hang-after-seconds": "20",
         "sandbox.podplane.io/duration-seconds": "3600"})
-    (tmp_path / "hung.json").write_text(json.dumps(manifest))
-    stack.kubectl("apply", "-f", str(tmp_path / "hung.json"))
+    apply_plan(stack, tmp_path, plan, manifest)
     settle(stack, 10)
     recent = ["logs", "hung-pod-0", "--since=600s", "--tail=1"]
     async with stack.client("viewer") as api:

@@ -6,8 +6,10 @@ parameter rules: defaults, bounds and choices, each refusal naming its field."""
 
 from __future__ import annotations
 
+import ast
 import copy
 import json
+import shlex
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,9 @@ import yaml
 from podplane.domain.errors import InvalidInput
 from podplane.domain.jobs.recipes import RECIPES, recipe
 from podplane.domain.jobs.render import manifest_from
+from podplane.domain.jobs.scripts import SCRIPTS_DIR, config_map
+from podplane.services.jobs.scripts import files
+from podplane_sandbox.kube.image_contents import start_failure
 from tests.clusters.test_kubeflow_manifests import SHARED_CRDS
 from tests.hyp.conftest import HYP
 
@@ -119,8 +124,59 @@ def test_the_data_contract_is_the_same_in_every_recipe() -> None:
         for t in templates:
             mounts = {m["mountPath"]: m.get("subPath")
                       for m in t["spec"]["containers"][0]["volumeMounts"]}
+            shipped = {SCRIPTS_DIR: None} if recipe(name.removeprefix("j-")).scripts else {}
             assert mounts == {"/dev/shm": None, "/data": "data", "/models": "models",
                               "/checkpoints": f"checkpoints/{name}",
-                              "/outputs": f"outputs/{name}"}
+                              "/outputs": f"outputs/{name}", **shipped}
             limits = t["spec"]["containers"][0]["resources"]["limits"]
             assert limits == {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 32}
+
+
+def _first_container(job: dict[str, Any]) -> dict[str, Any]:
+    spec = job["spec"]
+    first = (spec.get("replicaSpecs") or [None])[0] or spec["pytorchReplicaSpecs"]["Master"]
+    return dict(first["template"]["spec"]["containers"][0])
+
+
+def _script_flags(source: str) -> set[str]:
+    """The options a script's argparse parser declares (read with ast: torch is not here)."""
+    return {arg.value for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Call)
+            and getattr(node.func, "attr", "") == "add_argument"
+            for arg in node.args if isinstance(arg, ast.Constant)}
+
+
+def test_every_recipe_runs_in_its_default_image_with_scripts_podplane_ships() -> None:
+    """The sandbox's image contents (kube/image_contents.py): each recipe's launcher is in its
+    image, or installed by its own command first (the HyperPod recipes pip-install the elastic
+    agent, which has `hyperpodrun`); the training scripts it names are in the package, in its
+    ConfigMap, and declare every flag the command passes."""
+    for r in RECIPES:
+        if r.kind == "RayJob":  # KubeRay builds its pods' commands (test_rayjob_manifests.py)
+            continue
+        job = manifest_from({"name": f"j-{r.name}", "recipe": r.name,
+                             "instance_group": "workers"}, FACTS)
+        container = _first_container(job)
+        assert start_failure(container) is None, (r.name, start_failure(container))
+        words = shlex.split(container["command"][-1]) if r.install else container["command"]
+        for name in r.scripts:
+            path = f"{SCRIPTS_DIR}/{name}"
+            source = files(r)[name]
+            assert config_map(job["metadata"]["name"], r.name, files(r))["data"][name] == source
+            passed = {w.split("=", 1)[0] for w in words[words.index(path) + 1:]}
+            assert passed and passed <= _script_flags(source), (name, passed)
+    installs = _first_container(manifest_from({"name": "j", "recipe": "pytorch-fsdp",
+                                               "instance_group": "workers"}, FACTS))
+    assert installs["command"][:2] == ["sh", "-c"] and installs["command"][2].startswith(
+        "pip install --quiet hyperpod-elastic-agent==1.1.3 transformers==4.46.3 && "
+        "exec hyperpodrun ")
+
+
+def test_the_image_is_a_parameter_and_refuses_what_is_not_a_reference() -> None:
+    mine = "123456789012.dkr.ecr.us-west-2.amazonaws.com/hyperpod-pytorch:2.5.1"
+    job = manifest_from({"name": "j", "recipe": "pytorch-ddp", "instance_group": "workers",
+                         "params": {"image": mine}}, FACTS)
+    assert _first_container(job)["image"] == mine
+    for bad in ("Pytorch:latest", "a b", "x:tag;rm", "-x", "x@sha256:zz"):
+        with pytest.raises(InvalidInput) as err:
+            recipe("pytorch-ddp").resolve({"image": bad})
+        assert err.value.extra["field"] == "params.image", bad

@@ -11,9 +11,10 @@ import pytest
 from mcp.client.client import Client
 
 from podplane.domain.jobs.kinds import KINDS
-from podplane.domain.jobs.recipes import RECIPES
+from podplane.domain.jobs.recipes import RECIPES, Recipe
+from podplane.domain.jobs.scripts import SCRIPTS_DIR
 from tests.groups.conftest import finish
-from tests.jobs.conftest import job, pods, settle, store, submit
+from tests.jobs.conftest import job, pods, scripts_map, settle, store, submit
 from tests.mcp.conftest import mcp_client, structured
 from tests.stack import Stack
 
@@ -70,6 +71,7 @@ async def test_every_recipe_from_mcp_in_five_calls_runs_to_succeeded(
                     break
             assert view["status"] == "Succeeded", view
             _check_kubernetes(stack, recipe.kind, job, group)
+            _check_scripts(stack, recipe, job)
             _check_outputs(stack, view, job)
 
 
@@ -91,6 +93,25 @@ def _check_kubernetes(stack: Stack, kind: str, job: str, group: str) -> None:
         assert exprs["sagemaker.amazonaws.com/node-health-status"] == ["Schedulable"]
         assert exprs["sagemaker.amazonaws.com/instance-group-name"] == [group]
         assert pod["status"]["phase"] == "Succeeded"
+
+
+def _check_scripts(stack: Stack, recipe: Recipe, job: str) -> None:
+    """The training scripts the command runs came with the job: its ConfigMap, owned by the
+    job, mounted where the command reads them, and the command found its launcher in the
+    image (it installs the elastic agent first: the sandbox knows the image's contents)."""
+    shipped = scripts_map(stack, job)
+    if not recipe.scripts:
+        assert shipped is None
+        return
+    assert shipped is not None and set(shipped["data"]) == set(recipe.scripts)
+    owner = shipped["metadata"]["ownerReferences"][0]
+    assert (owner["kind"], owner["name"]) == (recipe.kind, job)
+    for pod in pods(stack, **KINDS[recipe.kind].selector(job)).values():
+        container = pod["spec"]["containers"][0]
+        assert {"name": "training-scripts", "mountPath": SCRIPTS_DIR, "readOnly": True} in \
+            container["volumeMounts"]
+        assert "exec hyperpodrun " in container["command"][2]
+        assert pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 0
 
 
 def _check_outputs(stack: Stack, view: dict[str, Any], job: str) -> None:

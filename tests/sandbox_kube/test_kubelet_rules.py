@@ -224,6 +224,32 @@ def test_missing_configmap_volume_blocks_the_pod_until_it_exists(
     assert pod(client, "cfg")["status"]["phase"] == "Running"
 
 
+def test_a_program_the_image_lacks_is_start_error_then_crash_loop(
+    box: Sandbox, client: httpx.Client
+) -> None:
+    """containerd on EKS: runc cannot exec it, last state StartError 128 with the runtime's
+    message, a Failed event, CrashLoopBackOff; under `sh -c` the shell's 127 and its line."""
+    image = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
+    client.post(PODS, json=simple_pod("direct", image, container={
+        "command": ["hyperpodrun", "t.py"]})).raise_for_status()
+    client.post(PODS, json=simple_pod("shell", image, restartPolicy="Never", container={
+        "command": ["sh", "-c", "exec hyperpodrun t.py"]})).raise_for_status()
+    box.advance(5)
+    status = pod(client, "direct")["status"]["containerStatuses"][0]
+    last = status["lastState"]["terminated"]
+    assert (last["reason"], last["exitCode"]) == ("StartError", 128)
+    assert last["message"].endswith(
+        'exec: "hyperpodrun": executable file not found in $PATH: unknown')
+    assert status["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+    assert ("Failed", "Error: " + last["message"]) in events(client, "direct")
+    assert not [e for e in events(client, "direct") if e[0] == "Started"]
+    shell = pod(client, "shell")
+    assert shell["status"]["phase"] == "Failed"
+    ended = shell["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert (ended["reason"], ended["exitCode"]) == ("Error", 127)
+    assert client.get(f"{PODS}/shell/log").text == "sh: 1: exec: hyperpodrun: not found\n"
+
+
 def test_missing_secret_in_a_projected_volume_fails_the_mount(
     box: Sandbox, client: httpx.Client
 ) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from podplane_sandbox.kube.controllers.kubeflow_training import rendezvous
+from podplane_sandbox.kube.image_contents import StartFailure, start_failure
 from podplane_sandbox.kube.launchers import Ranks, expand, ranks
 
 TEMPLATE = {"spec": {"containers": [{"name": "pytorch", "image": "x"}]}}
@@ -59,3 +60,44 @@ def test_each_launcher_reads_only_its_own_variables() -> None:
     assert ranks(_container(["bash", "-c", "echo hi\nexec torchrun /tmp/t.py\n"],
                             kubeflow)) == Ranks(1, 2, 1)
     assert ranks(_container(["python3", "train.py"], kubeflow)) is None
+
+
+# -- images have contents (kube/image_contents.py) --------------------------------------------
+
+PYTORCH = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
+RUNC_NOT_FOUND = 'exec: "hyperpodrun": executable file not found in $PATH: unknown'
+
+
+def _in(image: str, *command: str) -> dict[str, Any]:
+    return {"name": "pytorch", "image": image, "command": list(command)}
+
+
+def test_a_known_image_runs_only_what_it_has() -> None:
+    # runc cannot exec a program the image lacks: StartError 128 with containerd's message
+    direct = start_failure(_in(PYTORCH, "hyperpodrun", "--nnodes=1", "t.py"))
+    assert direct is not None and (direct.exit_code, direct.reason) == (128, "StartError")
+    assert direct.message.endswith(RUNC_NOT_FOUND) and not direct.started
+    # under a shell, the shell reports it and exits 127; `&&` stops there
+    shell = start_failure(_in(PYTORCH, "sh", "-c", "exec hyperpodrun t.py"))
+    assert shell == StartFailure(127, "Error", "", "sh: 1: exec: hyperpodrun: not found")
+    assert start_failure(_in(PYTORCH, "bash", "-c", "hyperpodrun t.py && echo ok")) == \
+        StartFailure(127, "Error", "", "bash: line 1: hyperpodrun: command not found")
+    assert start_failure(_in(PYTORCH, "env", "A=1", "hyperpodrun")).exit_code == 127
+    # what the image has runs; an unknown image runs anything; no command: its entrypoint
+    assert start_failure(_in(PYTORCH, "torchrun", "--nproc-per-node=gpu", "t.py")) is None
+    assert start_failure(_in("example.com/mine:1", "hyperpodrun", "t.py")) is None
+    assert start_failure(_in(PYTORCH)) is None
+    # a missing command followed by `;` goes on: the last command's status counts
+    assert start_failure(_in(PYTORCH, "sh", "-c", "hyperpodrun --version; echo ok")) is None
+
+
+def test_pip_install_adds_its_console_scripts_for_the_rest_of_the_script() -> None:
+    installs = "pip install --quiet hyperpod-elastic-agent==1.1.3 && exec hyperpodrun t.py"
+    assert start_failure(_in(PYTORCH, "sh", "-c", installs)) is None
+    by_module = "python -m pip install hyperpod_elastic_agent\nhyperpodrun t.py"
+    assert start_failure(_in(PYTORCH, "bash", "-c", by_module)) is None
+    # another package adds nothing; the launcher still sees the last command
+    other = "pip install torchvision && exec hyperpodrun t.py"
+    assert start_failure(_in(PYTORCH, "sh", "-c", other)).exit_code == 127
+    assert ranks(_container(["sh", "-c", "pip install x && exec torchrun --nnodes=3 t.py"],
+                            {})) == Ranks(0, 3, 1)

@@ -11,8 +11,9 @@ takes from them only what its own source reads (pure functions of the container 
   `args` expand the same way from the whole environment (Kubernetes docs, "Define a Command and
   Arguments for a Container": "use environment variables to define arguments").
 - `env NAME=VALUE ... CMD ...` runs CMD with those variables added (coreutils `env`).
-- `sh|bash -c SCRIPT`: the script's last line runs the launcher (`exec` stripped); shell
-  variables in it are not expanded (the sandbox's simplification).
+- `sh|bash -c SCRIPT`: the script's last simple command runs the launcher (`exec` stripped;
+  commands split at newlines, `;` and `&&`, `simple_commands`); shell variables in it are not
+  expanded (the sandbox's simplification).
 - `torchrun` / `python -m torch.distributed.run`: `--nnodes`, `--node-rank`, `--nproc-per-node`
   (or their `_` spellings, `--x=v` or `--x v`); a flag not given is read from `PET_<DEST>`
   before its default: nnodes 1, node rank 0, nproc 1 (pytorch `torch/distributed/run.py`
@@ -110,8 +111,9 @@ def _launch(argv: list[str], env: dict[str, str], devices: int) -> Ranks | None:
     program = argv[0].rsplit("/", 1)[-1]
     if program == "env":
         return _env_command(argv[1:], env, devices)
-    if program in SHELLS and len(argv) >= 3 and argv[1] == "-c":
-        return _script(argv[2], env, devices)
+    script = shell_script(argv)
+    if script is not None:
+        return _script(script, env, devices)
     if program == "torchrun":
         return torchrun(argv[1:], env, devices)
     if program.startswith("python") and argv[1:3] == ["-m", "torch.distributed.run"]:
@@ -121,6 +123,15 @@ def _launch(argv: list[str], env: dict[str, str], devices: int) -> Ranks | None:
     if program == "swift":
         return _swift(argv[1:], env, devices)
     return None
+
+
+def shell_script(argv: list[str]) -> str | None:
+    """The command string of `sh|bash -c [--] SCRIPT`: the first operand after `-c` (and an
+    optional `--`, the end of options) (POSIX `sh`, "-c"; KubeRay runs `/bin/bash -c -- ...`)."""
+    if argv[0].rsplit("/", 1)[-1] not in SHELLS or argv[1:2] != ["-c"]:
+        return None
+    rest = argv[3:] if argv[2:3] == ["--"] else argv[2:]
+    return rest[0] if rest else None
 
 
 def _env_command(argv: list[str], env: dict[str, str], devices: int) -> Ranks | None:
@@ -133,14 +144,51 @@ def _env_command(argv: list[str], env: dict[str, str], devices: int) -> Ranks | 
 
 
 def _script(script: str, env: dict[str, str], devices: int) -> Ranks | None:
-    lines = [line.strip() for line in script.splitlines() if line.strip()]
-    if not lines:
+    commands = simple_commands(script)
+    if not commands:
+        lines = [line.strip() for line in script.splitlines() if line.strip()]
+        try:  # other shell syntax: the last line's words, as before
+            commands = [(";", shlex.split(lines[-1]))] if lines else []
+        except ValueError:
+            return None
+    if not commands:
         return None
-    try:
-        words = shlex.split(lines[-1])
-    except ValueError:
-        return None
+    words = commands[-1][1]
     return _launch(words[1:] if words[:1] == ["exec"] else words, env, devices)
+
+
+JOINERS = ("&&", ";")
+SYNTAX = re.compile(r"^(if|then|else|elif|fi|for|while|until|do|done|case|esac|function|"
+                    r"\{|\}|!)$")
+
+
+def simple_commands(script: str) -> list[tuple[str, list[str]]] | None:
+    """A script of simple commands joined by newlines, `;` and `&&`, as (joiner before it,
+    words); None for any other shell syntax (pipes, `||`, redirections, `$(...)`, compound
+    commands, background jobs), which the sandbox does not interpret."""
+    if "`" in script or "$(" in script:
+        return None
+    out: list[tuple[str, list[str]]] = []
+    for line in script.splitlines():
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|<>()")
+        lexer.whitespace_split = True
+        try:
+            tokens = list(lexer)
+        except ValueError:  # a quote that spans lines
+            return None
+        joiner, words = ";", []
+        for token in [*tokens, ";"]:
+            if token in JOINERS:
+                if words:
+                    out.append((joiner, words))
+                elif token == "&&":
+                    return None
+                joiner, words = token, []
+            elif set(token) & set(";&|<>()") or (not words and SYNTAX.match(token)):
+                return None
+            else:
+                words.append(token)
+    return out
 
 
 def torchrun(args: list[str], env: dict[str, str], devices: int) -> Ranks:

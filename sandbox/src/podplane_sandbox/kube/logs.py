@@ -8,7 +8,7 @@ import hashlib
 import math
 from typing import Any
 
-from podplane_sandbox.kube import launchers, s3_mounts
+from podplane_sandbox.kube import image_contents, launchers, s3_mounts
 from podplane_sandbox.kube.util import iso, parse_iso
 
 Obj = dict[str, Any]
@@ -69,6 +69,10 @@ def lines_between(
         started = container_start(pod, container["name"])
     if started is None or end <= started:
         return []
+    failure = image_contents.start_failure(container)  # it could not run its program
+    if failure is not None:
+        said = failure.log.splitlines() if failure.started else []
+        return [(started, line) for line in said if start <= started < end]
     printed = s3_mounts.command_output(pod, container["name"])  # `cat` of a mounted object
     if printed is not None:
         return [(started, line) for line in printed.splitlines() if start <= started < end]

@@ -4,7 +4,15 @@ into a manifest, so adding a recipe is adding a row here.
 
 Entrypoints follow AWS's reference jobs: `hyperpodrun` (the HyperPod elastic agent, a
 torchrun-compatible launcher) for HyperPodPyTorchJob (awslabs/awsome-distributed-training,
-3.test_cases/pytorch/FSDP/kubernetes/llama3_2_1b-fsdp-hpto.yaml), `torchrun` for Kubeflow's
+3.test_cases/pytorch/FSDP/kubernetes/llama3_2_1b-fsdp-hpto.yaml). `hyperpodrun` comes only with
+the `hyperpod-elastic-agent` pip package, which "you must first install ... into your training
+image" (AWS docs, "Using the HyperPod training operator"; pypi.org/project/hyperpod-elastic-agent,
+`[project.scripts] hyperpodrun`); no public image has it. So these recipes run `sh -c "pip
+install --quiet <pins> && exec hyperpodrun ..."` (`exec`: the agent is PID 1 and gets SIGTERM,
+as its README asks) in the image given as parameter `image`: the stock PyTorch image installs
+the agent at start; an image with it baked in (images/hyperpod-pytorch/Dockerfile) finds the
+pins satisfied and downloads nothing. Their training scripts are podplane's own
+(src/podplane/training_scripts/, mounted from a ConfigMap: scripts.py). `torchrun` for Kubeflow's
 PyTorchJob (kubeflow/training-operator docs, "PyTorch Training"). The LLaMA-Factory and
 MS-Swift commands are their documented CLIs (`llamafactory-cli train`, `swift sft`). VERL runs
 as a KubeRay RayJob: `python3 -m verl.trainer.main_ppo` with Hydra overrides, as its GRPO
@@ -99,12 +107,15 @@ class Recipe:
     image: str
     kind: JobKind
     # the command; `{param}` placeholders and {nnodes} {nproc} {outputs} {checkpoints} {job}
+    # {scripts}
     entrypoint: tuple[str, ...]
     params: tuple[Param, ...] = ()
     resources: Resources = field(default_factory=Resources)
     default_replicas: int = 1
     elastic_capable: bool = False
     ray_version: str = ""  # RayJob recipes: spec.rayClusterSpec.rayVersion (matches the image)
+    install: tuple[str, ...] = ()  # pip requirements installed before the entrypoint runs
+    scripts: tuple[str, ...] = ()  # training_scripts/ files mounted at {scripts} (scripts.py)
     # log pattern the training operator watches for hangs (FIELDS.md logMonitoringConfiguration)
     progress_pattern: str = r".*step \d+ .*loss.*"
 
@@ -149,24 +160,44 @@ MODEL = Param("model", "str", "/models/Qwen2.5-0.5B-Instruct",
               shape="a path under /models or a Hugging Face id (org/name)")
 HPRUN = ("hyperpodrun", "--tee=3", "--log_dir=/tmp/hyperpod", "--nnodes={nnodes}",
          "--nproc-per-node={nproc}")
+# The newest release on PyPI (1.1.3; needs torch>=2.4,<2.12, so the PyTorch 2.5.1 image fits);
+# transformers for the FSDP script's model (4.46.3 supports torch 2.5 and Qwen2.5).
+ELASTIC_AGENT = "hyperpod-elastic-agent==1.1.3"
+TRANSFORMERS = "transformers==4.46.3"
+# An image reference as the distribution reference grammar has it (distribution/reference
+# `reference.go`: [registry[:port]/]path[:tag][@digest], lowercase path components).
+_PATH = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+IMAGE_VALUE = (rf"(?:[A-Za-z0-9.-]+(?::[0-9]+)?/)?{_PATH}(?:/{_PATH})*"
+               r"(?::[A-Za-z0-9_][A-Za-z0-9._-]{0,127})?(?:@sha256:[a-f0-9]{64})?")
+
+
+def _image(default: str) -> Param:
+    return Param("image", "str", default, "Training image. The default installs the HyperPod "
+                 "elastic agent at start (needs egress to PyPI); pass an image with it baked "
+                 "in (images/hyperpod-pytorch/Dockerfile) for production.",
+                 pattern=IMAGE_VALUE, shape="an image reference (registry/path:tag)")
+
 
 RECIPES: tuple[Recipe, ...] = (
     Recipe("pytorch-ddp", "pytorch", "Plain PyTorch DistributedDataParallel training script.",
            PYTORCH_IMAGE, "HyperPodPyTorchJob",
-           (*HPRUN, "/data/scripts/train_ddp.py", "--lr={learning_rate}", "--epochs={epochs}",
+           (*HPRUN, "{scripts}/train_ddp.py", "--lr={learning_rate}", "--epochs={epochs}",
             "--batch-size={batch_size}", "--data={dataset}", "--save-steps={save_steps}",
             "--checkpoint-dir={checkpoints}", "--output-dir={outputs}"),
-           _common(3e-4), elastic_capable=True),
+           (*_common(3e-4), _image(PYTORCH_IMAGE)), elastic_capable=True,
+           install=(ELASTIC_AGENT,), scripts=("train_ddp.py",)),
     Recipe("pytorch-fsdp", "pytorch", "PyTorch FullyShardedDataParallel (AWS's FSDP test case).",
            PYTORCH_IMAGE, "HyperPodPyTorchJob",
-           (*HPRUN, "/data/scripts/train_fsdp.py", "--model={model}", "--lr={learning_rate}",
+           (*HPRUN, "{scripts}/train_fsdp.py", "--model={model}", "--lr={learning_rate}",
             "--epochs={epochs}", "--train_batch_size={batch_size}", "--dataset={dataset}",
             "--sharding_strategy={sharding}", "--checkpoint_freq={save_steps}",
             "--checkpoint_dir={checkpoints}", "--output_dir={outputs}"),
            (*_common(1e-4), MODEL,
             Param("sharding", "str", "full", "FSDP sharding strategy.",
-                  choices=("full", "hybrid", "shard_grad_op", "no_shard"))),
-           default_replicas=2, elastic_capable=True),
+                  choices=("full", "hybrid", "shard_grad_op", "no_shard")),
+            _image(PYTORCH_IMAGE)),
+           default_replicas=2, elastic_capable=True, install=(ELASTIC_AGENT, TRANSFORMERS),
+           scripts=("train_fsdp.py",)),
     Recipe("llamafactory-sft", "llama-factory", "LLaMA-Factory full supervised fine-tuning.",
            LLAMA_FACTORY_IMAGE, "PyTorchJob",
            ("llamafactory-cli", "train", "--stage=sft", "--do_train=true",

@@ -15,11 +15,13 @@ awslabs/awsome-distributed-training 3.test_cases/pytorch/FSDP/kubernetes/*-hpto.
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import dataclass, replace
 from typing import Any
 
 from podplane.domain.features.mlflow import SERVICE_ACCOUNT as MLFLOW_ACCOUNT
 from podplane.domain.features.mlflow import job_env as mlflow_env
+from podplane.domain.jobs import scripts
 from podplane.domain.jobs.kinds import (
     GROUP_LABEL,
     HEALTH_LABEL,
@@ -107,10 +109,18 @@ def render(recipe: Recipe, job: str, params: dict[str, Any], where: Placement,
 
 
 def command(recipe: Recipe, job: str, params: dict[str, Any], where: Placement) -> list[str]:
+    """The entrypoint with its values; a recipe that installs packages first runs `sh -c "pip
+    install --quiet <pins> && exec <entrypoint>"` (every word quoted for the shell; parameter
+    values are already restricted to `[A-Za-z0-9._/-]`, recipes.py)."""
     values = {**{k: _text(v) for k, v in params.items()}, "nnodes": str(where.replicas),
               "nproc": str(max(where.gpus_per_replica, 1)), "job": job,
-              "outputs": "/outputs", "checkpoints": "/checkpoints"}
-    return [part.format(**values) for part in recipe.entrypoint]
+              "outputs": "/outputs", "checkpoints": "/checkpoints",
+              "scripts": scripts.SCRIPTS_DIR}
+    words = [part.format(**values) for part in recipe.entrypoint]
+    if not recipe.install:
+        return words
+    return ["sh", "-c", f"pip install --quiet {shlex.join(recipe.install)} && "
+            f"exec {shlex.join(words)}"]
 
 
 def launcher_env(recipe: Recipe, where: Placement) -> list[Manifest]:
@@ -166,11 +176,14 @@ def _pod_template(recipe: Recipe, job: str, params: dict[str, Any],
         volumes.append({"name": SHARED_VOLUME, "persistentVolumeClaim": {"claimName": CLAIM}})
         mounts += [{"name": SHARED_VOLUME, "mountPath": path, "subPath": sub.format(job=job)}
                    for path, sub in MOUNTS.items()]
+    if recipe.scripts:  # podplane's training scripts, from the job's ConfigMap (scripts.py)
+        volumes.append(scripts.volume(job))
+        mounts.append(scripts.mount())
     if where.fsx_claim:  # one Lustre file system shared by every job (docs/features.md)
         volumes.append({"name": FSX_VOLUME, "persistentVolumeClaim": {
             "claimName": where.fsx_claim}})
         mounts.append({"name": FSX_VOLUME, "mountPath": FSX_PATH})
-    container = {"name": CONTAINER, "image": recipe.image,
+    container = {"name": CONTAINER, "image": params.get("image") or recipe.image,
                  "command": [*launcher_prefix(recipe), *command(recipe, job, params, where)],
                  "env": env,
                  "resources": {"requests": requests, "limits": limits},

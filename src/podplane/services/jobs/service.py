@@ -12,6 +12,7 @@ from podplane.domain.features.fsx import CLAIM as FSX_CLAIM
 from podplane.domain.features.mlflow import ARN_ANNOTATION, SERVICE_ACCOUNT
 from podplane.domain.instance_groups import CapacityType, shape_of
 from podplane.domain.jobs import render as rj
+from podplane.domain.jobs import scripts as job_scripts
 from podplane.domain.jobs import views
 from podplane.domain.jobs.errors import InsufficientGpus, JobExists
 from podplane.domain.jobs.kinds import KINDS, NAMESPACE, RAY
@@ -26,6 +27,7 @@ from podplane.services.groups.outcome import Outcome, key_used, start, unchanged
 from podplane.services.jobs import cluster as jc
 from podplane.services.jobs import logs as job_logs_room
 from podplane.services.jobs import ray as ray_jobs
+from podplane.services.jobs import scripts as scripts_io
 from podplane.services.jobs import stream as job_stream
 from podplane.services.jobs.stall import stall_of
 from podplane.services.jobs.workflows import CANCEL, DELETE, SUBMIT
@@ -127,6 +129,13 @@ async def submit_job(ctx: Ctx, cluster: str, request: JobRequest, *,
         return await unchanged_or(taken, ctx, SUBMIT, target(cluster, request.name), body,
                                   {"job": request.name}, request.dry_run)
     plan["manifest"] = rj.manifest_from(body, facts)
+    if chosen.scripts:  # applied first, so a manifest applied by hand needs it too
+        plan["config_map"] = job_scripts.config_map(request.name, chosen.name,
+                                                    scripts_io.files(chosen))
+        plan["notes"].append(f"Training scripts ({', '.join(chosen.scripts)}) are mounted at "
+                             f"{job_scripts.SCRIPTS_DIR} from ConfigMap "
+                             f"{job_scripts.config_map_name(request.name)}, deleted with "
+                             "the job.")
     plan["outputs"] = rj.prefixes(bucket, request.name)
     if not bucket:
         plan["notes"].append("The cluster has no shared S3 claim: /data, /models, "

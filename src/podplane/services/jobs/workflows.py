@@ -1,11 +1,14 @@
 """Durable job mutations, each a workflow of named steps (step names are stored: never rename):
 
-- job.submit: `apply` the rendered manifest (server-side apply: running it again after a
-  crash changes nothing), then `admitted` waits until the job's operator has taken it (its
-  first status condition), so an operator that is not running fails the operation clearly.
+- job.submit: `apply` the recipe's scripts ConfigMap (if any: services/jobs/scripts.py), the
+  rendered manifest, then the ConfigMap again owned by the job (server-side apply: running it
+  again after a crash changes nothing), then `admitted` waits until the job's operator has
+  taken it (its first status condition), so an operator that is not running fails the
+  operation clearly.
 - job.cancel: `suspend` sets runPolicy.suspend (both training operators' own switch; a
   RayJob's spec.suspend), `stopped` waits until no pod of the job is left running.
-- job.delete: `delete` the job (its pods go with it: owner references), `gone` waits for it.
+- job.delete: `delete` the job (its pods and scripts ConfigMap go with it: owner references;
+  the ConfigMap is also deleted by name), `gone` waits for it.
 """
 
 from __future__ import annotations
@@ -15,12 +18,13 @@ from typing import Any
 
 from podplane.domain.errors import CloudError, NotFound
 from podplane.domain.jobs.kinds import KINDS, NAMESPACE, RAY
+from podplane.domain.jobs.recipes import recipe
 from podplane.domain.jobs.render import manifest_from
 from podplane.ops.context import StepContext
 from podplane.ops.workflows import Workflow
 from podplane.services.cloud_access import Cloud
 from podplane.services.groups import cloud as gc
-from podplane.services.jobs import ray
+from podplane.services.jobs import ray, scripts
 
 SUBMIT, CANCEL, DELETE = "job.submit", "job.cancel", "job.delete"
 POLL_SECONDS = 5.0
@@ -48,8 +52,11 @@ class JobSteps:
     async def apply(self, ctx: StepContext) -> Shape:
         kube = await self._kube(ctx)
         manifest = manifest_from(ctx.params["request"], ctx.params["facts"])
+        chosen, job = recipe(ctx.params["request"]["recipe"]), ctx.params["request"]["name"]
         await ctx.phase("applying")  # a crash point before and after the call (crash sweep)
+        await scripts.apply(kube, chosen, job)  # first: its pods mount it
         applied = await kube.apply(manifest, force=True)
+        await scripts.apply(kube, chosen, job, owner=applied)
         ctx.crash_point("after_call")
         return {"job": applied["metadata"]["name"], "kind": applied["kind"],
                 "uid": applied["metadata"].get("uid")}
@@ -110,6 +117,7 @@ class JobSteps:
         with contextlib.suppress(NotFound):  # already gone (a resumed step)
             await kube.delete(kind.api_version, kind.kind, job, namespace=NAMESPACE,
                               propagation="Background")
+        await scripts.delete(kube, job)
         ctx.crash_point("after_call")
         return {"deleted": job}
 

@@ -1,4 +1,10 @@
-"""A kubelet: starts containers, runs them for their simulated duration, reports status."""
+"""A kubelet: starts containers, runs them for their simulated duration, reports status.
+
+A container whose image lacks the program it is asked to run (kube/image_contents.py, with its
+sources) exits at once: `StartError` 128 when runc cannot exec it (no `Started` event, a
+`Failed` one with the runtime's message), or the shell's 127; then the pod's restart policy
+applies as to any exit (`CrashLoopBackOff`, or `Failed` under `Never`).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ from typing import Any
 from podplane_sandbox.kube import (
     container_shell,  # what a model download's `sh -c` does to files
     fsx_mounts,  # FSx for Lustre volumes
+    image_contents,  # which executables an image has
     mlflow_runs,  # training runs logged to SageMaker MLflow
     s3_mounts,
 )
@@ -181,14 +188,16 @@ class Kubelet(Controller):
         self.blocked[key] = reason
 
     def _until_exit(self, pod: Obj, started: float) -> float | None:
-        seconds = run_seconds(pod)
+        failure = image_contents.first_failure(pod)
+        seconds = 0.0 if failure else run_seconds(pod)  # it could not run its program
         if seconds is None:
             return None
         left = started + seconds - self.ctx.now()
         if left > 0:
             return left
         pod = self.primary_obj((pod["metadata"]["namespace"], pod["metadata"]["name"])) or pod
-        code = int((pod["metadata"].get("annotations") or {}).get(EXIT_CODE, "0"))
+        code = failure[1].exit_code if failure else \
+            int((pod["metadata"].get("annotations") or {}).get(EXIT_CODE, "0"))
         policy = pod["spec"].get("restartPolicy", "Always")
         if policy == "Never" or (policy == "OnFailure" and code == 0):
             self._exit(pod, started, started + seconds)
@@ -201,14 +210,7 @@ class Kubelet(Controller):
         restarts = int((status.get("containerStatuses") or [{}])[0].get("restartCount", 0)) + 1
         wait = backoff(restarts)
         name, ns = pod["metadata"]["name"], pod["metadata"]["namespace"]
-        last = {
-            "terminated": {
-                "exitCode": code,
-                "reason": "Completed" if code == 0 else "Error",
-                "startedAt": iso(started),
-                "finishedAt": iso(finished),
-            }
-        }
+        last = {"terminated": _terminated(pod, code, started, finished)}
         statuses = []
         for cs in self._container_statuses(pod, {}, False, restarts, last):
             cs["state"] = {
@@ -298,6 +300,10 @@ class Kubelet(Controller):
         )
         status["conditions"] = _conditions(status, at, ready=True)
         self.ctx.update_status("pods", pod, status)
+        failure = image_contents.first_failure(pod)
+        if failure and not failure[1].started:  # runc could not exec the program
+            self.ctx.event(pod, "Failed", f"Error: {failure[1].message}", "Warning")
+            return
         self.ctx.event(
             pod,
             "Started",
@@ -305,28 +311,36 @@ class Kubelet(Controller):
         )
 
     def _exit(self, pod: Obj, started: float, finished: float) -> None:
-        code = int((pod["metadata"].get("annotations") or {}).get(EXIT_CODE, "0"))
+        failure = image_contents.first_failure(pod)
+        code = failure[1].exit_code if failure else \
+            int((pod["metadata"].get("annotations") or {}).get(EXIT_CODE, "0"))
         if code == 0:
             code = container_shell.run(self.ctx, pod) or 0
         if code == 0 and (refused := s3_mounts.write_outputs(self.ctx, pod, finished - started)):
             code = 1  # the training process could not save its result (s3_mounts.py)
             self.ctx.event(pod, "OutputWriteFailed", refused, "Warning")
-        if refused := mlflow_runs.log(self.ctx, pod, started, finished, code == 0):
+        if not failure and (refused := mlflow_runs.log(self.ctx, pod, started, finished,
+                                                       code == 0)):
             code = 1  # the MLflow client raised (kube/mlflow_runs.py)
             self.ctx.event(pod, "MlflowLoggingFailed", refused, "Warning")
         status = clone(pod.get("status") or {})
         status["phase"] = "Succeeded" if code == 0 else "Failed"
-        state = {
-            "terminated": {
-                "exitCode": code,
-                "reason": "Completed" if code == 0 else "Error",
-                "startedAt": iso(started),
-                "finishedAt": iso(finished),
-            }
-        }
+        state = {"terminated": _terminated(pod, code, started, finished)}
         status["containerStatuses"] = self._container_statuses(pod, state, False)
         status["conditions"] = _conditions(status, iso(finished), ready=False)
         self.ctx.update_status("pods", pod, status)
+
+
+def _terminated(pod: Obj, code: int, started: float, finished: float) -> Obj:
+    """A container's terminated state; the runtime's reason and message when it could not run
+    its program (image_contents.py)."""
+    failure = image_contents.first_failure(pod)
+    reason = failure[1].reason if failure else ("Completed" if code == 0 else "Error")
+    state: Obj = {"exitCode": code, "reason": reason, "startedAt": iso(started),
+                  "finishedAt": iso(finished)}
+    if failure and failure[1].message:
+        state["message"] = failure[1].message
+    return state
 
 
 def backoff(restarts: int) -> float:
