@@ -152,7 +152,7 @@ def test_deploy_sglang_with_the_router_and_autoscaling(
     expect(page.get_by_test_id("endpoint-router")).to_have_text(
         "cache_aware (1 / 1 router pods Ready)", timeout=15_000)
     expect(page.get_by_test_id("endpoint-autoscaling")).to_have_text(
-        re.compile(r"^1-2 on sglang:num_running_reqs \(target 8 per pod\)"))
+        re.compile(r'^1-2 on sglang:num_running_reqs\{model_name="sg"\} \(target 8 per pod\)'))
     shot(page, "endpoints-sglang-router-autoscaling")
     apps = k8s.AppsV1Api(_kube(cloud))
     args = apps.read_namespaced_deployment("sg-router", "default").spec.template.spec \

@@ -82,3 +82,14 @@ def test_bounds() -> None:
     assert kinds == ["Deployment", "Service", "ScaledObject"]
     assert [m["kind"] for m in asc.manifests({**request(), "autoscaling": None})] == \
         ["Deployment", "Service"]
+
+
+def test_the_same_request_again_is_already_applied_and_a_new_bound_is_not() -> None:
+    wanted = asc.scaled_object(request())
+    live = copy.deepcopy(wanted)
+    live["spec"]["fallback"] = None              # what a server or KEDA may add
+    live["spec"]["triggers"][0]["metadata"]["extra"] = "x"
+    assert asc.already(live, wanted)
+    assert not asc.already(None, wanted)
+    moved = asc.scaled_object(request(max_replicas=5))
+    assert not asc.already(live, moved)

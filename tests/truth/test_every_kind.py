@@ -26,9 +26,9 @@ API = f"/api/v1/clusters/{C}"
 MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
 
 # Kinds without a case yet, and why (each is a gap of issue 31 until it has one).
-NOT_YET = {
-    "endpoint.autoscale": "needs the KEDA feature on",
-}
+NOT_YET: dict[str, str] = {}
+AUTO = {"min_replicas": 1, "max_replicas": 2, "metric": "running", "target": 4,
+        "cooldown_seconds": 120}
 
 
 def _exists(body: Any) -> None:
@@ -38,6 +38,12 @@ def _exists(body: Any) -> None:
 def _model_complete(body: Any) -> None:
     found = {m["name"]: m["complete"] for m in body}
     assert found.get("tiny") is True, f"model 'tiny' complete: {found}"
+
+
+def _autoscaled(body: Any) -> None:
+    got = body.get("autoscaling") or {}
+    want = {"min_replicas": 1, "max_replicas": 2}
+    assert {k: got.get(k) for k in want} == want, f"autoscaling: {got}"
 
 
 def cases(group: str) -> list[Case]:
@@ -63,6 +69,9 @@ def cases(group: str) -> list[Case]:
              (View(llm.path, llm.tool, llm.args, fields_are(max_model_len=4096)),)),
         Case("endpoint.scale", Request("PATCH", f"{API}/endpoints/llm1", {"replicas": 2}),
              (View(llm.path, llm.tool, llm.args, fields_are(replicas=2)),)),
+        Case("endpoint.autoscale", Request("PATCH", f"{API}/endpoints/llm1",
+                                           {"autoscaling": AUTO}),
+             (View(llm.path, llm.tool, llm.args, _autoscaled),)),
         Case("job.delete", Request("DELETE", f"{API}/jobs/ft1", params={"confirm": "true"}),
              (View(job.path, job.tool, job.args, None),), repeat_conflict="not_found"),
         Case("endpoint.delete", Request("DELETE", f"{API}/endpoints/llm1",
@@ -137,7 +146,16 @@ async def test_finished_operation_is_what_every_read_shows(world: World, kind: s
         world.stack.aws("eks").delete_addon(clusterName=C, addonName="cert-manager")
         world.stack.advance(10 * 60)
         world.clock.advance(60)  # the outside change is seen at the next interval
+    if kind == "endpoint.autoscale":  # autoscaling needs KEDA, turned on outside the case
+        await _keda_on(world)
     async with world.stack.client(case.role) as api, \
             mcp_client(world.stack.app, world.stack.tokens[case.role]) as mcp:
         problems = await run_case(api, mcp, case)
     assert problems == [], "\n".join(problems)
+
+
+async def _keda_on(world: World) -> None:
+    async with world.stack.client("admin") as api:
+        r = await api.patch(f"{API}/features/keda", json={"enabled": True})
+        assert r.status_code == 202, r.text
+        assert (await finish(api, r.json()))["status"] == "succeeded"

@@ -113,6 +113,21 @@ def targets(obj: dict[str, Any], name: str) -> bool:
     return ref.get("name") == name and ref.get("kind", "Deployment") == "Deployment"
 
 
+def _holds(live: Any, wanted: Any) -> bool:
+    if isinstance(wanted, dict):
+        return isinstance(live, dict) and all(_holds(live.get(k), v) for k, v in wanted.items())
+    if isinstance(wanted, list):
+        return (isinstance(live, list) and len(live) == len(wanted)
+                and all(_holds(a, b) for a, b in zip(live, wanted, strict=True)))
+    return bool(live == wanted)
+
+
+def already(live: dict[str, Any] | None, wanted: Manifest) -> bool:
+    """Whether the live ScaledObject already says all `wanted` says (the same request again
+    changes nothing). A subset test: the API server and KEDA may add defaults to the spec."""
+    return live is not None and _holds(live.get("spec"), wanted["spec"])
+
+
 def summary(so: dict[str, Any], hpa: dict[str, Any] | None) -> dict[str, Any]:
     """What endpoint get shows: the bounds and trigger, and what the HPA last computed."""
     spec = so.get("spec") or {}

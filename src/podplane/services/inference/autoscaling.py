@@ -79,6 +79,8 @@ async def autoscale_endpoint(ctx: Ctx, cluster: str, name: str, update: Endpoint
         wanted = {**views.request_of(dep, svc), "autoscaling": asdict(update.autoscaling)}
         await allowed(ctx, kube, cluster, wanted)
         params["manifest"] = plan["autoscaling"]["to"] = asc.scaled_object(wanted)
+        if asc.already(await ours(kube, name), params["manifest"]):
+            return Outcome(False, plan, dry_run=update.dry_run)
         if wanted.get("instance_group") and (warnings := await ic.room_warning(
                 kube, wanted["instance_group"], gpus_per_pod(wanted),
                 update.autoscaling.max_replicas - int(wanted.get("replicas") or 0))):
