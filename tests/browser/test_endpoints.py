@@ -53,10 +53,14 @@ def site(cloud: CloudServer) -> CloudServer:
     return cloud
 
 
-def _apps(cloud: CloudServer) -> k8s.AppsV1Api:
+def _kube(cloud: CloudServer) -> k8s.ApiClient:
     """The Kubernetes client on the sandbox's kubeconfig (its EKS token, its CA)."""
     kubeconfig = cloud.home.parent / "cloud" / "sandbox" / "kube" / CLUSTER / "kubeconfig"
-    return k8s.AppsV1Api(k8s_config.new_client_from_config(config_file=str(kubeconfig)))
+    return k8s_config.new_client_from_config(config_file=str(kubeconfig))
+
+
+def _apps(cloud: CloudServer) -> k8s.AppsV1Api:
+    return k8s.AppsV1Api(_kube(cloud))
 
 
 def test_deploy_from_the_console_and_call_it(page: Page, cloud: CloudServer, cloud_token: str,
@@ -110,6 +114,15 @@ def test_deploy_from_the_console_and_call_it(page: Page, cloud: CloudServer, clo
     expect(page.get_by_test_id("invoke-answer")).to_have_text(text)
     expect(page.get_by_text("4 prompt + 16 completion tokens")).to_be_visible()
     shot(page, "endpoints-detail-answered")
+
+    # the Logs panel: the engine pod's last lines, as the official client reads them
+    (pod,) = k8s.CoreV1Api(_kube(cloud)).list_namespaced_pod(
+        "default", label_selector=f"podplane.io/endpoint={ENDPOINT}").items
+    last = k8s.CoreV1Api(_kube(cloud)).read_namespaced_pod_log(
+        pod.metadata.name, "default", tail_lines=1).splitlines()[-1]
+    page.get_by_role("button", name="Refresh").click()
+    expect(page.get_by_test_id("endpoint-logs")).to_contain_text(
+        f"{pod.metadata.name} {last}")
 
     dep = _apps(cloud).read_namespaced_deployment(ENDPOINT, "default")
     assert dep.metadata.labels["app.kubernetes.io/managed-by"] == "podplane"

@@ -105,7 +105,10 @@ async def test_the_endpoint_on_the_pool_is_listed_and_shown(warm: Stack) -> None
     async with warm.client("viewer") as api:
         listed = {e["name"]: e for e in (await api.get(ENDPOINTS)).json()}
         shown = (await api.get(f"{ENDPOINTS}/chat")).json()
+        logs = (await api.get(f"{ENDPOINTS}/chat/logs", params={"tail": 3})).json()
     row = listed["chat"]
+    # its logs are its assigned pod's only, not the free warm pods'
+    assert logs["pods"] == [serving["metadata"]["name"]] and logs["lines"]
     assert "warm" not in listed  # the pool itself is not an endpoint
     assert (row["pool"], row["replicas"], row["ready_replicas"], row["status"]) == \
         ("warm", 1, 1, "Ready")

@@ -137,6 +137,7 @@ async def test_cache_aware_routing_follows_prefixes_and_scaling(
         after = [await ask(api, p + " once more") for p in (SYSTEM_A, SYSTEM_B) * 3]
         assert {worker_of(x, left) for x in after} == {left[0]["metadata"]["name"]}
         assert metric(router_metrics(stack), "sgl_router_active_workers") == 1.0
+    await logs_are_the_engines_and_the_routers(stack, left[0]["metadata"]["name"])
 
     async with stack.client("admin") as admin:
         r = await admin.delete(f"{ENDPOINTS}/chat", params={"confirm": "true"})
@@ -148,6 +149,26 @@ async def test_cache_aware_routing_follows_prefixes_and_scaling(
     assert names(stack, RBAC[1]) == [] and names(stack, RBAC[2]) == []
     assert kubectl_json(stack, "get", "pods", "-n", "default")["items"] == []
     stack.kubectl("delete", "serviceaccount", "keep-me", "-n", "default")
+
+
+async def logs_are_the_engines_and_the_routers(stack: Stack, engine_pod: str) -> None:
+    """endpoint logs (a viewer may read them): the engine pod and the router pod, each the
+    lines `kubectl logs` prints, paged; a pod that is not the endpoint's is a 404."""
+    (router,) = kubectl_json(stack, "get", "pods", "-n", "default", "-l",
+                             "podplane.io/router-of=chat")["items"]
+    router_pod = router["metadata"]["name"]
+    async with stack.client("viewer") as api:
+        page = (await api.get(f"{ENDPOINTS}/chat/logs", params={"tail": 5})).json()
+        assert page["endpoint"] == "chat" and page["pods"] == sorted([engine_pod, router_pod])
+        for pod in page["pods"]:
+            said = [x["line"] for x in page["lines"] if x["pod"] == pod]
+            assert said and said == stack.kubectl("logs", pod, "--tail", "5").splitlines()
+        first = (await api.get(f"{ENDPOINTS}/chat/logs",
+                               params={"tail": 5, "limit": 1, "pod": router_pod})).json()
+        assert first["pods"] == [router_pod] and len(first["lines"]) == 1
+        assert first["next_cursor"] == 1
+        other = await api.get(f"{ENDPOINTS}/chat/logs", params={"pod": "not-chat-0"})
+        assert other.status_code == 404 and router_pod in other.json()["hint"]
 
 
 async def test_router_without_rbac_discovers_no_worker(cluster: tuple[Stack, str]) -> None:

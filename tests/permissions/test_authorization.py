@@ -99,6 +99,7 @@ ROUTES: dict[tuple[str, str], Role | None] = {
     ("PATCH", "/api/v1/clusters/{cluster}/endpoints/{name}"): O,
     ("DELETE", "/api/v1/clusters/{cluster}/endpoints/{name}"): A,
     ("POST", "/api/v1/clusters/{cluster}/endpoints/{name}/invoke"): O,  # spends GPU time
+    ("GET", "/api/v1/clusters/{cluster}/endpoints/{name}/logs"): V,
     ("GET", "/api/v1/clusters/{cluster}/pools"): V,
     ("POST", "/api/v1/clusters/{cluster}/pools"): O,
     ("GET", "/api/v1/clusters/{cluster}/pools/{name}"): V,
@@ -132,7 +133,7 @@ TOOL_ROLES: dict[str, Role] = {
     "job_recipes": V, "job_list": V, "job_submit": O, "job_get": V, "job_logs": V,
     "job_events": V, "job_cancel": O, "job_delete": A,
     "endpoint_create": O, "endpoint_list": V, "endpoint_get": V, "endpoint_scale": O,
-    "endpoint_delete": A, "endpoint_invoke": O, "endpoint_update": O,
+    "endpoint_delete": A, "endpoint_invoke": O, "endpoint_logs": V, "endpoint_update": O,
     "pool_scale": O, "pool_assign": O, "model_download": O, "model_list": V,
     "feature_list": V, "feature_get": V, "feature_plan": V, "feature_set": O,
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from podplane.cli.groups import CLUSTER, DRY_BODY, DRY_QUERY, WAIT, YES, show_change
 from podplane.cli.remote import out
@@ -59,6 +60,17 @@ def show_answer(a: dict[str, Any], call: Call) -> None:
     made = u.get("completion_tokens", (r.get("details") or {}).get("generated_tokens"))
     out.print(f"[dim]{a['path']}: {u.get('prompt_tokens', '?')} prompt + "
               f"{made} completion tokens[/]")
+
+
+def show_logs(page: dict[str, Any], call: Call) -> None:
+    """A page of lines, each after its pod; how to read on when the page is not the last."""
+    for line in page["lines"]:
+        # log lines hold brackets that are not markup
+        out.print(f"[dim]{escape(line['pod'])}[/] {escape(line['line'])}", highlight=False)
+    for pod, why in page["notes"].items():
+        out.print(f"[dim]{escape(pod)}: {escape(why)}[/]")
+    if page["next_cursor"] is not None:
+        out.print(f"[dim]more: --cursor {page['next_cursor']} ({page['total']} lines)[/]")
 
 
 COMMANDS = (
@@ -136,6 +148,19 @@ COMMANDS = (
     Command("delete", "DELETE", ENDPOINTS + "/{name}",
             "Delete the endpoint's Deployment, pods and Service (needs --yes).",
             (CLUSTER, NAME, YES, DRY_QUERY, WAIT), show=show_change),
+    Command("logs", "GET", ENDPOINTS + "/{name}/logs",
+            "Logs of the endpoint's engine and router pods (or --pod), one page of lines.", (
+                CLUSTER, NAME,
+                Arg("pod", Annotated[str | None, typer.Option("--pod")], None, to="query"),
+                Arg("container", Annotated[str | None, typer.Option("--container", "-c")],
+                    None, to="query"),
+                Arg("tail", Annotated[int | None, typer.Option("--tail", min=1)], None,
+                    to="query"),
+                Arg("since", Annotated[int | None, typer.Option(
+                    "--since", min=1, help="Seconds.")], None, to="query",
+                    key="since_seconds"),
+                Arg("cursor", Annotated[int, typer.Option("--cursor", min=0)], 0,
+                    to="query")), show=show_logs),
     Command("invoke", "POST", ENDPOINTS + "/{name}/invoke",
             "Send one small request through podplane (operator role).", (
                 CLUSTER, NAME,

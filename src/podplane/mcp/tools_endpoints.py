@@ -16,6 +16,8 @@ from podplane.domain.inference.requests import (
 from podplane.domain.names import DNS_LABEL_PATTERN
 from podplane.mcp.tool import Tool, boolean, fields_of, integer, text, typed
 from podplane.mcp.tools_nodes import DRY_RUN
+from podplane.services import pod_logs
+from podplane.services.inference import logs as endpoint_logs
 from podplane.services.inference import service as endpoints
 from podplane.services.inference.service import InvokeRequest
 
@@ -50,6 +52,13 @@ TOOLS: tuple[Tool, ...] = (
     Tool("endpoint_delete", "DELETE", ENDPOINTS + "/{name}", endpoints.delete_endpoint,
          "Delete an endpoint (Deployment, pods, Service).",
          {"cluster": CLUSTER, "name": NAME, "dry_run": DRY_RUN}),
+    Tool("endpoint_logs", "GET", ENDPOINTS + "/{name}/logs", endpoint_logs.endpoint_logs,
+         "Read an endpoint's engine and router pod logs, bounded and paged like job_logs.",
+         {"cluster": CLUSTER, "name": NAME,
+          "pod": text("Only this pod.", pattern=DNS_LABEL_PATTERN, maxLength=253),
+          "tail": integer("Last N lines per pod.", minimum=1,
+                          maximum=pod_logs.MAX_LINES_PER_POD),
+          "cursor": integer("next_cursor of the last page.", minimum=0, maximum=10**7)}),
     Tool("endpoint_invoke", "POST", ENDPOINTS + "/{name}/invoke", endpoints.invoke_endpoint,
          "One small OpenAI-compatible request to the endpoint, through the Kubernetes API "
          "server.",

@@ -10,7 +10,7 @@ from podplane.domain.jobs.requests import JOB_NAME_MAX, JobRequest
 from podplane.domain.names import DNS_LABEL_PATTERN
 from podplane.mcp.tool import Tool, fields_of, integer, text
 from podplane.mcp.tools_nodes import CLUSTER, DRY_RUN
-from podplane.services.jobs import logs as logs_room
+from podplane.services import pod_logs as logs_room
 from podplane.services.jobs import service as jobs
 
 JOB = text("The job's name.", required=True, pattern=DNS_LABEL_PATTERN, minLength=1,

@@ -13,7 +13,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from podplane.api.auth import ACTION_STATE, app_state, ctx_for, current_principal
 from podplane.api.routers.instance_groups import ClusterName, Confirm, DryRun, IdempotencyKey
-from podplane.api.routers.jobs import answer
+from podplane.api.routers.jobs import (
+    LogContainer,
+    LogCursor,
+    LogLimit,
+    LogPod,
+    LogSince,
+    LogTail,
+    PodLogPageOut,
+    answer,
+)
 from podplane.api.routers.operations import MadeAlreadyOut, OperationOut
 from podplane.domain.errors import InvalidInput
 from podplane.domain.inference.requests import (
@@ -24,7 +33,9 @@ from podplane.domain.inference.requests import (
     EndpointUpdate,
 )
 from podplane.domain.names import DNS_LABEL_PATTERN
+from podplane.services import pod_logs
 from podplane.services.context import Ctx
+from podplane.services.inference import logs as endpoint_logs_room
 from podplane.services.inference import service as svc
 from podplane.services.inference.service import InvokeRequest
 from podplane.services.registry import admit, effect_of
@@ -300,3 +311,19 @@ async def invoke_endpoint(cluster: ClusterName, name: EndpointName, body: Invoke
     request = InvokeRequest(**body.__dict__)
     return await svc.invoke_endpoint(ctx, cluster, name, request)
 
+
+
+class EndpointLogPageOut(PodLogPageOut):
+    endpoint: str
+
+
+@router.get(BASE + "/{name}/logs", response_model=EndpointLogPageOut)
+async def endpoint_logs(cluster: ClusterName, name: EndpointName,
+                        ctx: Annotated[Ctx, Depends(ctx_for(endpoint_logs_room.endpoint_logs))],
+                        pod: LogPod = None, container: LogContainer = None,
+                        since_seconds: LogSince = None, tail: LogTail = None,
+                        cursor: LogCursor = 0, limit: LogLimit = pod_logs.PAGE) -> Any:
+    """Logs of the endpoint's engine pods and router pods (or one pod), bounded and paged
+    with `cursor`, whichever kind serves it (self-managed, operator, warm pool)."""
+    return await endpoint_logs_room.endpoint_logs(ctx, cluster, name, pod, container,
+                                                  since_seconds, tail, cursor, limit)

@@ -23,11 +23,11 @@ from podplane.api.routers.operations import MadeAlreadyOut, OperationOut, out
 from podplane.domain.errors import InvalidInput, PodplaneError
 from podplane.domain.jobs.requests import JOB_NAME_MAX, JobRequest, ParamValue
 from podplane.domain.names import DNS_LABEL_PATTERN
+from podplane.services import pod_logs as logs_room
 from podplane.services.access.auth import until_revoked as until_token_revoked
 from podplane.services.access.limits import STREAMS, limits_of
 from podplane.services.context import Ctx
 from podplane.services.groups.outcome import Outcome
-from podplane.services.jobs import logs as logs_room
 from podplane.services.jobs import service as svc
 from podplane.services.jobs import stream as job_stream
 from podplane.services.registry import admit, effect_of
@@ -207,13 +207,16 @@ class LogLineOut(BaseModel):
     line: str
 
 
-class LogPageOut(BaseModel):
-    job: str
+class PodLogPageOut(BaseModel):
     pods: list[str]
     lines: list[LogLineOut]
     next_cursor: int | None = Field(description="Pass as `cursor` for the next page.")
     total: int
     notes: dict[str, str] = Field(description="Pods without logs yet, and why.")
+
+
+class LogPageOut(PodLogPageOut):
+    job: str
 
 
 class EventOut(BaseModel):
@@ -317,20 +320,21 @@ async def get_job(cluster: ClusterName, job: JobName,
     return await svc.get_job(ctx, cluster, job)
 
 
+# The query of a paged log read, a job's or an endpoint's (bounds: services/pod_logs.py).
+LogPod = Annotated[str | None, Query(max_length=253, pattern=DNS_LABEL_PATTERN)]
+LogContainer = Annotated[str | None, Query(max_length=63, pattern=DNS_LABEL_PATTERN)]
+LogSince = Annotated[int | None, Query(ge=1, le=logs_room.MAX_SINCE_SECONDS)]
+LogTail = Annotated[int | None, Query(ge=1, le=logs_room.MAX_LINES_PER_POD)]
+LogCursor = Annotated[int, Query(ge=0, le=10**7)]
+LogLimit = Annotated[int, Query(ge=1, le=logs_room.MAX_PAGE)]
+
+
 @router.get(BASE + "/{job}/logs", response_model=LogPageOut)
 async def job_logs(cluster: ClusterName, job: JobName,
                    ctx: Annotated[Ctx, Depends(ctx_for(svc.job_logs))],
-                   pod: Annotated[str | None, Query(max_length=253,
-                                                    pattern=DNS_LABEL_PATTERN)] = None,
-                   container: Annotated[str | None, Query(max_length=63,
-                                                          pattern=DNS_LABEL_PATTERN)] = None,
-                   since_seconds: Annotated[int | None, Query(
-                       ge=1, le=logs_room.MAX_SINCE_SECONDS)] = None,
-                   tail: Annotated[int | None, Query(ge=1, le=logs_room.MAX_LINES_PER_POD)]
-                   = None,
-                   cursor: Annotated[int, Query(ge=0, le=10**7)] = 0,
-                   limit: Annotated[int, Query(ge=1, le=logs_room.MAX_PAGE)] = logs_room.PAGE,
-                   ) -> Any:
+                   pod: LogPod = None, container: LogContainer = None,
+                   since_seconds: LogSince = None, tail: LogTail = None,
+                   cursor: LogCursor = 0, limit: LogLimit = logs_room.PAGE) -> Any:
     """Logs of every pod (or one), bounded and paged with `cursor`."""
     return await svc.job_logs(ctx, cluster, job, pod, container, since_seconds, tail, cursor,
                               limit)

@@ -19,13 +19,13 @@ from podplane.domain.jobs.kinds import KINDS, NAMESPACE, RAY
 from podplane.domain.jobs.recipes import RECIPES, Recipe, recipe
 from podplane.domain.jobs.requests import JobRequest
 from podplane.domain.manifests.storage import CLAIM
+from podplane.services import pod_logs as job_logs_room
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
 from podplane.services.features.mlflow_runs import run_view
 from podplane.services.groups import cloud as gc
 from podplane.services.groups.outcome import Outcome, key_used, start, unchanged_or
 from podplane.services.jobs import cluster as jc
-from podplane.services.jobs import logs as job_logs_room
 from podplane.services.jobs import ray as ray_jobs
 from podplane.services.jobs import scripts as scripts_io
 from podplane.services.jobs import stream as job_stream
@@ -98,8 +98,8 @@ async def job_logs(ctx: Ctx, cluster: str, job: str, pod: str | None = None,
     _, kube = await jc.kube_of(ctx, cluster)
     found = await jc.find_job(kube, cluster, job)
     pods = [p["metadata"]["name"] for p in await jc.pods_of(kube, found)]
-    return await job_logs_room.page(kube, job, sorted(pods), pod, container, since_seconds,
-                                    tail, cursor, limit)
+    return {"job": job, **await job_logs_room.page(
+        kube, f"Job {job!r}", sorted(pods), pod, container, since_seconds, tail, cursor, limit)}
 
 
 @service(Effect.CREATE, "job.submit",

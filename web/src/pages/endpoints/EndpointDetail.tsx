@@ -1,7 +1,7 @@
 // One endpoint: status and replicas, engine, image, model and parallelism, each pod with its
-// node, the invoke box, and Scale, Update and Delete (with confirmation); an endpoint on a
-// warm pool points to the pool instead (its pods change there). Opened with ?op=<id>
-// (after a deploy or a change) it follows that operation live.
+// node, the invoke box, its pods' last log lines, and Scale, Update and Delete (with
+// confirmation); an endpoint on a warm pool points to the pool instead (its pods change there).
+// Opened with ?op=<id> (after a deploy or a change) it follows that operation live.
 import Box from "@cloudscape-design/components/box";
 import Button from "@cloudscape-design/components/button";
 import Container from "@cloudscape-design/components/container";
@@ -22,6 +22,7 @@ import { ProgressPanel } from "../clusters/ProgressPanel";
 import { DeleteEndpointModal, ScaleEndpointModal, UpdateEndpointModal } from "./EndpointModals";
 import { EndpointStatus } from "./EndpointStatus";
 import { EndpointSummary, PoolNote } from "./EndpointSummary";
+import { EndpointLogs } from "./EndpointLogs";
 import { InvokeBox } from "./InvokeBox";
 import { endpointKey, endpointsKey, endpointsPath } from "./model";
 
@@ -90,6 +91,7 @@ export default function EndpointDetail({ params }: PageProps) {
         ]}
         empty={<Box textAlign="center" color="inherit">No pods: scaled to zero, or not created yet.</Box>}
       />
+      <EndpointLogs cluster={cluster} name={name} />
       {modal === "scale" && <ScaleEndpointModal cluster={cluster} endpoint={e} onClose={() => setModal(null)} onDone={changed} />}
       {modal === "update" && <UpdateEndpointModal cluster={cluster} endpoint={e} onClose={() => setModal(null)} onDone={changed} />}
       {modal === "delete" && (

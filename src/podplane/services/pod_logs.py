@@ -1,6 +1,7 @@
-"""A job's logs for agents and scripts: every pod (or one), bounded and paged. Each page holds
-at most `limit` lines; `cursor` is the index of the next line in the job's combined log (pods
-in name order), so paging never re-reads more than MAX_LINES_PER_POD lines of a pod."""
+"""A workload's logs for agents and scripts (a job's pods, an endpoint's pods): every pod or
+one, bounded and paged. Each page holds at most `limit` lines; `cursor` is the index of the
+next line in the workload's combined log (pods in name order), so paging never re-reads more
+than MAX_LINES_PER_POD lines of a pod."""
 
 from __future__ import annotations
 
@@ -42,11 +43,12 @@ async def pod_lines(kube: KubePort, pod: str, container: str | None,
     return lines, None
 
 
-async def page(kube: KubePort, job: str, pods: list[str], pod: str | None,
+async def page(kube: KubePort, owner: str, pods: list[str], pod: str | None,
                container: str | None, since_seconds: int | None, tail: int | None,
                cursor: int, limit: int) -> Shape:
     if pod is not None and pod not in pods:
-        raise NotFound(f"Job {job!r} has no pod {pod!r}.", hint=f"Its pods: {', '.join(pods)}.")
+        raise NotFound(f"{owner} has no pod {pod!r}.",
+                       hint=f"Its pods: {', '.join(pods) or 'none yet'}.")
     limit = max(1, min(limit, MAX_PAGE))
     chosen = [pod] if pod else pods
     out: list[Shape] = []
@@ -61,6 +63,6 @@ async def page(kube: KubePort, job: str, pods: list[str], pod: str | None,
                 out.append({"pod": name, "line": line})
             index += 1
     more = index > cursor + limit
-    return {"job": job, "pods": chosen, "lines": out,
+    return {"pods": chosen, "lines": out,
             "next_cursor": cursor + limit if more else None, "total": index,
             "notes": notes}
