@@ -14,9 +14,9 @@ import pytest
 from podplane_sandbox.kube.pod_termination import (
     Terminations,
     ending_of,
-    grace_seconds,
     prestop_seconds,
 )
+from podplane_sandbox.kube.store import grace_seconds
 from podplane_sandbox.kube.util import iso
 
 T0 = 1_780_000_000.0

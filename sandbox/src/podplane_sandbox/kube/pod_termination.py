@@ -48,19 +48,9 @@ from podplane_sandbox.kube.fake_engine import engine_of
 from podplane_sandbox.kube.util import parse_iso
 
 Obj = dict[str, Any]
-DEFAULT_GRACE_SECONDS = 30        # PodSpec.terminationGracePeriodSeconds default
 HOOK_EXTENSION_SECONDS = 2.0      # the one-off extension for a hook still running
 SGLANG_WATCHDOG_SECONDS = 5.0     # tokenizer_manager.sigterm_watchdog's sleep
 PROPAGATION_SECONDS = 10.0
-
-
-def grace_seconds(pod: Obj, options: Obj) -> int:
-    """deletionGracePeriodSeconds of a pod delete (the request's, else the pod's, else 30)."""
-    asked = options.get("gracePeriodSeconds")
-    if asked is not None:
-        return int(asked)
-    spec = pod.get("spec") or {}
-    return int(spec.get("terminationGracePeriodSeconds", DEFAULT_GRACE_SECONDS))
 
 
 def prestop_seconds(container: Obj) -> float:

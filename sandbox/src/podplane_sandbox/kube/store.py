@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from podplane_sandbox.clock import VirtualClock
-from podplane_sandbox.kube import errors, pod_termination
+from podplane_sandbox.kube import errors
 from podplane_sandbox.kube.errors import KubeError
 from podplane_sandbox.kube.resources import Registry, ResourceType
 from podplane_sandbox.kube.util import clone, iso
@@ -27,6 +27,16 @@ from podplane_sandbox.kube.util import clone, iso
 Obj = dict[str, Any]
 HISTORY = 50_000
 Admit = Callable[[ResourceType, Obj, Obj | None], None]
+DEFAULT_GRACE_SECONDS = 30  # PodSpec.terminationGracePeriodSeconds default
+
+
+def grace_seconds(pod: Obj, options: Obj) -> int:
+    """deletionGracePeriodSeconds of a pod delete (the request's, else the pod's, else 30)."""
+    asked = options.get("gracePeriodSeconds")
+    if asked is not None:
+        return int(asked)
+    spec = pod.get("spec") or {}
+    return int(spec.get("terminationGracePeriodSeconds", DEFAULT_GRACE_SECONDS))
 
 
 @dataclass(frozen=True)
@@ -206,7 +216,7 @@ class Store:
         meta["finalizers"] = finalizers
         meta["deletionTimestamp"] = iso(self.clock.now())
         meta["deletionGracePeriodSeconds"] = (
-            pod_termination.grace_seconds(obj, options)  # the pod's own, default 30
+            grace_seconds(obj, options)  # the pod's own, default 30
             if rt.key == "pods"
             else int(options.get("gracePeriodSeconds") or 0)
         )
