@@ -16,7 +16,7 @@ from podplane.domain.group_requests import NewGroupRequest, ScaleRequest
 from podplane.domain.names import DNS_LABEL_MAX, DNS_LABEL_PATTERN
 from podplane.services.context import Ctx
 from podplane.services.groups import service as svc
-from podplane.services.groups.outcome import Outcome
+from podplane.services.mutation import Outcome
 
 router = APIRouter(tags=["instance groups"])
 ClusterName = Annotated[str, Path(min_length=1, max_length=DNS_LABEL_MAX,

@@ -26,10 +26,10 @@ from podplane.domain.names import DNS_LABEL_PATTERN
 from podplane.services.access.auth import until_revoked as until_token_revoked
 from podplane.services.access.limits import STREAMS, limits_of
 from podplane.services.context import Ctx
-from podplane.services.groups.outcome import Outcome
 from podplane.services.jobs import logs as logs_room
 from podplane.services.jobs import service as svc
 from podplane.services.jobs import stream as job_stream
+from podplane.services.mutation import Outcome
 from podplane.services.registry import admit, effect_of
 
 router = APIRouter(tags=["jobs"])
