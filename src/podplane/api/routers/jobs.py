@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.websockets import WebSocketDisconnect
 
 from podplane.api.auth import audit_ws_limited, audit_ws_refused, ctx_for, websocket_principal
-from podplane.api.routers.instance_groups import ClusterName, Confirm, DryRun, IdempotencyKey
+from podplane.api.params import ClusterName, Confirm, DryRun, IdempotencyKey
 from podplane.api.routers.operations import MadeAlreadyOut, OperationOut, out
 from podplane.domain.errors import InvalidInput, PodplaneError
 from podplane.domain.jobs.requests import JOB_NAME_MAX, JobRequest, ParamValue
