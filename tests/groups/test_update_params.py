@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from podplane.domain.hyperpod_failures import group_failure as failure_of
 from podplane.domain.instance_groups import UPDATE_ALLOWLIST
-from podplane.services.groups.cloud import ClusterRef
 from podplane.services.groups.steps import update_params
+from podplane.services.scope import ClusterRef
 
 REF = ClusterRef("gpu", "gpu-hp", "gpu")
 DESCRIBED = {"ClusterName": "gpu-hp", "ClusterStatus": "InService", "InstanceGroups": [

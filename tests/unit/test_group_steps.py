@@ -9,13 +9,14 @@ import pytest
 
 from podplane.domain.errors import CloudError, InvalidInput
 from podplane.domain.network import COMPUTE_TAG
+from podplane.services import scope
 from podplane.services.groups import cloud as gc
 from podplane.services.groups import steps
 from tests.fakes.cloud import Fakes
 from tests.fakes.ec2 import FakeEc2
 from tests.fakes.step import FakeStep
 
-REF = gc.ClusterRef("alpha", "alpha-hp", "alpha-eks")
+REF = scope.ClusterRef("alpha", "alpha-hp", "alpha-eks")
 
 
 def _cluster(fakes: Fakes, *groups: dict[str, Any], **more: Any) -> None:

@@ -9,7 +9,8 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
 from podplane.api.auth import ctx_for
-from podplane.api.routers.operations import TEXT, IdempotencyKey, OperationOut, out
+from podplane.api.params import IdempotencyKey
+from podplane.api.routers.operations import TEXT, OperationOut, out
 from podplane.domain.effects import Effect
 from podplane.domain.errors import NotFound
 from podplane.ops.views import Operation

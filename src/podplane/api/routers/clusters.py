@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from podplane.api.auth import ctx_for
+from podplane.api.params import IdempotencyKey
 from podplane.api.routers.cluster_shapes import (
     ClusterListOut,
     ClusterPlanOut,
@@ -20,7 +21,7 @@ from podplane.api.routers.cluster_shapes import (
     ReconcileStepOut,
     UnchangedOut,
 )
-from podplane.api.routers.operations import IdempotencyKey, OperationOut, out
+from podplane.api.routers.operations import OperationOut, out
 from podplane.domain.clusters import ClusterName, ClusterRequest, ImportRequest
 from podplane.domain.names import DNS_LABEL_MAX, DNS_LABEL_PATTERN
 from podplane.services.clusters import reconcile as reconcile_svc

@@ -9,8 +9,8 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
 from podplane.api.auth import ctx_for
+from podplane.api.params import ClusterName
 from podplane.api.routers.endpoints import EndpointName
-from podplane.api.routers.instance_groups import ClusterName
 from podplane.api.routers.jobs import JobName
 from podplane.api.routers.nodes import NodeName
 from podplane.api.routers.operations import OpId

@@ -11,9 +11,9 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from podplane.api.auth import ctx_for
+from podplane.api.params import ClusterName, IdempotencyKey
 from podplane.api.routers.diagnostics import VerdictOut
-from podplane.api.routers.instance_groups import ClusterName
-from podplane.api.routers.operations import IdempotencyKey, OperationOut, OpId, Status, out
+from podplane.api.routers.operations import OperationOut, OpId, Status, out
 from podplane.domain.diagnostics.nccl import NcclRequest
 from podplane.services.context import Ctx
 from podplane.services.diagnostics import nccl as svc

@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from podplane.api.auth import ACTION_STATE, app_state, ctx_for, current_principal
-from podplane.api.routers.instance_groups import ClusterName, Confirm, DryRun, IdempotencyKey
+from podplane.api.params import ClusterName, Confirm, DryRun, IdempotencyKey
 from podplane.api.routers.jobs import (
     LogContainer,
     LogCursor,

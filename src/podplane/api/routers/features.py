@@ -10,13 +10,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from podplane.api.auth import ctx_for
-from podplane.api.routers.instance_groups import (
-    ClusterName,
-    Confirm,
-    DryRun,
-    IdempotencyKey,
-    answer,
-)
+from podplane.api.params import ClusterName, Confirm, DryRun, IdempotencyKey
+from podplane.api.routers.instance_groups import answer
 from podplane.api.routers.operations import OperationOut
 from podplane.domain.features.catalog import SettingValue
 from podplane.domain.features.requests import (

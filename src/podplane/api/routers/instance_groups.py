@@ -5,31 +5,20 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, Path, Query
+from fastapi import APIRouter, Depends
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from podplane.api.auth import ctx_for
+from podplane.api.params import ClusterName, Confirm, DryRun, GroupName, IdempotencyKey
 from podplane.api.routers.operations import OperationOut, out
 from podplane.domain.group_requests import NewGroupRequest, ScaleRequest
-from podplane.domain.names import DNS_LABEL_MAX, DNS_LABEL_PATTERN
 from podplane.services.context import Ctx
 from podplane.services.groups import service as svc
-from podplane.services.groups.outcome import Outcome
+from podplane.services.mutation import Outcome
 
 router = APIRouter(tags=["instance groups"])
-ClusterName = Annotated[str, Path(min_length=1, max_length=DNS_LABEL_MAX,
-                                  pattern=DNS_LABEL_PATTERN)]
-GroupName = Annotated[str, Path(min_length=1, max_length=DNS_LABEL_MAX,
-                                pattern=DNS_LABEL_PATTERN)]
-IdempotencyKey = Annotated[
-    str | None,
-    Header(alias="Idempotency-Key", min_length=1, max_length=256, pattern=r"^[\x21-\x7e]+$",
-           description="Same key + same body returns the same operation."),
-]
-DryRun = Annotated[bool, Query(description="Return the plan without acting.")]
-Confirm = Annotated[bool, Query(description="Required for destructive changes.")]
 BASE = "/clusters/{cluster}/instance-groups"
 
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.websockets import WebSocketDisconnect
 
 from podplane.api.auth import audit_ws_limited, audit_ws_refused, ctx_for, websocket_principal
-from podplane.api.routers.instance_groups import ClusterName, Confirm, DryRun, IdempotencyKey
+from podplane.api.params import ClusterName, Confirm, DryRun, IdempotencyKey
 from podplane.api.routers.operations import MadeAlreadyOut, OperationOut, out
 from podplane.domain.errors import InvalidInput, PodplaneError
 from podplane.domain.jobs.requests import JOB_NAME_MAX, JobRequest, ParamValue
@@ -27,9 +27,9 @@ from podplane.services import pod_logs as logs_room
 from podplane.services.access.auth import until_revoked as until_token_revoked
 from podplane.services.access.limits import STREAMS, limits_of
 from podplane.services.context import Ctx
-from podplane.services.groups.outcome import Outcome
 from podplane.services.jobs import service as svc
 from podplane.services.jobs import stream as job_stream
+from podplane.services.mutation import Outcome
 from podplane.services.registry import admit, effect_of
 
 router = APIRouter(tags=["jobs"])

@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from podplane.api.auth import ctx_for
-from podplane.api.routers.instance_groups import ClusterName, DryRun, IdempotencyKey
+from podplane.api.params import ClusterName, DryRun, IdempotencyKey
 from podplane.api.routers.jobs import answer
 from podplane.api.routers.operations import MadeAlreadyOut, OperationOut
 from podplane.domain.inference.downloads import DownloadRequest

@@ -10,14 +10,8 @@ from pydantic import BaseModel, ConfigDict
 
 from podplane.api.auth import ctx_for
 from podplane.api.derived import fields_of
-from podplane.api.routers.instance_groups import (
-    RESPONSES,
-    ClusterName,
-    Confirm,
-    DryRun,
-    IdempotencyKey,
-    answer,
-)
+from podplane.api.params import ClusterName, Confirm, DryRun, IdempotencyKey
+from podplane.api.routers.instance_groups import RESPONSES, answer
 from podplane.domain.names import DNS_LABEL_MAX, DNS_LABEL_PATTERN, NODE_PATTERN
 from podplane.services.context import Ctx
 from podplane.services.nodes import service as svc

@@ -7,7 +7,7 @@ import contextlib
 import re
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, Path, Query, Response, WebSocket
+from fastapi import APIRouter, Depends, Path, Query, Response, WebSocket
 from pydantic import BaseModel, Field, model_validator
 from starlette.websockets import WebSocketDisconnect
 
@@ -18,6 +18,7 @@ from podplane.api.auth import (
     websocket_principal,
 )
 from podplane.api.derived import fields_of
+from podplane.api.params import Confirm
 from podplane.domain.errors import NotFound, PodplaneError
 from podplane.domain.names import PLAIN_TEXT_PATTERN, REF_PATTERN
 from podplane.ops import views
@@ -32,14 +33,6 @@ NAME = REF_PATTERN
 TEXT = PLAIN_TEXT_PATTERN
 OpId = Annotated[str, Path(min_length=1, max_length=40, pattern=NAME)]
 StepName = Annotated[str, Path(min_length=1, max_length=64, pattern=NAME)]
-IdempotencyKey = Annotated[
-    str | None,
-    Header(alias="Idempotency-Key", min_length=1, max_length=256, pattern=r"^[\x21-\x7e]+$",
-           description="Same key + same body returns the same operation; a different body "
-                       "is a 409 idempotency_key_reused."),
-]
-Confirm = Annotated[bool, Query(description="Required through MCP when the operation "
-                                "destroys (as starting it was).")]
 Status = Literal["pending", "running", "succeeded", "failed", "cancelled"]
 
 

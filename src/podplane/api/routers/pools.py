@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from podplane.api.auth import ctx_for
-from podplane.api.routers.instance_groups import ClusterName, Confirm, DryRun, IdempotencyKey
+from podplane.api.params import ClusterName, Confirm, DryRun, IdempotencyKey
 from podplane.api.routers.jobs import answer
 from podplane.api.routers.operations import MadeAlreadyOut, OperationOut
 from podplane.domain.inference.pool_requests import AssignRequest, PoolRequest

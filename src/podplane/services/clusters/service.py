@@ -29,7 +29,7 @@ from podplane.services.clusters.inspect import availability_zones, capacity_fact
 from podplane.services.clusters.reconcile_drift import DRIFT_FACT
 from podplane.services.clusters.state import spec_dict
 from podplane.services.clusters.status import ClusterStatus, status_of
-from podplane.services.context import AppState, Ctx
+from podplane.services.context import Ctx
 from podplane.services.operations import (
     Operation,
     get_operation,
@@ -94,7 +94,7 @@ async def create_cluster(ctx: Ctx, spec: ClusterSpec, override_warnings: list[st
     _check_region(ctx, spec)
     params = {"spec": spec_dict(spec), "override_warnings": sorted(override_warnings or [])}
     target = f"cluster/{spec.name}"
-    if idempotency_key and await _key_used(ctx.app, idempotency_key):
+    if idempotency_key and await key_used(ctx.app, idempotency_key):
         op = await start_operation(ctx, cluster_create.KIND, target, params, idempotency_key)
         return CreateResult(op, True)
     async with ctx.app.sessions() as db:
@@ -120,10 +120,6 @@ async def create_cluster(ctx: Ctx, spec: ClusterSpec, override_warnings: list[st
     op = await start_operation(ctx, cluster_create.KIND, target, params, idempotency_key,
                                also=register)
     return CreateResult(op, True, [])
-
-
-async def _key_used(app: AppState, key: str) -> bool:
-    return await key_used(app, key)
 
 
 @service(Effect.READ, "cluster.list")
@@ -180,7 +176,7 @@ async def import_cluster(ctx: Ctx, name: str, eks_cluster_name: str | None = Non
     target = f"cluster/{name}"
     params = {"name": name, "eks_cluster_name": eks_cluster_name or name,
               "hyperpod_cluster_name": hyperpod_cluster_name}
-    if idempotency_key and await _key_used(ctx.app, idempotency_key):
+    if idempotency_key and await key_used(ctx.app, idempotency_key):
         return CreateResult(await start_operation(ctx, cluster_import.KIND, target, params,
                                                   idempotency_key), True)
     async with ctx.app.sessions() as db:

@@ -12,8 +12,8 @@ from podplane.services.context import Ctx
 from podplane.services.diagnostics.job import failed_logs
 from podplane.services.inference import cluster as ic
 from podplane.services.inference import router as rsvc
-from podplane.services.jobs.cluster import kube_of
 from podplane.services.registry import service
+from podplane.services.scope import kube_of
 
 
 @service(Effect.READ, "diagnose.endpoint")

@@ -14,6 +14,7 @@ from podplane.domain.diagnostics.verdict import Verdict
 from podplane.domain.effects import Effect
 from podplane.domain.errors import PodplaneError
 from podplane.domain.jobs.kinds import NAMESPACE
+from podplane.services import scope
 from podplane.services.context import Ctx
 from podplane.services.jobs import cluster as jc
 from podplane.services.jobs.stall import stall_of
@@ -24,7 +25,7 @@ Shape = dict[str, Any]
 
 @service(Effect.READ, "diagnose.job")
 async def diagnose_job(ctx: Ctx, cluster: str, job: str) -> Verdict:
-    _, kube = await jc.kube_of(ctx, cluster)
+    _, kube = await scope.kube_of(ctx, cluster)
     found = await jc.find_job(kube, cluster, job)
     pods = await jc.pods_of(kube, found)
     events = await jc.events_of(kube, found, pods)

@@ -17,12 +17,11 @@ from podplane.domain.diagnostics.nccl_workload import EFA, GPU
 from podplane.domain.effects import Effect
 from podplane.domain.errors import Conflict, InvalidInput, NotFound
 from podplane.domain.jobs.kinds import HEALTH_LABEL
+from podplane.services import scope
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
 from podplane.services.diagnostics.nccl_steps import KIND
-from podplane.services.groups import cloud as gc
-from podplane.services.groups.outcome import Outcome, key_used, replay, start
-from podplane.services.jobs import cluster as jc
+from podplane.services.mutation import Outcome, key_used, replay, start
 from podplane.services.nodes.service import node_id
 from podplane.services.operations import engine_of
 from podplane.services.registry import service
@@ -53,7 +52,7 @@ async def run_nccl(ctx: Ctx, cluster: str, request: rules.NcclRequest, *,
     ids = [node_id(n) for n in request.nodes]
     if len(set(ids)) != len(ids):
         raise InvalidInput("A node is named twice.", field="nodes")
-    ref, kube = await jc.kube_of(ctx, cluster)
+    ref, kube = await scope.kube_of(ctx, cluster)
     params: Shape = {"cluster_ref": ref.params(), "nodes": ids}
     if await key_used(ctx, idempotency_key):  # a replay returns its operation
         return await replay(ctx, KIND, target(cluster), params, idempotency_key)
@@ -84,7 +83,7 @@ class Chosen:
     efa_by_node: dict[str, int]
 
 
-async def _chosen(ctx: Ctx, ref: gc.ClusterRef, kube: Any, ids: list[str]) -> Chosen:
+async def _chosen(ctx: Ctx, ref: scope.ClusterRef, kube: Any, ids: list[str]) -> Chosen:
     """The nodes as HyperPod and Kubernetes see them, refused unless all are Running, of one
     GPU type, schedulable and idle."""
     summaries = {n["InstanceId"]: n for n in

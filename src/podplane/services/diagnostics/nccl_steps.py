@@ -22,8 +22,8 @@ from podplane.domain.diagnostics import nccl_workload as wl
 from podplane.domain.errors import CloudError, NotFound
 from podplane.ops.context import StepContext
 from podplane.ops.workflows import Workflow
+from podplane.services import scope
 from podplane.services.cloud_access import Cloud
-from podplane.services.groups import cloud as gc
 
 KIND = "diagnose.nccl"
 POLL_SECONDS = 5.0
@@ -44,7 +44,7 @@ class NcclSteps:
         self.cloud = cloud
 
     async def _kube(self, ctx: StepContext) -> KubePort:
-        return await self.cloud.kube_for(gc.ClusterRef.of(ctx.params).eks)
+        return await self.cloud.kube_for(scope.ClusterRef.of(ctx.params).eks)
 
     async def all_nodes(self, ctx: StepContext) -> Shape:
         nodes = list(ctx.params["nodes"])
@@ -86,7 +86,7 @@ class NcclSteps:
         pairs = tuple(((p["nodes"][0], p["nodes"][1]), p["busbw"])
                       for p in ctx.results.get("pairs") or [])
         facts = rules.NcclFacts(
-            gc.ClusterRef.of(ctx.params).name, tuple(ctx.params["nodes"]),
+            scope.ClusterRef.of(ctx.params).name, tuple(ctx.params["nodes"]),
             ctx.params["instance_type"], dict(ctx.params["efa_allocatable"]),
             rules.measurement_of(ctx.results["measured"]), pairs)
         return {"verdict": rules.diagnose(facts).shape()}

@@ -16,9 +16,9 @@ from podplane.domain.diagnostics.node import NodeFacts, diagnose
 from podplane.domain.diagnostics.verdict import Verdict
 from podplane.domain.effects import Effect
 from podplane.domain.errors import CloudError, NotFound
+from podplane.services import scope
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
-from podplane.services.groups import cloud as gc
 from podplane.services.nodes.service import node_id
 from podplane.services.registry import service
 
@@ -47,14 +47,14 @@ async def cluster_events(hyperpod: HyperPodPort, described: dict[str, Any],
 @service(Effect.READ, "diagnose.node")
 async def diagnose_node(ctx: Ctx, cluster: str, node: str) -> Verdict:
     iid = node_id(node)
-    ref = await gc.cluster_ref(ctx, cluster)
+    ref = await scope.cluster_ref(ctx, cluster)
     cloud = cloud_of(ctx.app)
     summaries = await cloud.aws.hyperpod.list_cluster_nodes(ref.hyperpod)
     summary = next((n for n in summaries if n["InstanceId"] == iid), None)
     if summary is None:
         raise NotFound(f"Cluster {ref.name!r} has no node {node!r}.",
                        hint="List nodes with node_list (GET .../nodes).")
-    described = await gc.describe(cloud.aws.hyperpod, ref)
+    described = await scope.describe(cloud.aws.hyperpod, ref)
     events, notes = await cluster_events(cloud.aws.hyperpod, described, iid)
     facts = NodeFacts(ref.name, iid, summary, node_recovery=described.get("NodeRecovery"),
                       cluster_events=tuple(events), notes=notes)

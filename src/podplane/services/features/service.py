@@ -16,6 +16,7 @@ from podplane.domain.errors import Conflict, InvalidInput
 from podplane.domain.features import autoscaled_groups
 from podplane.domain.features import catalog as cat
 from podplane.domain.features.model import FeaturePlan
+from podplane.services import scope
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
 from podplane.services.features import fsx, mlflow
@@ -30,8 +31,7 @@ from podplane.services.features.state import (
     record,
 )
 from podplane.services.features.workflows import FEATURE_SET
-from podplane.services.groups import cloud as gc
-from podplane.services.groups.outcome import Outcome, key_used, start
+from podplane.services.mutation import Outcome, key_used, start
 from podplane.services.registry import escalate_to_destroy, service
 
 Shape = dict[str, Any]
@@ -101,8 +101,8 @@ async def _addon_active(live: Live) -> bool:
     return addon.get("status") in ("ACTIVE", "DEGRADED", "UPDATING")
 
 
-async def _setup(ctx: Ctx, cluster: str) -> tuple[gc.ClusterRef, Live, Any]:
-    ref = await gc.cluster_ref(ctx, cluster)
+async def _setup(ctx: Ctx, cluster: str) -> tuple[scope.ClusterRef, Live, Any]:
+    ref = await scope.cluster_ref(ctx, cluster)
     cloud = cloud_of(ctx.app)
     live = Live(cloud, ref.hyperpod, ref.eks, ref.name)
     facts = await cluster_facts(ctx.app, cloud, ref, await live.described())
@@ -219,7 +219,7 @@ async def _check_prerequisites(live: Live, name: str, want: Desired) -> None:
     if name != cat.MANAGED_AUTOSCALING:
         return
     described = await live.described()
-    groups = {g["InstanceGroupName"]: g for g in gc.groups_of(described)}
+    groups = {g["InstanceGroupName"]: g for g in scope.groups_of(described)}
     chosen = want.settings.get("groups") or []
     if not chosen:
         raise InvalidInput("Choose at least one instance group for autoscaling.",

@@ -19,7 +19,7 @@ from podplane.services.features import fsx
 from podplane.services.features import hyperpod_observability as hpo
 from podplane.services.features import inference_operator as inference
 from podplane.services.features.live import Live
-from podplane.services.groups.cloud import ClusterRef
+from podplane.services.scope import ClusterRef
 from podplane.store import features as rows
 
 Shape = dict[str, Any]

@@ -6,85 +6,18 @@ The cloud is the source of truth: the HyperPod cluster (DescribeCluster), its no
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from podplane.cloud.ports_aws import HyperPodPort, QuotasPort
 from podplane.cloud.ports_ec2 import Ec2Port
-from podplane.domain.errors import Conflict, InvalidInput, NotFound
+from podplane.domain.errors import Conflict, InvalidInput
 from podplane.domain.network import COMPUTE_TAG, SubnetFact
 from podplane.domain.preflight import quota_hint
-from podplane.services.context import Ctx
-from podplane.store import clusters as cluster_rows
+from podplane.services.scope import ClusterRef, groups_of
 
 Shape = dict[str, Any]
 CLIENT_TOKEN_TAG = "podplane:client-token"
-
-
-@dataclass(frozen=True)
-class ClusterRef:
-    """Where a managed cluster lives; carried in operation params (stable for its life)."""
-
-    name: str
-    hyperpod: str
-    eks: str
-    vpc_id: str | None = None
-
-    def params(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def of(cls, params: dict[str, Any]) -> ClusterRef:
-        return cls(**params["cluster_ref"])
-
-
-async def cluster_ref(ctx: Ctx, name: str) -> ClusterRef:
-    async with ctx.app.sessions() as db:
-        row = await cluster_rows.get(db, name)
-    if row is None:
-        raise NotFound(f"No managed cluster named {name!r}.",
-                       hint="List clusters with GET /api/v1/clusters, or import it first.")
-    if not row.hyperpod_cluster_name:
-        raise Conflict(f"Cluster {name!r} has no HyperPod cluster yet.",
-                       hint="Wait until the cluster's creation has finished.")
-    facts = row.facts or {}
-    vpc_id = facts.get("vpc_id") or (facts.get("network") or {}).get("vpc_id")
-    return ClusterRef(name, row.hyperpod_cluster_name, row.eks_cluster_name, vpc_id)
-
-
-async def describe(hyperpod: HyperPodPort, ref: ClusterRef) -> Shape:
-    found = await hyperpod.describe_cluster(ref.hyperpod)
-    if found is None:
-        raise NotFound(f"The HyperPod cluster {ref.hyperpod} of {ref.name!r} does not exist "
-                       "in AWS.", hint="It may have been deleted outside podplane.")
-    return found
-
-
-def groups_of(described: Shape) -> list[Shape]:
-    return list(described.get("InstanceGroups") or [])
-
-
-def find_group(described: Shape, name: str) -> Shape | None:
-    return next((g for g in groups_of(described) if g.get("InstanceGroupName") == name), None)
-
-
-def require_group(described: Shape, ref: ClusterRef, name: str) -> Shape:
-    group = find_group(described, name)
-    if group is None:
-        names = ", ".join(g["InstanceGroupName"] for g in groups_of(described)) or "none"
-        raise NotFound(f"Cluster {ref.name!r} has no instance group {name!r}.",
-                       hint=f"Its groups: {names}.")
-    return group
-
-
-def chosen_group(described: Shape, cluster: str, name: str) -> Shape:
-    """The group a request body names to run on: a wrong name is that field's error (422)."""
-    group = find_group(described, name)
-    if group is None:
-        raise InvalidInput(f"Cluster {cluster!r} has no instance group {name!r}.",
-                           field="instance_group",
-                           hint="List groups with instance_group_list.")
-    return group
 
 
 def template_group(described: Shape) -> Shape:

@@ -15,6 +15,7 @@ from podplane.domain.instance_groups import (
 )
 from podplane.domain.network import Placement, place_compute_subnet
 from podplane.domain.subnet_sizing import subnet_ips
+from podplane.services import scope
 from podplane.services.cloud_access import Cloud
 from podplane.services.clusters.network import vpc_cidrs
 from podplane.services.groups import cloud as gc
@@ -45,10 +46,10 @@ class AddPlan:
                 "notes": list(self.notes)}
 
 
-async def plan_add(cloud: Cloud, ref: gc.ClusterRef, group: NewGroup,
+async def plan_add(cloud: Cloud, ref: scope.ClusterRef, group: NewGroup,
                    described: dict[str, Any] | None = None) -> AddPlan:
-    described = described or await gc.describe(cloud.aws.hyperpod, ref)
-    if gc.find_group(described, group.name) is not None:
+    described = described or await scope.describe(cloud.aws.hyperpod, ref)
+    if scope.find_group(described, group.name) is not None:
         raise GroupExists(f"Cluster {ref.name!r} already has an instance group {group.name!r}.",
                        hint="Pick another name, or scale the existing group.", field="name")
     template = gc.template_group(described)

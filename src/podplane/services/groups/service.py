@@ -23,12 +23,13 @@ from podplane.domain.instance_groups import (
     efa_capable_types,
     shape_of,
 )
+from podplane.services import scope
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
 from podplane.services.groups import cloud as gc
-from podplane.services.groups.outcome import Outcome, key_used, start, unchanged_or
 from podplane.services.groups.plan import plan_add
 from podplane.services.groups.workflows import ADD, DELETE, SCALE
+from podplane.services.mutation import Outcome, key_used, start, unchanged_or
 from podplane.services.registry import escalate_to_destroy, service
 
 Shape = dict[str, Any]
@@ -79,16 +80,16 @@ def group_view(described: Shape, group: Shape) -> GroupView:
 
 @service(Effect.READ, "instance_group.list")
 async def list_groups(ctx: Ctx, cluster: str) -> list[GroupView]:
-    ref = await gc.cluster_ref(ctx, cluster)
-    described = await gc.describe(cloud_of(ctx.app).aws.hyperpod, ref)
-    return [group_view(described, g) for g in gc.groups_of(described)]
+    ref = await scope.cluster_ref(ctx, cluster)
+    described = await scope.describe(cloud_of(ctx.app).aws.hyperpod, ref)
+    return [group_view(described, g) for g in scope.groups_of(described)]
 
 
 @service(Effect.READ, "instance_group.get")
 async def get_group(ctx: Ctx, cluster: str, group: str) -> GroupView:
-    ref = await gc.cluster_ref(ctx, cluster)
-    described = await gc.describe(cloud_of(ctx.app).aws.hyperpod, ref)
-    return group_view(described, gc.require_group(described, ref, group))
+    ref = await scope.cluster_ref(ctx, cluster)
+    described = await scope.describe(cloud_of(ctx.app).aws.hyperpod, ref)
+    return group_view(described, scope.require_group(described, ref, group))
 
 
 @service(Effect.CREATE, "instance_group.add",
@@ -96,7 +97,7 @@ async def get_group(ctx: Ctx, cluster: str, group: str) -> GroupView:
 async def add_group(ctx: Ctx, cluster: str, group: NewGroup, *, dry_run: bool = False,
                     idempotency_key: str | None = None) -> Outcome:
     group.validate(efa_capable_types())
-    ref = await gc.cluster_ref(ctx, cluster)
+    ref = await scope.cluster_ref(ctx, cluster)
     params = {"cluster_ref": ref.params(),
               "group": {**asdict(group), "capacity_type": group.capacity_type.value}}
     if await key_used(ctx, idempotency_key):
@@ -122,12 +123,12 @@ async def scale_group(ctx: Ctx, cluster: str, group: str, count: int | None = No
     before any AWS call. Fewer nodes terminate instances: a destroy (admin + confirm)."""
     if count is not None:
         check_count(count, allow_zero=True)
-    ref = await gc.cluster_ref(ctx, cluster)
+    ref = await scope.cluster_ref(ctx, cluster)
     params = {"cluster_ref": ref.params(), "group": group, "count": count}
     if count is not None and await key_used(ctx, idempotency_key):
         return await start(ctx, SCALE, target(cluster), params, idempotency_key, {})
-    described = await gc.describe(cloud_of(ctx.app).aws.hyperpod, ref)
-    current = gc.require_group(described, ref, group)
+    described = await scope.describe(cloud_of(ctx.app).aws.hyperpod, ref)
+    current = scope.require_group(described, ref, group)
     shape = shape_of(current)
     check_immutable(shape, GroupShape(capacity_type or shape.capacity_type,
                                       shape.efa_only if efa_only is None else efa_only))
@@ -142,7 +143,7 @@ async def scale_group(ctx: Ctx, cluster: str, group: str, count: int | None = No
     plan = {"group": group, "count_from": before, "count_to": before if count is None else count,
             "fields_sent": list(UPDATE_ALLOWLIST),
             "other_groups_resubmitted_unchanged": [
-                g["InstanceGroupName"] for g in gc.groups_of(described)
+                g["InstanceGroupName"] for g in scope.groups_of(described)
                 if g["InstanceGroupName"] != group]}
     if count is None or count == before:
         return Outcome(False, plan, dry_run=dry_run)
@@ -155,13 +156,13 @@ async def scale_group(ctx: Ctx, cluster: str, group: str, count: int | None = No
          target=lambda cluster, group, *_a, **_k: f"cluster/{cluster}/instance-group/{group}")
 async def delete_group(ctx: Ctx, cluster: str, group: str, *, confirm: bool = False,
                        dry_run: bool = False, idempotency_key: str | None = None) -> Outcome:
-    ref = await gc.cluster_ref(ctx, cluster)
+    ref = await scope.cluster_ref(ctx, cluster)
     params = {"cluster_ref": ref.params(), "group": group}
     if confirm and await key_used(ctx, idempotency_key):
         return await start(ctx, DELETE, target(cluster), params, idempotency_key, {})
-    described = await gc.describe(cloud_of(ctx.app).aws.hyperpod, ref)
-    current = gc.require_group(described, ref, group)
-    if len(gc.groups_of(described)) == 1:
+    described = await scope.describe(cloud_of(ctx.app).aws.hyperpod, ref)
+    current = scope.require_group(described, ref, group)
+    if len(scope.groups_of(described)) == 1:
         raise Conflict(f"{group!r} is the cluster's last instance group.",
                        hint="Scale it to zero instead, or delete the whole cluster.")
     plan = {"group": group, "nodes_terminated": current.get("CurrentCount", 0),

@@ -12,6 +12,7 @@ from podplane.domain.instance_groups import for_update
 from podplane.domain.node_identity import instance_id_of
 from podplane.ops.context import StepContext
 from podplane.ops.mutate import mutate_once
+from podplane.services import scope
 from podplane.services.cloud_access import Cloud
 from podplane.services.clusters.hyperpod import check_deadline, shortfall_of
 from podplane.services.groups import cloud as gc
@@ -26,13 +27,14 @@ CLUSTER_LABEL = "sagemaker.amazonaws.com/cluster-name"
 HEALTH_LABEL = "sagemaker.amazonaws.com/node-health-status"
 
 
-def update_params(described: Shape, ref: gc.ClusterRef, *, changes: dict[str, Shape] | None = None,
-                  add: list[Shape] | None = None, delete: list[str] | None = None) -> Shape:
+def update_params(described: Shape, ref: scope.ClusterRef, *,
+                  changes: dict[str, Shape] | None = None, add: list[Shape] | None = None,
+                  delete: list[str] | None = None) -> Shape:
     """An UpdateCluster request: every remaining group with allowlisted fields only (so the
     groups we do not touch are resubmitted exactly as they are), plus additions/deletions."""
     changes, delete = changes or {}, delete or []
     groups = [for_update(g, **changes.get(g["InstanceGroupName"], {}))
-              for g in gc.groups_of(described)
+              for g in scope.groups_of(described)
               if g["InstanceGroupName"] not in delete and g.get("Status") != "Deleting"]
     groups += add or []
     params: Shape = {"ClusterName": ref.hyperpod}
@@ -43,11 +45,11 @@ def update_params(described: Shape, ref: gc.ClusterRef, *, changes: dict[str, Sh
     return params
 
 
-async def wait_in_service(ctx: StepContext, cloud: Cloud, ref: gc.ClusterRef) -> Shape:
+async def wait_in_service(ctx: StepContext, cloud: Cloud, ref: scope.ClusterRef) -> Shape:
     """UpdateCluster is only accepted while the cluster is InService: wait for it."""
     waited, waited_for = False, 0.0
     while True:
-        described = await gc.describe(cloud.aws.hyperpod, ref)
+        described = await scope.describe(cloud.aws.hyperpod, ref)
         status = described.get("ClusterStatus")
         if status == "InService":
             return described
@@ -68,7 +70,7 @@ async def wait_in_service(ctx: StepContext, cloud: Cloud, ref: gc.ClusterRef) ->
         await ctx.sleep(POLL_SECONDS)
 
 
-async def update_once(ctx: StepContext, cloud: Cloud, ref: gc.ClusterRef,
+async def update_once(ctx: StepContext, cloud: Cloud, ref: scope.ClusterRef,
                       build: Callable[[Shape], Shape], landed: Callable[[Shape], bool]) -> Shape:
     """Send one UpdateCluster (built from fresh state) unless `landed` says it already did."""
     hp = cloud.aws.hyperpod
@@ -81,14 +83,14 @@ async def update_once(ctx: StepContext, cloud: Cloud, ref: gc.ClusterRef,
                 "groups_deleted": params.get("InstanceGroupsToDelete", [])}
 
     async def inspect() -> Shape | None:
-        described = await gc.describe(hp, ref)
+        described = await scope.describe(hp, ref)
         return described if landed(described) else None
 
     return await mutate_once(ctx, token=ctx.client_token(), submit=submit, inspect=inspect,
                              done=lambda _: True, poll_every=POLL_SECONDS)
 
 
-async def wait_group(ctx: StepContext, cloud: Cloud, ref: gc.ClusterRef, name: str,
+async def wait_group(ctx: StepContext, cloud: Cloud, ref: scope.ClusterRef, name: str,
                      count: int) -> Shape:
     """Poll until the group's target is reached: CurrentCount == TargetCount == count and
     every node of the group Running (or the group gone when count is -1). A group HyperPod
@@ -98,8 +100,8 @@ async def wait_group(ctx: StepContext, cloud: Cloud, ref: gc.ClusterRef, name: s
         await ctx.phase("waiting", wait_started=ctx.clock.now().isoformat())
     last = ""
     while True:
-        described = await gc.describe(cloud.aws.hyperpod, ref)
-        group = gc.find_group(described, name)
+        described = await scope.describe(cloud.aws.hyperpod, ref)
+        group = scope.find_group(described, name)
         nodes = await gc.group_nodes(cloud.aws.hyperpod, ref, name)
         err = group_failure(described, group) or await shortfall_of(
             cloud.aws.hyperpod, {**described, "InstanceGroups": [group] if group else []})
@@ -123,7 +125,7 @@ async def wait_group(ctx: StepContext, cloud: Cloud, ref: gc.ClusterRef, name: s
         await ctx.sleep(POLL_SECONDS)
 
 
-async def wait_kube_nodes(ctx: StepContext, cloud: Cloud, ref: gc.ClusterRef,
+async def wait_kube_nodes(ctx: StepContext, cloud: Cloud, ref: scope.ClusterRef,
                           labels: dict[str, str], ready: set[str],
                           gone: set[str] | None = None, exact: bool = False) -> Shape:
     """Poll Kubernetes until the Nodes of `ready` instances are Ready and Schedulable and the

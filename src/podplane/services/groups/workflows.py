@@ -15,6 +15,7 @@ from podplane.domain.network import COMPUTE_TAG
 from podplane.ops.context import StepContext
 from podplane.ops.mutate import mutate_once
 from podplane.ops.workflows import Workflow
+from podplane.services import scope
 from podplane.services.cloud_access import Cloud
 from podplane.services.clusters.network import add_vpc_cidr
 from podplane.services.groups import cloud as gc
@@ -50,7 +51,7 @@ class GroupSteps:
         self.cloud = cloud
 
     async def place(self, ctx: StepContext) -> Shape:
-        ref, group = gc.ClusterRef.of(ctx.params), new_group(ctx.params)
+        ref, group = scope.ClusterRef.of(ctx.params), new_group(ctx.params)
         if "subnet_id" in ctx.checkpoint:  # placed before a restart
             return _placed(ctx.checkpoint)
         plan = await plan_add(self.cloud, ref, group)
@@ -64,7 +65,7 @@ class GroupSteps:
         return _placed(ctx.checkpoint)
 
     async def add_group(self, ctx: StepContext) -> Shape:
-        ref, group = gc.ClusterRef.of(ctx.params), new_group(ctx.params)
+        ref, group = scope.ClusterRef.of(ctx.params), new_group(ctx.params)
         subnet_id = _placed_subnet(ctx)
 
         def build(described: Shape) -> Shape:
@@ -72,31 +73,31 @@ class GroupSteps:
                                                                          subnet_id)])
 
         await steps.update_once(ctx, self.cloud, ref, build,
-                                landed=lambda d: gc.find_group(d, group.name) is not None)
+                                landed=lambda d: scope.find_group(d, group.name) is not None)
         return {}
 
     async def scale(self, ctx: StepContext) -> Shape:
-        ref, name, count = gc.ClusterRef.of(ctx.params), ctx.params["group"], ctx.params["count"]
+        ref, name, count = scope.ClusterRef.of(ctx.params), ctx.params["group"], ctx.params["count"]
         await steps.update_once(
             ctx, self.cloud, ref,
             lambda d: steps.update_params(d, ref, changes={name: {"InstanceCount": count}}),
-            landed=lambda d: (gc.find_group(d, name) or {}).get("TargetCount") == count)
+            landed=lambda d: (scope.find_group(d, name) or {}).get("TargetCount") == count)
         return {}
 
     async def delete(self, ctx: StepContext) -> Shape:
-        ref, name = gc.ClusterRef.of(ctx.params), ctx.params["group"]
+        ref, name = scope.ClusterRef.of(ctx.params), ctx.params["group"]
         await steps.update_once(
             ctx, self.cloud, ref, lambda d: steps.update_params(d, ref, delete=[name]),
-            landed=lambda d: (gc.find_group(d, name) or {"Status": "Deleting"}).get("Status")
+            landed=lambda d: (scope.find_group(d, name) or {"Status": "Deleting"}).get("Status")
             == "Deleting")
         return {}
 
     async def wait_nodes(self, ctx: StepContext) -> Shape:
-        ref = gc.ClusterRef.of(ctx.params)
+        ref = scope.ClusterRef.of(ctx.params)
         return await steps.wait_group(ctx, self.cloud, ref, _name(ctx.params), _count(ctx))
 
     async def kubernetes(self, ctx: StepContext) -> Shape:
-        ref = gc.ClusterRef.of(ctx.params)
+        ref = scope.ClusterRef.of(ctx.params)
         name = _name(ctx.params)
         running = {n["InstanceId"] for n in await gc.group_nodes(self.cloud.aws.hyperpod, ref,
                                                                   name)
@@ -142,12 +143,12 @@ def _spec_from(described: Shape, group: NewGroup, subnet_id: str) -> Shape:
                       deep_health_checks=new_group_checks(template, group.instance_type))
 
 
-async def _create_subnet(ctx: StepContext, cloud: Cloud, ref: gc.ClusterRef, az: str,
+async def _create_subnet(ctx: StepContext, cloud: Cloud, ref: scope.ClusterRef, az: str,
                          cidr: str, secondary_cidr: str | None = None) -> str:
     """A tagged /20 compute subnet, created once (found again by its client-token tag), on the
     same route table as the cluster's existing compute subnet."""
     ec2, token = cloud.aws.ec2, ctx.client_token("subnet")
-    described = await gc.describe(cloud.aws.hyperpod, ref)
+    described = await scope.describe(cloud.aws.hyperpod, ref)
     net = await gc.network(ec2, described, ref.vpc_id)
     if secondary_cidr:  # the VPC is full: AWS's reference adds a /16 for compute
         await add_vpc_cidr(ctx, ec2, net.vpc_id, secondary_cidr)

@@ -25,11 +25,11 @@ from podplane.domain.inference.requests import EndpointUpdate
 from podplane.ops.context import StepContext
 from podplane.services.context import Ctx
 from podplane.services.features.state import desired_of
-from podplane.services.groups.outcome import Outcome, start
 from podplane.services.inference import cluster as ic
 from podplane.services.inference.cluster import is_ours
-from podplane.services.jobs.cluster import kube_of
+from podplane.services.mutation import Outcome, start
 from podplane.services.registry import service
+from podplane.services.scope import kube_of
 
 Shape = dict[str, Any]
 AUTOSCALE = "endpoint.autoscale"

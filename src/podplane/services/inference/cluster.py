@@ -11,7 +11,7 @@ from podplane.domain.errors import NotFound
 from podplane.domain.inference.render import COMPONENT, COMPONENT_VALUE, NAMESPACE, owned
 from podplane.domain.jobs.errors import InsufficientGpus
 from podplane.domain.jobs.kinds import GROUP_LABEL, MANAGED_BY
-from podplane.services.jobs.cluster import labelled_gpus
+from podplane.services.scope import labelled_gpus
 
 Shape = dict[str, Any]
 OWNED = {MANAGED_BY: "podplane", COMPONENT: COMPONENT_VALUE}

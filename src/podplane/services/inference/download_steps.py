@@ -30,8 +30,8 @@ from podplane.domain.inference import downloads as dl
 from podplane.domain.jobs.kinds import NAMESPACE
 from podplane.ops.context import StepContext
 from podplane.ops.workflows import Workflow
+from podplane.services import scope
 from podplane.services.cloud_access import Cloud
-from podplane.services.groups import cloud as gc
 
 DOWNLOAD = "model.download"
 POLL_SECONDS = 10.0
@@ -62,7 +62,7 @@ class DownloadSteps:
         self.cloud = cloud
 
     async def kube(self, ctx: StepContext) -> KubePort:
-        return await self.cloud.kube_for(gc.ClusterRef.of(ctx.params).eks)
+        return await self.cloud.kube_for(scope.ClusterRef.of(ctx.params).eks)
 
     async def secret(self, ctx: StepContext) -> Shape:
         name = ctx.params.get("secret")
@@ -173,7 +173,7 @@ class DownloadSteps:
     async def cancel(self, params: Shape, result: Shape) -> None:
         """Nothing of a cancelled download keeps running: its Job (if this download made it;
         its pods are deleted with it), the token's Secret, the source volume."""
-        kube = await self.cloud.kube_for(gc.ClusterRef.of(params).eks)
+        kube = await self.cloud.kube_for(scope.ClusterRef.of(params).eks)
         job = await kube.get("batch/v1", "Job", params["job"], NAMESPACE)
         ours = (job or {}).get("metadata", {}).get("annotations", {}).get(dl.DOWNLOAD_ANNOTATION)
         if job is not None and ours == params["id"]:

@@ -20,11 +20,11 @@ from podplane.domain.jobs.kinds import NAMESPACE
 from podplane.domain.manifests.storage import CLAIM
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
-from podplane.services.groups.outcome import Outcome, key_used, replay, start, unchanged_or
 from podplane.services.inference import download_sources
 from podplane.services.inference.download_steps import DOWNLOAD
-from podplane.services.jobs.cluster import bucket_of, kube_of
+from podplane.services.mutation import Outcome, key_used, replay, start, unchanged_or
 from podplane.services.registry import service
+from podplane.services.scope import bucket_of, kube_of
 
 Shape = dict[str, Any]
 

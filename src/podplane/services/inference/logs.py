@@ -16,8 +16,8 @@ from podplane.services.context import Ctx
 from podplane.services.inference import cluster as ic
 from podplane.services.inference import managed, pool
 from podplane.services.inference import router as rsvc
-from podplane.services.jobs.cluster import kube_of
 from podplane.services.registry import service
+from podplane.services.scope import kube_of
 
 
 async def engine_pods(kube: KubePort, cluster: str, name: str) -> list[dict[str, Any]]:

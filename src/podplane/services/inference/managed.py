@@ -20,11 +20,11 @@ from podplane.domain.inference import managed_sources as sources
 from podplane.domain.inference.errors import EndpointExists
 from podplane.domain.inference.managed_views import JUMPSTART_KIND
 from podplane.ops.context import StepContext
+from podplane.services import scope
 from podplane.services.cloud_access import cloud_of
 from podplane.services.clusters.state import facts_of
 from podplane.services.context import Ctx
 from podplane.services.features.state import desired_of
-from podplane.services.groups import cloud as gc
 from podplane.services.inference import managed_options
 from podplane.services.inference.cluster import OWNED, is_ours
 
@@ -35,13 +35,13 @@ POLL_SECONDS = 10.0
 READY_SECONDS = 1800.0
 
 
-async def render_for(ctx: Ctx, ref: gc.ClusterRef, kube: KubePort, cluster: str,
+async def render_for(ctx: Ctx, ref: scope.ClusterRef, kube: KubePort, cluster: str,
                      body: Shape) -> Shape:
     """The config for a managed create; refuses (changing nothing) what cannot be served."""
     wants = await desired_of(ctx.app, cluster)
     managed.require_operator(wants[INFERENCE_OPERATOR].enabled, cluster)
     cloud = cloud_of(ctx.app)
-    group = gc.chosen_group(await gc.describe(cloud.aws.hyperpod, ref), cluster,
+    group = scope.chosen_group(await scope.describe(cloud.aws.hyperpod, ref), cluster,
                             body["instance_group"])
     instance_type = lookup(str(group.get("InstanceType", "")))
     if instance_type is None:

@@ -19,7 +19,7 @@ from podplane.domain.inference.managed_views import JUMPSTART_KIND
 from podplane.domain.manifests.accelerators import INSTANCE_TYPE_LABEL
 from podplane.services.inference import cluster as ic
 from podplane.services.inference import managed
-from podplane.services.jobs.cluster import requested_gpus
+from podplane.services.scope import requested_gpus
 
 Shape = dict[str, Any]
 

@@ -25,14 +25,14 @@ from podplane.domain.inference.pool_requests import AssignRequest, PoolRequest
 from podplane.domain.inference.render import COMPONENT, NAMESPACE, check_fits, gpus_per_pod
 from podplane.domain.inference.requests import MAX_REPLICAS
 from podplane.domain.jobs.kinds import MANAGED_BY
+from podplane.services import scope
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
-from podplane.services.groups import cloud as gc
-from podplane.services.groups.outcome import Outcome, key_used, start, unchanged_or
 from podplane.services.inference.cluster import refuse_no_room
 from podplane.services.inference.pool_steps import ASSIGN, CREATE, DELETE, SCALE
-from podplane.services.jobs.cluster import kube_of
+from podplane.services.mutation import Outcome, key_used, start, unchanged_or
 from podplane.services.registry import escalate_to_destroy, service
+from podplane.services.scope import kube_of
 
 Shape = dict[str, Any]
 OWNED = {MANAGED_BY: "podplane", COMPONENT: dp.POOL_COMPONENT}
@@ -132,8 +132,8 @@ async def create_pool(ctx: Ctx, cluster: str, request: PoolRequest, *,
     if await key_used(ctx, idempotency_key):
         return await start(ctx, CREATE, target(cluster, request.name), params,
                            idempotency_key, {})
-    described = await gc.describe(cloud_of(ctx.app).aws.hyperpod, ref)
-    group = gc.chosen_group(described, cluster, request.instance_group)
+    described = await scope.describe(cloud_of(ctx.app).aws.hyperpod, ref)
+    group = scope.chosen_group(described, cluster, request.instance_group)
     check_fits(body, lookup(str(group.get("InstanceType", ""))))  # GPUs per node (422)
     manifest = dp.pool_deployment(body)  # refuses what the engine cannot do (422)
     if await kube.get("apps/v1", "Deployment", request.name, NAMESPACE) is not None:

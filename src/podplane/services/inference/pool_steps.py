@@ -25,8 +25,8 @@ from podplane.domain.inference import pool as dp
 from podplane.domain.inference.render import ENGINE_LABEL, NAMESPACE
 from podplane.ops.context import StepContext
 from podplane.ops.workflows import Workflow
+from podplane.services import scope
 from podplane.services.cloud_access import Cloud
-from podplane.services.groups import cloud as gc
 
 CREATE, SCALE, ASSIGN, DELETE = "pool.create", "pool.scale", "pool.assign", "pool.delete"
 POLL_SECONDS = 5.0
@@ -71,7 +71,7 @@ class PoolSteps:
         self.cloud = cloud
 
     async def kube(self, ctx: StepContext) -> KubePort:
-        return await self.cloud.kube_for(gc.ClusterRef.of(ctx.params).eks)
+        return await self.cloud.kube_for(scope.ClusterRef.of(ctx.params).eks)
 
     async def _annotate(self, kube: KubePort, pod: Shape, notes: dict[str, Any],
                         labels: dict[str, Any] | None = None) -> None:

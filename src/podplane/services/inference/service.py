@@ -26,10 +26,9 @@ from podplane.domain.inference.images import check_registry
 from podplane.domain.inference.pool import SERVED_MODEL
 from podplane.domain.inference.pool_views import pool_of
 from podplane.domain.inference.requests import MAX_REPLICAS, EndpointRequest, EndpointUpdate
+from podplane.services import scope
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
-from podplane.services.groups import cloud as gc
-from podplane.services.groups.outcome import Outcome, key_used, replay, start, unchanged_or
 from podplane.services.inference import autoscaling as autoscale
 from podplane.services.inference import cluster as ic
 from podplane.services.inference import (
@@ -41,8 +40,9 @@ from podplane.services.inference import (
 )
 from podplane.services.inference import router as rsvc
 from podplane.services.inference.workflows import CREATE, DELETE, SCALE, UPDATE
-from podplane.services.jobs.cluster import kube_of
+from podplane.services.mutation import Outcome, key_used, replay, start, unchanged_or
 from podplane.services.registry import escalate_to_admin, service
+from podplane.services.scope import kube_of
 
 Shape = dict[str, Any]
 MAX_PROMPT = 4000
@@ -153,8 +153,8 @@ async def create_endpoint(ctx: Ctx, cluster: str, request: EndpointRequest, *,
 
 async def _instance_type(ctx: Ctx, ref: Any, cluster: str, body: Shape) -> Any:
     """The group's instance type; refuses a request whose GPUs per pod do not fit one node."""
-    described = await gc.describe(cloud_of(ctx.app).aws.hyperpod, ref)
-    group = gc.chosen_group(described, cluster, body["instance_group"])
+    described = await scope.describe(cloud_of(ctx.app).aws.hyperpod, ref)
+    group = scope.chosen_group(described, cluster, body["instance_group"])
     instance_type = lookup(str(group.get("InstanceType", "")))
     ir.check_fits(body, instance_type)
     return instance_type

@@ -25,8 +25,8 @@ from podplane.domain.inference.render import NAMESPACE
 from podplane.domain.inference.views import pod_ready
 from podplane.ops.context import StepContext
 from podplane.ops.workflows import Workflow
+from podplane.services import scope
 from podplane.services.cloud_access import Cloud
-from podplane.services.groups import cloud as gc
 from podplane.services.inference import autoscaling, managed, managed_ops
 from podplane.services.inference import cluster as ic
 from podplane.services.inference import router as rsvc
@@ -73,7 +73,7 @@ class EndpointSteps:
         self.cloud = cloud
 
     async def kube(self, ctx: StepContext) -> KubePort:
-        return await self.cloud.kube_for(gc.ClusterRef.of(ctx.params).eks)
+        return await self.cloud.kube_for(scope.ClusterRef.of(ctx.params).eks)
 
     async def apply(self, ctx: StepContext) -> Shape:
         kube = await self.kube(ctx)

@@ -20,17 +20,17 @@ from podplane.domain.jobs.recipes import RECIPES, Recipe, recipe
 from podplane.domain.jobs.requests import JobRequest
 from podplane.domain.manifests.storage import CLAIM
 from podplane.services import pod_logs as job_logs_room
+from podplane.services import scope
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
 from podplane.services.features.mlflow_runs import run_view
-from podplane.services.groups import cloud as gc
-from podplane.services.groups.outcome import Outcome, key_used, start, unchanged_or
 from podplane.services.jobs import cluster as jc
 from podplane.services.jobs import ray as ray_jobs
 from podplane.services.jobs import scripts as scripts_io
 from podplane.services.jobs import stream as job_stream
 from podplane.services.jobs.stall import stall_of
 from podplane.services.jobs.workflows import CANCEL, DELETE, SUBMIT
+from podplane.services.mutation import Outcome, key_used, start, unchanged_or
 from podplane.services.registry import service
 
 Shape = dict[str, Any]
@@ -56,7 +56,7 @@ async def list_recipes(ctx: Ctx) -> list[Shape]:
 
 @service(Effect.READ, "job.list")
 async def list_jobs(ctx: Ctx, cluster: str) -> list[Shape]:
-    _, kube = await jc.kube_of(ctx, cluster)
+    _, kube = await scope.kube_of(ctx, cluster)
     found = [job for kind in KINDS.values() for job in await jc.jobs_of_kind(kube, kind)]
     pods = await kube.list("v1", "Pod", namespace=NAMESPACE) if found else []
     return sorted((views.list_item(j, pods) for j in found), key=lambda s: s["name"])
@@ -64,11 +64,11 @@ async def list_jobs(ctx: Ctx, cluster: str) -> list[Shape]:
 
 @service(Effect.READ, "job.get")
 async def get_job(ctx: Ctx, cluster: str, job: str) -> Shape:
-    _, kube = await jc.kube_of(ctx, cluster)
+    _, kube = await scope.kube_of(ctx, cluster)
     found = await jc.find_job(kube, cluster, job)
     pods = await jc.pods_of(kube, found)
     events = await jc.events_of(kube, found, pods)
-    bucket = await jc.bucket_of(ctx, cluster)
+    bucket = await scope.bucket_of(ctx, cluster)
     view = views.job_view(found, pods, await jc.nodes_by_name(kube), events,
                           rj.prefixes(bucket, job))
     stalled = await stall_of(kube, pods, ctx.app.settings.job_stall_seconds) \
@@ -79,7 +79,7 @@ async def get_job(ctx: Ctx, cluster: str, job: str) -> Shape:
 
 @service(Effect.READ, "job.events")
 async def job_events(ctx: Ctx, cluster: str, job: str) -> list[Shape]:
-    _, kube = await jc.kube_of(ctx, cluster)
+    _, kube = await scope.kube_of(ctx, cluster)
     found = await jc.find_job(kube, cluster, job)
     events = await jc.events_of(kube, found, await jc.pods_of(kube, found))
     return [{"time": e.get("lastTimestamp") or e.get("eventTime"), "type": e.get("type"),
@@ -95,7 +95,7 @@ async def job_logs(ctx: Ctx, cluster: str, job: str, pod: str | None = None,
                    tail: int | None = None, cursor: int = 0,
                    limit: int = job_logs_room.PAGE) -> Shape:
     job_logs_room.check_bounds(since_seconds, tail)
-    _, kube = await jc.kube_of(ctx, cluster)
+    _, kube = await scope.kube_of(ctx, cluster)
     found = await jc.find_job(kube, cluster, job)
     pods = [p["metadata"]["name"] for p in await jc.pods_of(kube, found)]
     return {"job": job, **await job_logs_room.page(
@@ -108,11 +108,11 @@ async def submit_job(ctx: Ctx, cluster: str, request: JobRequest, *,
                      idempotency_key: str | None = None) -> Outcome:
     chosen = recipe(request.recipe)
     params = chosen.resolve(request.params)  # 422 naming the field, before anything else
-    ref, kube = await jc.kube_of(ctx, cluster)
+    ref, kube = await scope.kube_of(ctx, cluster)
     if chosen.kind == RAY.kind:  # 409 naming the feature to enable
         await ray_jobs.require_kuberay(kube, cluster, chosen.name)
     gpus = await jc.group_gpus(kube, request.instance_group)
-    bucket = await jc.bucket_of(ctx, cluster) if await _has_claim(kube) else None
+    bucket = await scope.bucket_of(ctx, cluster) if await _has_claim(kube) else None
     fsx = FSX_CLAIM if await _has_claim(kube, FSX_CLAIM) else None
     facts = {"bucket": bucket, "gpus_per_node": gpus.gpus_per_node,
              "efa_per_node": gpus.efa_per_node, "fsx_claim": fsx,
@@ -151,11 +151,11 @@ async def submit_job(ctx: Ctx, cluster: str, request: JobRequest, *,
                        plan)
 
 
-async def _plan(ctx: Ctx, cluster: str, ref: gc.ClusterRef, kube: Any, chosen: Recipe,
-                params: Shape, request: JobRequest, gpus: jc.GroupGpus) -> Shape:
+async def _plan(ctx: Ctx, cluster: str, ref: scope.ClusterRef, kube: Any, chosen: Recipe,
+                params: Shape, request: JobRequest, gpus: scope.GroupGpus) -> Shape:
     """The checks a submission passes (group, Spot and elastic, name, GPUs) and its plan."""
-    described = await gc.describe(cloud_of(ctx.app).aws.hyperpod, ref)
-    group = gc.chosen_group(described, cluster, request.instance_group)
+    described = await scope.describe(cloud_of(ctx.app).aws.hyperpod, ref)
+    group = scope.chosen_group(described, cluster, request.instance_group)
     capacity = shape_of(group).capacity_type
     if request.elastic and capacity is CapacityType.SPOT:
         raise InvalidInput("Elastic training is refused on a Spot instance group: Spot "
@@ -212,7 +212,7 @@ async def _has_claim(kube: Any, claim: str = CLAIM) -> bool:
          target=lambda cluster, job, *_a, **_k: target(cluster, job))
 async def cancel_job(ctx: Ctx, cluster: str, job: str, *, dry_run: bool = False,
                      idempotency_key: str | None = None) -> Outcome:
-    ref, kube = await jc.kube_of(ctx, cluster)
+    ref, kube = await scope.kube_of(ctx, cluster)
     params = {"cluster_ref": ref.params(), "job": job}
     if await key_used(ctx, idempotency_key):
         return await start(ctx, CANCEL, target(cluster, job), params, idempotency_key, {})
@@ -234,7 +234,7 @@ async def cancel_job(ctx: Ctx, cluster: str, job: str, *, dry_run: bool = False,
          target=lambda cluster, job, *_a, **_k: target(cluster, job))
 async def delete_job(ctx: Ctx, cluster: str, job: str, *, confirm: bool = False,
                      dry_run: bool = False, idempotency_key: str | None = None) -> Outcome:
-    ref, kube = await jc.kube_of(ctx, cluster)
+    ref, kube = await scope.kube_of(ctx, cluster)
     params = {"cluster_ref": ref.params(), "job": job}
     if await key_used(ctx, idempotency_key):
         return await start(ctx, DELETE, target(cluster, job), params, idempotency_key, {})
@@ -256,7 +256,7 @@ async def open_log_stream(ctx: Ctx, cluster: str, job: str, pod: str | None,
                           options: job_stream.StreamOptions) -> job_stream.LogStream:
     """A live, multiplexed stream of the job's pods (or one pod), bounded in memory."""
     job_logs_room.check_bounds(options.since_seconds, options.tail)
-    _, kube = await jc.kube_of(ctx, cluster)
+    _, kube = await scope.kube_of(ctx, cluster)
     found = await jc.find_job(kube, cluster, job)
     pods = sorted(p["metadata"]["name"] for p in await jc.pods_of(kube, found))
     if pod is not None and pod not in pods:

@@ -22,8 +22,8 @@ from podplane.domain.jobs.recipes import recipe
 from podplane.domain.jobs.render import manifest_from
 from podplane.ops.context import StepContext
 from podplane.ops.workflows import Workflow
+from podplane.services import scope
 from podplane.services.cloud_access import Cloud
-from podplane.services.groups import cloud as gc
 from podplane.services.jobs import ray, scripts
 
 SUBMIT, CANCEL, DELETE = "job.submit", "job.cancel", "job.delete"
@@ -47,7 +47,7 @@ class JobSteps:
         self.cloud = cloud
 
     async def _kube(self, ctx: StepContext) -> Any:
-        return await self.cloud.kube_for(gc.ClusterRef.of(ctx.params).eks)
+        return await self.cloud.kube_for(scope.ClusterRef.of(ctx.params).eks)
 
     async def apply(self, ctx: StepContext) -> Shape:
         kube = await self._kube(ctx)

@@ -13,10 +13,10 @@ from podplane.domain.errors import (
     InvalidInput,
     NotFound,
 )
+from podplane.services import scope
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
-from podplane.services.groups import cloud as gc
-from podplane.services.groups.outcome import Outcome, key_used, start
+from podplane.services.mutation import Outcome, key_used, start
 from podplane.services.nodes import views
 from podplane.services.nodes.workflows import DELETE, REBOOT, REPLACE
 from podplane.services.observe import fleet
@@ -41,9 +41,9 @@ def target(cluster: str, node: str) -> str:
     return f"cluster/{cluster}/node/{node_id(node)}"
 
 
-async def _views(ctx: Ctx, cluster: str) -> tuple[gc.ClusterRef, list[views.NodeView]]:
+async def _views(ctx: Ctx, cluster: str) -> tuple[scope.ClusterRef, list[views.NodeView]]:
     """Every node joined once per change of the cloud's answers (services/observe/fleet)."""
-    ref = await gc.cluster_ref(ctx, cluster)
+    ref = await scope.cluster_ref(ctx, cluster)
     return ref, (await fleet.node_table(ctx, ref)).nodes
 
 
@@ -66,7 +66,7 @@ async def get_node(ctx: Ctx, cluster: str, node: str) -> views.NodeDetailView:
             "private_dns": detail.get("PrivateDnsHostname")}
 
 
-def _find(nodes: list[views.NodeView], ref: gc.ClusterRef, node: str) -> views.NodeView:
+def _find(nodes: list[views.NodeView], ref: scope.ClusterRef, node: str) -> views.NodeView:
     for n in nodes:
         if n["id"] == node_id(node):
             return n
@@ -77,7 +77,7 @@ def _find(nodes: list[views.NodeView], ref: gc.ClusterRef, node: str) -> views.N
 async def _start_action(ctx: Ctx, cluster: str, node: str, kind: str, plan: Shape,
                         key: str | None, dry_run: bool, confirm: bool | None) -> Outcome:
     """Common path: validate the node now (exists, Running), then start the operation."""
-    ref = await gc.cluster_ref(ctx, cluster)
+    ref = await scope.cluster_ref(ctx, cluster)
     iid = node_id(node)
     params = {"cluster_ref": ref.params(), "node": iid}
     if await key_used(ctx, key) and confirm is not False:

@@ -12,9 +12,9 @@ from podplane.domain.errors import CloudError, NotFound
 from podplane.ops.context import StepContext
 from podplane.ops.mutate import mutate_once
 from podplane.ops.workflows import Workflow
+from podplane.services import scope
 from podplane.services.cloud_access import Cloud
 from podplane.services.clusters.ec2_waits import wait_until
-from podplane.services.groups import cloud as gc
 from podplane.services.groups import steps
 
 REBOOT, REPLACE, DELETE = "node.reboot", "node.replace", "node.delete"
@@ -49,10 +49,10 @@ class NodeSteps:
         self.hp = cloud.aws.hyperpod
 
     async def drain(self, ctx: StepContext) -> Shape:
-        return await drain_node(self.cloud, gc.ClusterRef.of(ctx.params), ctx.params["node"])
+        return await drain_node(self.cloud, scope.ClusterRef.of(ctx.params), ctx.params["node"])
 
     async def reboot(self, ctx: StepContext) -> Shape:
-        ref, node = gc.ClusterRef.of(ctx.params), ctx.params["node"]
+        ref, node = scope.ClusterRef.of(ctx.params), ctx.params["node"]
         if "update_time" not in ctx.checkpoint:  # what the node showed before the reboot
             found = _by_id(await self._nodes_now(ref), node) or {}
             ctx.checkpoint["update_time"] = str(found.get("LastSoftwareUpdateTime") or "")
@@ -73,7 +73,7 @@ class NodeSteps:
                                   lambda n: _status(n) == "Running", timeout=REBOOT_DEADLINE)
         return {"instance_id": state["InstanceId"]}
 
-    async def _went_down(self, ctx: StepContext, ref: gc.ClusterRef, found: Shape) -> bool:
+    async def _went_down(self, ctx: StepContext, ref: scope.ClusterRef, found: Shape) -> bool:
         """Down now, or down and back while we were not looking (a restart longer than the
         reboot): HyperPod's update time changed, or the kubelet's Ready condition moved (the
         Node's lastTransitionTime, Kubernetes NodeCondition; same clock as before)."""
@@ -84,7 +84,7 @@ class NodeSteps:
         before = ctx.checkpoint.get("ready_since")  # taken before the call was sent
         return before is not None and await self._ready_since(ref, found["InstanceId"]) != before
 
-    async def _ready_since(self, ref: gc.ClusterRef, node: str) -> str | None:
+    async def _ready_since(self, ref: scope.ClusterRef, node: str) -> str | None:
         kube = await self.cloud.kube_for(ref.eks)
         for n in await kube.list("v1", "Node", labels={steps.CLUSTER_LABEL: ref.hyperpod}):
             if steps.instance_id(n) == node:
@@ -94,7 +94,7 @@ class NodeSteps:
         return None
 
     async def replace(self, ctx: StepContext) -> Shape:
-        ref, node = gc.ClusterRef.of(ctx.params), ctx.params["node"]
+        ref, node = scope.ClusterRef.of(ctx.params), ctx.params["node"]
         if "before" not in ctx.checkpoint:  # the group as it was, to recognise the new node
             everything = await self._nodes_now(ref)
             old_node = _by_id(everything, node) or {}
@@ -121,7 +121,7 @@ class NodeSteps:
         return {"replaced_instance_id": node, "new_instance_id": state["new"]["InstanceId"]}
 
     async def delete(self, ctx: StepContext) -> Shape:
-        ref, node = gc.ClusterRef.of(ctx.params), ctx.params["node"]
+        ref, node = scope.ClusterRef.of(ctx.params), ctx.params["node"]
 
         async def inspect() -> Shape | None:
             found = _by_id(await self._nodes_now(ref), node)
@@ -138,7 +138,7 @@ class NodeSteps:
         return {"deleted_instance_id": node}
 
     async def kubernetes(self, ctx: StepContext) -> Shape:
-        ref, node = gc.ClusterRef.of(ctx.params), ctx.params["node"]
+        ref, node = scope.ClusterRef.of(ctx.params), ctx.params["node"]
         labels = {steps.CLUSTER_LABEL: ref.hyperpod}
         if ctx.kind == REBOOT:
             return await steps.wait_kube_nodes(ctx, self.cloud, ref, labels, {node})
@@ -147,7 +147,7 @@ class NodeSteps:
         new = ctx.results["new_instance_id"]
         return await steps.wait_kube_nodes(ctx, self.cloud, ref, labels, {new}, {node})
 
-    async def _nodes_now(self, ref: gc.ClusterRef) -> list[Shape]:
+    async def _nodes_now(self, ref: scope.ClusterRef) -> list[Shape]:
         return await self.hp.list_cluster_nodes(ref.hyperpod)
 
     async def _batch(self, ctx: StepContext, call: Callable[[str, list[str]], Awaitable[Shape]],
@@ -155,7 +155,7 @@ class NodeSteps:
                      done: Callable[[Shape], bool], timeout: float = ACTION_DEADLINE,
                      **checkpoint: Any) -> Shape:
         """One batch call (reboot/replace/delete) for the node, exactly once, then poll."""
-        ref, node = gc.ClusterRef.of(ctx.params), ctx.params["node"]
+        ref, node = scope.ClusterRef.of(ctx.params), ctx.params["node"]
 
         async def submit() -> Shape:
             answer = await call(ref.hyperpod, [node])
@@ -173,7 +173,7 @@ class NodeSteps:
                                  what=f"{ctx.kind} of {node}", **checkpoint)
 
 
-async def drain_node(cloud: Cloud, ref: gc.ClusterRef, node: str) -> Shape:
+async def drain_node(cloud: Cloud, ref: scope.ClusterRef, node: str) -> Shape:
     """Cordon the node's Kubernetes Node and move its workload pods away before the instance
     goes (DaemonSet pods stay: they die with the node). Safe to run again on resume."""
     kube = await cloud.kube_for(ref.eks)

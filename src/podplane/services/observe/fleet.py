@@ -15,9 +15,9 @@ import pydantic_core
 
 from podplane.domain.effects import Effect
 from podplane.domain.errors import CloudError
+from podplane.services import scope
 from podplane.services.cloud_access import Cloud, cloud_of
 from podplane.services.context import Ctx
-from podplane.services.groups import cloud as gc
 from podplane.services.groups.steps import CLUSTER_LABEL, instance_id
 from podplane.services.nodes import views
 from podplane.services.registry import service
@@ -69,8 +69,8 @@ class NodeTable:
 _tables: dict[str, NodeTable] = {}
 
 
-async def _inputs(cloud: Cloud, ref: gc.ClusterRef) -> tuple[Any, ...]:
-    described = await gc.describe(cloud.aws.hyperpod, ref)
+async def _inputs(cloud: Cloud, ref: scope.ClusterRef) -> tuple[Any, ...]:
+    described = await scope.describe(cloud.aws.hyperpod, ref)
     summaries = await cloud.aws.hyperpod.list_cluster_nodes(ref.hyperpod)
     nodes: list[Shape] | None
     pods: list[Shape] | None
@@ -84,7 +84,7 @@ async def _inputs(cloud: Cloud, ref: gc.ClusterRef) -> tuple[Any, ...]:
     return described, summaries, nodes, pods
 
 
-async def node_table(ctx: Ctx, ref: gc.ClusterRef) -> NodeTable:
+async def node_table(ctx: Ctx, ref: scope.ClusterRef) -> NodeTable:
     inputs = await _inputs(cloud_of(ctx.app), ref)
     table = _tables.get(ref.hyperpod)
     if table is not None and len(table.inputs) == len(inputs) and \
@@ -103,5 +103,5 @@ async def node_page(ctx: Ctx, cluster: str, group: str | None = None,
                     health: str | None = None, after: str | None = None,
                     limit: int | None = None) -> Page:
     """One page of a cluster's nodes as JSON with its ETag (see `NodeTable`)."""
-    table = await node_table(ctx, await gc.cluster_ref(ctx, cluster))
+    table = await node_table(ctx, await scope.cluster_ref(ctx, cluster))
     return table.page(group, health, after, limit)

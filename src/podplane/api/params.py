@@ -1,0 +1,23 @@
+"""Route parameters every router shares, declared once so the OpenAPI document describes
+each the same way wherever it appears."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Header, Path, Query
+
+from podplane.domain.names import DNS_LABEL_MAX, DNS_LABEL_PATTERN
+
+ClusterName = Annotated[str, Path(min_length=1, max_length=DNS_LABEL_MAX,
+                                  pattern=DNS_LABEL_PATTERN)]
+GroupName = Annotated[str, Path(min_length=1, max_length=DNS_LABEL_MAX,
+                                pattern=DNS_LABEL_PATTERN)]
+IdempotencyKey = Annotated[
+    str | None,
+    Header(alias="Idempotency-Key", min_length=1, max_length=256, pattern=r"^[\x21-\x7e]+$",
+           description="Same key + same body returns the same operation; a different body "
+                       "is a 409 idempotency_key_reused."),
+]
+DryRun = Annotated[bool, Query(description="Return the plan without acting.")]
+Confirm = Annotated[bool, Query(description="Required for destructive changes.")]
