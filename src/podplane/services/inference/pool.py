@@ -22,9 +22,16 @@ from podplane.domain.inference.errors import (
 )
 from podplane.domain.inference.images import check_registry
 from podplane.domain.inference.pool_requests import AssignRequest, PoolRequest
-from podplane.domain.inference.render import COMPONENT, NAMESPACE, check_fits, gpus_per_pod
+from podplane.domain.inference.render import (
+    COMPONENT,
+    GROUP_ANNOTATION,
+    NAMESPACE,
+    check_fits,
+    gpus_per_pod,
+)
 from podplane.domain.inference.requests import MAX_REPLICAS
 from podplane.domain.jobs.kinds import MANAGED_BY
+from podplane.domain.jobs.render import GPU
 from podplane.services import scope
 from podplane.services.cloud_access import cloud_of
 from podplane.services.context import Ctx
@@ -170,9 +177,9 @@ async def scale_pool(ctx: Ctx, cluster: str, name: str, replicas: int, *,
         victims = dp.scale_in_plan(await pods_of(kube, name), name, current - replicas)
         plan["remove"] = [v["metadata"]["name"] for v in victims]
     else:
-        group = (dep["metadata"].get("annotations") or {}).get("podplane.io/instance-group")
+        group = (dep["metadata"].get("annotations") or {}).get(GROUP_ANNOTATION)
         gpus = int(dep["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]
-                   .get("nvidia.com/gpu", 1))
+                   .get(GPU, 1))
         plan["gpus_free"] = await refuse_no_room(kube, str(group), gpus, replicas - current)
     if dry_run:
         return Outcome(True, plan, dry_run=True)
