@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import Header, Path, Query
 
 from podplane.domain.names import DNS_LABEL_MAX, DNS_LABEL_PATTERN
+from podplane.services import pod_logs as logs_room
 
 ClusterName = Annotated[str, Path(min_length=1, max_length=DNS_LABEL_MAX,
                                   pattern=DNS_LABEL_PATTERN)]
@@ -21,3 +22,11 @@ IdempotencyKey = Annotated[
 ]
 DryRun = Annotated[bool, Query(description="Return the plan without acting.")]
 Confirm = Annotated[bool, Query(description="Required for destructive changes.")]
+
+# The query of a paged log read, a job's or an endpoint's (bounds: services/pod_logs.py).
+LogPod = Annotated[str | None, Query(max_length=253, pattern=DNS_LABEL_PATTERN)]
+LogContainer = Annotated[str | None, Query(max_length=63, pattern=DNS_LABEL_PATTERN)]
+LogSince = Annotated[int | None, Query(ge=1, le=logs_room.MAX_SINCE_SECONDS)]
+LogTail = Annotated[int | None, Query(ge=1, le=logs_room.MAX_LINES_PER_POD)]
+LogCursor = Annotated[int, Query(ge=0, le=10**7)]
+LogLimit = Annotated[int, Query(ge=1, le=logs_room.MAX_PAGE)]

@@ -12,17 +12,19 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from podplane.api.auth import ACTION_STATE, app_state, ctx_for, current_principal
-from podplane.api.params import ClusterName, Confirm, DryRun, IdempotencyKey
-from podplane.api.routers.jobs import (
+from podplane.api.params import (
+    ClusterName,
+    Confirm,
+    DryRun,
+    IdempotencyKey,
     LogContainer,
     LogCursor,
     LogLimit,
     LogPod,
     LogSince,
     LogTail,
-    PodLogPageOut,
-    answer,
 )
+from podplane.api.routers.jobs import PodLogPageOut, answer
 from podplane.api.routers.operations import MadeAlreadyOut, OperationOut
 from podplane.domain.errors import InvalidInput
 from podplane.domain.inference.requests import (

@@ -11,14 +11,25 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, Depends, Path, Query, WebSocket
+from fastapi import APIRouter, Body, Depends, Path, WebSocket
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.websockets import WebSocketDisconnect
 
 from podplane.api.auth import audit_ws_limited, audit_ws_refused, ctx_for, websocket_principal
-from podplane.api.params import ClusterName, Confirm, DryRun, IdempotencyKey
+from podplane.api.params import (
+    ClusterName,
+    Confirm,
+    DryRun,
+    IdempotencyKey,
+    LogContainer,
+    LogCursor,
+    LogLimit,
+    LogPod,
+    LogSince,
+    LogTail,
+)
 from podplane.api.routers.operations import MadeAlreadyOut, OperationOut, out
 from podplane.domain.errors import InvalidInput, PodplaneError
 from podplane.domain.jobs.requests import JOB_NAME_MAX, JobRequest, ParamValue
@@ -318,15 +329,6 @@ async def get_job(cluster: ClusterName, job: JobName,
                   ctx: Annotated[Ctx, Depends(ctx_for(svc.get_job))]) -> Any:
     """Status, restart budget and spent, last fault, pods with their node's health."""
     return await svc.get_job(ctx, cluster, job)
-
-
-# The query of a paged log read, a job's or an endpoint's (bounds: services/pod_logs.py).
-LogPod = Annotated[str | None, Query(max_length=253, pattern=DNS_LABEL_PATTERN)]
-LogContainer = Annotated[str | None, Query(max_length=63, pattern=DNS_LABEL_PATTERN)]
-LogSince = Annotated[int | None, Query(ge=1, le=logs_room.MAX_SINCE_SECONDS)]
-LogTail = Annotated[int | None, Query(ge=1, le=logs_room.MAX_LINES_PER_POD)]
-LogCursor = Annotated[int, Query(ge=0, le=10**7)]
-LogLimit = Annotated[int, Query(ge=1, le=logs_room.MAX_PAGE)]
 
 
 @router.get(BASE + "/{job}/logs", response_model=LogPageOut)
