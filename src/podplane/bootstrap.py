@@ -36,6 +36,7 @@ from podplane.services.inference import pool_steps as pool_workflows
 from podplane.services.inference import workflows as endpoint_workflows
 from podplane.services.jobs import workflows as job_workflows
 from podplane.services.nodes import workflows as node_workflows
+from podplane.services.spaces import workflows as space_workflows
 from podplane.settings import Settings
 from podplane.store.db import make_engine, make_sessionmaker, migrate
 from podplane.web import docs, pages
@@ -85,7 +86,7 @@ def product_workflows(app: AppState, cloud: Cloud) -> list[Workflow]:
             *node_workflows.declare(cloud), *job_workflows.declare(cloud),
             *feature_workflows.declare(cloud), *endpoint_workflows.declare(cloud),
             *pool_workflows.declare(cloud), *download_steps.declare(cloud),
-            *nccl_steps.declare(cloud)]
+            *nccl_steps.declare(cloud), *space_workflows.declare(cloud)]
 
 
 def load_testkit() -> TestKit | None:

@@ -29,6 +29,7 @@ from podplane.api.routers import (
     operations,
     pools,
     session,
+    spaces,
     tokens,
 )
 from podplane.services.context import AppState
@@ -38,7 +39,7 @@ API_ROUTERS = [health.router, session.router, tokens.router, audit.router, opera
                clusters.router, inspect.router, instance_groups.router, nodes.router,
                doctor.router, jobs.router, features.router, diagnostics.router,
                endpoints.router, diagnostics_nccl.router, pools.router,
-               models.router]
+               models.router, spaces.router]
 
 
 def create_app(state: AppState, lifespan: Lifespan | None = None) -> FastAPI:

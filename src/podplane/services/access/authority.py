@@ -58,6 +58,9 @@ KINDS: dict[str, Authority] = {
     "pool.delete": DESTROY,
     "model.download": OPERATOR,  # writes only under the cluster bucket's models/<name>/
     "diagnose.nccl": OPERATOR,  # runs a short workload on the chosen nodes, then deletes it
+    "space.create": OPERATOR,
+    "space.state": OPERATOR,  # a stop keeps the home volume
+    "space.delete": DESTROY,  # only when no start row says it kept the home volume
 }
 
 

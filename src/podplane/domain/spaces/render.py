@@ -1,0 +1,113 @@
+"""A space as the workspace operator's objects: its Workspace and the Secret holding its token.
+
+Shapes from jupyter-infra/jupyter-k8s api/v1alpha1/workspace_types.go (the operator behind the
+`amazon-sagemaker-spaces` add-on; the `hyp` CLI writes the same kind, hyperpod-space-template
+v1_1 `to_domain`). The image is SageMaker Distribution (aws/sagemaker-distribution: tags
+`<version>-cpu|gpu`, user `sagemaker-user`, `jupyter-lab` on its PATH).
+
+Access: podplane's own route forwards to the Service through the API server's proxy, so
+JupyterLab serves under that route (`--ServerApp.base_url`). The kube-apiserver drops the
+`Authorization` header once it has authenticated a request (k8s.io/apiserver
+pkg/endpoints/filters/authentication.go), so the server's token (`JUPYTER_TOKEN`, read by
+Jupyter Server's IdentityProvider) travels as the `token` query parameter podplane adds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from podplane.domain.jobs.kinds import GROUP_LABEL, HEALTH_LABEL, MANAGED_BY
+from podplane.domain.spaces.requests import SpaceRequest
+
+Manifest = dict[str, Any]
+API_VERSION, KIND = "workspace.jupyter.org/v1alpha1", "Workspace"
+NAMESPACE = "default"            # hyp's default namespace: `hyp list hyp-space` finds them
+PORT = 8888                      # jupyter-k8s JupyterPort
+HOME = "/home/sagemaker-user"
+IMAGE = "public.ecr.aws/sagemaker/sagemaker-distribution:3.1.0-{kind}"
+GPU = "nvidia.com/gpu"
+TOKEN_KEY = "token"
+# The bucket at the paths jobs use (domain/jobs/render.MOUNTS), through the spaces feature's
+# claims: a Workspace mounts whole claims (VolumeSpec has no subPath), so each prefix is its own
+# Mountpoint for S3 volume.
+SHARED_MOUNTS = {"/data": "space-data", "/models": "space-models", "/outputs": "space-outputs"}
+GROUP_ANNOTATION = "podplane.io/instance-group"
+
+
+def base_path(cluster: str, name: str) -> str:
+    """The server's base_url: the path its pages and API answer under."""
+    return f"/spaces/{cluster}/{name}/"
+
+
+def console_path(cluster: str, name: str) -> str:
+    return f"/clusters/{cluster}/spaces/{name}"
+
+
+def token_secret(name: str) -> str:
+    return f"space-{name}-token"
+
+
+def secret(name: str, token: str) -> Manifest:
+    return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+            "metadata": {"name": token_secret(name), "namespace": NAMESPACE,
+                         "labels": {MANAGED_BY: "podplane"}},
+            "stringData": {TOKEN_KEY: token}}
+
+
+def workspace(cluster: str, request: SpaceRequest) -> Manifest:
+    labels = {MANAGED_BY: "podplane"}
+    spec: Manifest = {
+        "displayName": request.display_name or request.name,
+        "image": IMAGE.format(kind="gpu" if request.gpus else "cpu"),
+        "desiredStatus": "Running",
+        # Public: anyone the cluster's RBAC lets list Workspaces sees it (hyp list shows only
+        # the caller's own and Public ones); podplane's roles decide who changes it here.
+        "ownershipType": "Public", "accessType": "OwnerOnly", "appType": request.app,
+        "resources": _resources(request),
+        "storage": {"size": f"{request.storage_gib}Gi", "mountPath": HOME},
+        "volumes": [{"name": claim, "persistentVolumeClaimName": claim, "mountPath": path}
+                    for path, claim in SHARED_MOUNTS.items()],
+        "containerConfig": {"command": ["jupyter-lab"], "args": _args(cluster, request.name)},
+        "env": [{"name": "JUPYTER_TOKEN", "valueFrom": {"secretKeyRef": {
+            "name": token_secret(request.name), "key": TOKEN_KEY}}}],
+        "affinity": _affinity(request.instance_group),
+    }
+    if request.idle_minutes:
+        spec["idleShutdown"] = idle_shutdown(cluster, request.name, request.idle_minutes)
+    annotations = {GROUP_ANNOTATION: request.instance_group} if request.instance_group else {}
+    return {"apiVersion": API_VERSION, "kind": KIND,
+            "metadata": {"name": request.name, "namespace": NAMESPACE, "labels": labels,
+                         **({"annotations": annotations} if annotations else {})},
+            "spec": spec}
+
+
+def idle_shutdown(cluster: str, name: str, minutes: int) -> Manifest:
+    """jupyter-k8s IdleShutdownSpec: the operator reads the server's last activity from
+    Jupyter Server's `/api/status` (`last_activity`, RFC 3339)."""
+    return {"enabled": True, "idleTimeoutInMinutes": minutes, "detection": {"httpGet": {
+        "path": base_path(cluster, name) + "api/status", "port": PORT,
+        "lastActivityTimestamp": {"responseBodyPath": "last_activity", "format": "RFC3339"}}}}
+
+
+def _args(cluster: str, name: str) -> list[str]:
+    return ["--ServerApp.ip=0.0.0.0", f"--ServerApp.port={PORT}", "--no-browser",
+            f"--ServerApp.base_url={base_path(cluster, name)}", "--ServerApp.root_dir=/",
+            f"--ServerApp.preferred_dir={HOME}"]
+
+
+def _resources(request: SpaceRequest) -> Manifest:
+    requests: Manifest = {"cpu": request.cpu, "memory": request.memory}
+    limits: Manifest = {"memory": request.memory}
+    if request.gpus:
+        requests[GPU] = limits[GPU] = str(request.gpus)
+    return {"requests": requests, "limits": limits}
+
+
+def _affinity(group: str | None) -> Manifest:
+    """Healthy nodes only, as every podplane workload (domain/jobs/render.py), of the chosen
+    group when there is one."""
+    terms = [{"key": HEALTH_LABEL, "operator": "In", "values": ["Schedulable"]}]
+    if group:
+        terms.append({"key": GROUP_LABEL, "operator": "In", "values": [group]})
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": terms}]}}}
