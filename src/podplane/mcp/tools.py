@@ -16,6 +16,7 @@ from podplane.mcp import (
     tools_models,
     tools_nodes,
     tools_pools,
+    tools_spaces,
 )
 from podplane.mcp.tool import Tool, boolean, integer, text
 from podplane.services import operations
@@ -103,5 +104,5 @@ TOOLS: tuple[Tool, ...] = (
 
 TOOLS = (TOOLS + tools_clusters.TOOLS + tools_nodes.TOOLS + tools_jobs.TOOLS
          + tools_features.TOOLS + tools_diagnostics.TOOLS + tools_endpoints.TOOLS
-         + tools_pools.TOOLS + tools_models.TOOLS)
+         + tools_pools.TOOLS + tools_models.TOOLS + tools_spaces.TOOLS)
 BY_NAME: dict[str, Tool] = {t.name: t for t in TOOLS}

@@ -48,6 +48,7 @@ class SpaceStateIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     desired: Desired = Field(description="Running starts it; Stopped frees its compute and "
                              "keeps its home.")
+    dry_run: bool = Field(False, description="Plan only.")
 
 
 class SpacePlanOut(BaseModel):
@@ -117,7 +118,8 @@ async def set_space_state(cluster: ClusterName, name: SpaceName, body: SpaceStat
                           dry_run: DryRun = False, idempotency_key: IdempotencyKey = None
                           ) -> JSONResponse:
     """Start or stop the space (its home volume stays). Same state: 200, changed=false."""
-    return answer(await svc.set_state(ctx, cluster, name, body.desired, dry_run=dry_run,
+    return answer(await svc.set_state(ctx, cluster, name, body.desired,
+                                      dry_run=dry_run or body.dry_run,
                                       idempotency_key=idempotency_key))
 
 

@@ -33,8 +33,9 @@ def target(cluster: str, name: str) -> str:
 async def list_spaces(ctx: Ctx, cluster: str) -> list[SpaceView]:
     """Every Workspace in the spaces' namespace: podplane's and those made with hyp."""
     _, kube = await kube_of(ctx, cluster)
-    return sorted((views.view(cluster, ws, await sc.pods_of(kube, ws["metadata"]["name"]))
-                   for ws in await sc.workspaces(kube)), key=lambda v: v.name)
+    found = [views.view(cluster, ws, await sc.pods_of(kube, ws["metadata"]["name"]))
+             for ws in await sc.workspaces(kube)]
+    return sorted(found, key=lambda v: v.name)
 
 
 @service(Effect.READ, "space.get")

@@ -1,0 +1,47 @@
+"""MCP rows for dev spaces (included by mcp/tools.py). One REST call each.
+
+An agent makes a space for a user in three calls: space_create, operation_wait, then the
+result's console_path (or space_get) is the link to hand over."""
+
+from __future__ import annotations
+
+from podplane.domain.names import DNS_LABEL_PATTERN
+from podplane.domain.spaces.requests import SPACE_NAME_MAX, SpaceRequest
+from podplane.mcp.tool import Tool, boolean, fields_of, integer, text
+from podplane.mcp.tools_endpoints import CLUSTER
+from podplane.mcp.tools_nodes import DRY_RUN
+from podplane.services import pod_logs
+from podplane.services.spaces import access, logs
+from podplane.services.spaces import service as spaces
+
+NAME = text("Space.", required=True, pattern=DNS_LABEL_PATTERN, minLength=1,
+            maxLength=SPACE_NAME_MAX)
+SPACES = "/api/v1/clusters/{cluster}/spaces"
+
+TOOLS: tuple[Tool, ...] = (
+    Tool("space_create", "POST", SPACES, spaces.create_space,
+         "Create a JupyterLab space: home volume, bucket at /data /models /outputs as jobs "
+         "see it. Done when Running.",
+         {"cluster": CLUSTER, **fields_of(SpaceRequest)}),
+    Tool("space_list", "GET", SPACES, spaces.list_spaces,
+         "List spaces (also hyp's): state, resources, mounts, console_path.",
+         {"cluster": CLUSTER}),
+    Tool("space_set", "PATCH", SPACES + "/{name}", spaces.set_state,
+         "Start or stop a space; stopping keeps its home.",
+         {"cluster": CLUSTER, "name": NAME,
+          "desired": text("Running or Stopped.", required=True,
+                          enum=["Running", "Stopped"]), "dry_run": DRY_RUN}),
+    Tool("space_delete", "DELETE", SPACES + "/{name}", spaces.delete_space,
+         "Delete a space; its home is kept unless delete_home (admin, confirm).",
+         {"cluster": CLUSTER, "name": NAME, "delete_home": boolean("Also its home."),
+          "confirm": boolean("With delete_home, once the user agreed."),
+          "dry_run": DRY_RUN}),
+    Tool("space_files", "GET", SPACES + "/{name}/files", access.list_files,
+         "List a directory as a running space sees it (e.g. data).",
+         {"cluster": CLUSTER, "name": NAME, "path": text("Directory.", maxLength=512)}),
+    Tool("space_logs", "GET", SPACES + "/{name}/logs", logs.space_logs,
+         "Read a space's server logs, paged like job_logs.",
+         {"cluster": CLUSTER, "name": NAME,
+          "tail": integer("Last N lines.", minimum=1, maximum=pod_logs.MAX_LINES_PER_POD),
+          "cursor": integer("next_cursor of the last page.", minimum=0, maximum=10**7)}),
+)

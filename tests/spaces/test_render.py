@@ -1,0 +1,79 @@
+"""A space as the operator's objects, and its state read back (pure)."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import TypeAdapter, ValidationError
+
+from podplane.domain.spaces import render, views
+from podplane.domain.spaces.requests import SpaceRequest
+
+REQUEST = TypeAdapter(SpaceRequest)
+
+
+def _ws(**spec: object) -> dict[str, object]:
+    return render.workspace("c1", REQUEST.validate_python({"name": "nb", **spec}))
+
+
+def test_a_first_space_mounts_home_and_the_bucket_at_the_jobs_paths() -> None:
+    ws = _ws()
+    spec = ws["spec"]
+    assert ws["kind"] == "Workspace" and ws["metadata"]["namespace"] == "default"
+    assert spec["storage"] == {"size": "20Gi", "mountPath": render.HOME}
+    assert {v["mountPath"]: v["persistentVolumeClaimName"] for v in spec["volumes"]} == {
+        "/data": "space-data", "/models": "space-models", "/outputs": "space-outputs"}
+    assert spec["image"].endswith("-cpu") and render.GPU not in spec["resources"]["requests"]
+    assert "--ServerApp.base_url=/spaces/c1/nb/" in spec["containerConfig"]["args"]
+    token = spec["env"][0]
+    assert token["name"] == "JUPYTER_TOKEN" and \
+        token["valueFrom"]["secretKeyRef"]["name"] == "space-nb-token"
+    assert spec["idleShutdown"]["idleTimeoutInMinutes"] == 60
+
+
+def test_gpus_pick_the_gpu_image_and_the_group() -> None:
+    spec = _ws(gpus=2, instance_group="gpu")["spec"]
+    assert spec["image"].endswith("-gpu")
+    assert spec["resources"]["limits"][render.GPU] == "2"
+    terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    keys = {e["key"]: e["values"] for e in terms["nodeSelectorTerms"][0]["matchExpressions"]}
+    assert keys["sagemaker.amazonaws.com/instance-group-name"] == ["gpu"]
+
+
+def test_idle_zero_never_stops() -> None:
+    assert "idleShutdown" not in _ws(idle_minutes=0)["spec"]
+
+
+@pytest.mark.parametrize("field,value", [
+    ("name", "Bad_Name"), ("name", "x" * 41), ("cpu", "$(reboot)"), ("memory", "4G; rm"),
+    ("display_name", "<script>"), ("gpus", 9), ("storage_gib", 0), ("app", "rstudio"),
+])
+def test_hostile_or_wrong_values_are_refused(field: str, value: object) -> None:
+    with pytest.raises(ValidationError):
+        REQUEST.validate_python({"name": "nb", field: value})
+
+
+def _with(conditions: list[tuple[str, str]], desired: str = "Running") -> dict[str, object]:
+    ws = _ws()
+    ws["spec"]["desiredStatus"] = desired
+    ws["status"] = {"conditions": [{"type": t, "status": s} for t, s in conditions]}
+    return ws
+
+
+@pytest.mark.parametrize("conditions,desired,state", [
+    ([("Available", "True")], "Running", "Running"),
+    ([("Progressing", "True")], "Running", "Starting"),
+    ([("Available", "True")], "Stopped", "Stopping"),
+    ([("Stopped", "True")], "Stopped", "Stopped"),
+    ([("Degraded", "True"), ("Progressing", "True")], "Running", "Failed"),
+])
+def test_state_follows_the_operators_conditions(
+        conditions: list[tuple[str, str]], desired: str, state: str) -> None:
+    assert views.state_of(_with(conditions, desired))[0] == state
+
+
+def test_a_space_made_with_hyp_is_shown_as_someone_elses() -> None:
+    ws = {"metadata": {"name": "theirs", "annotations": {views.CREATED_BY: "arn:aws:iam::1:role/x"}},
+          "spec": {"displayName": "Theirs"}}
+    seen = views.view("c1", ws, [])
+    assert seen.made_by == "other" and seen.created_by == "arn:aws:iam::1:role/x"
+    assert seen.state == "Starting" and seen.mounts == []
