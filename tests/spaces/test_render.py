@@ -72,8 +72,9 @@ def test_state_follows_the_operators_conditions(
 
 
 def test_a_space_made_with_hyp_is_shown_as_someone_elses() -> None:
-    ws = {"metadata": {"name": "theirs", "annotations": {views.CREATED_BY: "arn:aws:iam::1:role/x"}},
+    arn = "arn:aws:iam::1:role/x"
+    ws = {"metadata": {"name": "theirs", "annotations": {views.CREATED_BY: arn}},
           "spec": {"displayName": "Theirs"}}
     seen = views.view("c1", ws, [])
-    assert seen.made_by == "other" and seen.created_by == "arn:aws:iam::1:role/x"
+    assert seen.made_by == "other" and seen.created_by == arn
     assert seen.state == "Starting" and seen.mounts == []
