@@ -100,6 +100,13 @@ ROUTES: dict[tuple[str, str], Role | None] = {
     ("DELETE", "/api/v1/clusters/{cluster}/endpoints/{name}"): A,
     ("POST", "/api/v1/clusters/{cluster}/endpoints/{name}/invoke"): O,  # spends GPU time
     ("GET", "/api/v1/clusters/{cluster}/endpoints/{name}/logs"): V,
+    ("GET", "/api/v1/clusters/{cluster}/spaces"): V,
+    ("POST", "/api/v1/clusters/{cluster}/spaces"): O,
+    ("GET", "/api/v1/clusters/{cluster}/spaces/{name}"): V,
+    ("PATCH", "/api/v1/clusters/{cluster}/spaces/{name}"): O,
+    ("DELETE", "/api/v1/clusters/{cluster}/spaces/{name}"): O,  # admin to delete its home
+    ("GET", "/api/v1/clusters/{cluster}/spaces/{name}/logs"): V,
+    ("GET", "/api/v1/clusters/{cluster}/spaces/{name}/files"): O,  # runs as the space
     ("GET", "/api/v1/clusters/{cluster}/pools"): V,
     ("POST", "/api/v1/clusters/{cluster}/pools"): O,
     ("GET", "/api/v1/clusters/{cluster}/pools/{name}"): V,
@@ -134,13 +141,16 @@ TOOL_ROLES: dict[str, Role] = {
     "job_events": V, "job_cancel": O, "job_delete": A,
     "endpoint_create": O, "endpoint_list": V, "endpoint_get": V, "endpoint_scale": O,
     "endpoint_delete": A, "endpoint_invoke": O, "endpoint_logs": V, "endpoint_update": O,
+    "space_create": O, "space_list": V, "space_set": O, "space_delete": O, "space_files": O,
+    "space_logs": V,
     "pool_scale": O, "pool_assign": O, "model_download": O, "model_list": V,
     "feature_list": V, "feature_get": V, "feature_plan": V, "feature_set": O,
 }
 
 # Operation kind -> the authority retrying or cancelling it needs (scale: see below). Kinds
 # whose start's plan decides whether they destroy fall back to a destroy without a start row.
-PLAN_DECIDES = {"instance_group.scale": O, "feature.set": O, "pool.assign": O}
+PLAN_DECIDES = {"instance_group.scale": O, "feature.set": O, "pool.assign": O,
+                "space.delete": O}
 KIND_TABLE: dict[str, tuple[Role, bool]] = {
     "cluster.create": (O, False), "cluster.import": (A, False), "cluster.delete": (A, True),
     "instance_group.add": (O, False), "instance_group.scale": (A, True),
@@ -154,6 +164,7 @@ KIND_TABLE: dict[str, tuple[Role, bool]] = {
     "pool.create": (O, False), "pool.scale": (O, False), "pool.assign": (A, True),
     "pool.delete": (A, True), "model.download": (O, False),
     "diagnose.nccl": (O, False),
+    "space.create": (O, False), "space.state": (O, False), "space.delete": (A, True),
 }
 
 
