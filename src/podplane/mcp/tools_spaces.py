@@ -1,7 +1,7 @@
 """MCP rows for dev spaces (included by mcp/tools.py). One REST call each.
 
-An agent makes a space for a user in three calls: space_create, operation_wait, then the
-result's console_path (or space_get) is the link to hand over."""
+An agent makes a space for a user in three calls: space_create, operation_wait, space_get
+(its console_path is the link to hand over)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,8 @@ TOOLS: tuple[Tool, ...] = (
     Tool("space_list", "GET", SPACES, spaces.list_spaces,
          "List spaces (also hyp's): state, resources, mounts, console_path.",
          {"cluster": CLUSTER}),
+    Tool("space_get", "GET", SPACES + "/{name}", spaces.get_space,
+         "Get a space: state and why, mounts, pods.", {"cluster": CLUSTER, "name": NAME}),
     Tool("space_set", "PATCH", SPACES + "/{name}", spaces.set_state,
          "Start or stop a space; stopping keeps its home.",
          {"cluster": CLUSTER, "name": NAME,
