@@ -24,7 +24,7 @@ API_VERSION, KIND = "workspace.jupyter.org/v1alpha1", "Workspace"
 NAMESPACE = "default"            # hyp's default namespace: `hyp list hyp-space` finds them
 PORT = 8888                      # jupyter-k8s JupyterPort
 HOME = "/home/sagemaker-user"
-IMAGE = "public.ecr.aws/sagemaker/sagemaker-distribution:3.1.0-{kind}"
+IMAGE = "public.ecr.aws/sagemaker/sagemaker-distribution:3.2.0-{kind}"
 GPU = "nvidia.com/gpu"
 TOKEN_KEY = "token"
 # The bucket at the paths jobs use (domain/jobs/render.MOUNTS), through the spaces feature's
@@ -82,11 +82,11 @@ def workspace(cluster: str, request: SpaceRequest) -> Manifest:
 
 
 def idle_shutdown(cluster: str, name: str, minutes: int) -> Manifest:
-    """jupyter-k8s IdleShutdownSpec: the operator reads the server's last activity from
-    Jupyter Server's `/api/status` (`last_activity`, RFC 3339)."""
+    """jupyter-k8s IdleShutdownSpec: the operator probes the image's idle endpoint
+    (`api/idle` under the server's base URL, answering `lastActiveTimestamp`: the upstream
+    sample config/samples/idle-shutdown/templates/02-jupyter-template.yaml, for this image)."""
     return {"enabled": True, "idleTimeoutInMinutes": minutes, "detection": {"httpGet": {
-        "path": base_path(cluster, name) + "api/status", "port": PORT,
-        "lastActivityTimestamp": {"responseBodyPath": "last_activity", "format": "RFC3339"}}}}
+        "path": base_path(cluster, name) + "api/idle", "port": PORT}}}
 
 
 def _args(cluster: str, name: str) -> list[str]:
