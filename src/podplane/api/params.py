@@ -7,6 +7,7 @@ from typing import Annotated
 
 from fastapi import Header, Path, Query
 
+from podplane.domain.effects import DRY_RUN
 from podplane.domain.names import DNS_LABEL_MAX, DNS_LABEL_PATTERN
 from podplane.services import pod_logs as logs_room
 
@@ -20,7 +21,7 @@ IdempotencyKey = Annotated[
            description="Same key + same body returns the same operation; a different body "
                        "is a 409 idempotency_key_reused."),
 ]
-DryRun = Annotated[bool, Query(description="Return the plan without acting.")]
+DryRun = Annotated[bool, Query(description=DRY_RUN)]
 Confirm = Annotated[bool, Query(description="Required for destructive changes.")]
 
 # The query of a paged log read, a job's or an endpoint's (bounds: services/pod_logs.py).

@@ -45,8 +45,7 @@ CREATE_STEPS = ("preflight", "network", "eks", "access", "dependencies", "hyperp
 # MCP tools' input schemas and the JSON an operation stores all derive from these declarations.
 ClusterName = Annotated[str, Field(
     min_length=1, max_length=DNS_LABEL_MAX, pattern=DNS_LABEL_PATTERN,
-    description="The cluster's name: a DNS label (it names the EKS cluster, the HyperPod "
-    "cluster and Kubernetes labels).")]
+    description="Cluster name, a DNS label (it also names the EKS and HyperPod clusters).")]
 WarningCode = Annotated[str, Field(max_length=64, pattern=r"^[a-z_]+$")]
 
 
@@ -59,14 +58,14 @@ class ClusterSpec:
                                  description="The control plane's region.")] = "us-west-2"
     availability_zone: Annotated[str, Field(
         pattern=AVAILABILITY_ZONE_PATTERN,
-        description="The AZ of the accelerated nodes (see the availability zones).")]
+        description="AZ of the accelerated nodes.")]
     instance_type: InstanceTypeName
     count: Annotated[int, Field(ge=1, le=MAX_COUNT, description="Number of instances.")]
     capacity_type: CapacityType = CapacityType.ON_DEMAND
     training_plan_arn: TrainingPlanArn = None
     deep_health_checks: Annotated[bool, Field(
-        description="On-start deep health checks (stress + connectivity). On unless you "
-        "turn them off.")] = True
+        description="On-start stress and connectivity checks; keep on unless the user says "
+        "no.")] = True
 
     def validate(self) -> None:
         check_cluster_name(self.name)

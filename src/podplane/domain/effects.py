@@ -3,6 +3,15 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Annotated
+
+from pydantic import Field
+
+# The dry-run switch of every mutating request, described once (the REST query parameter, the
+# request bodies and the MCP tools all say it the same way; the MCP catalogue is loaded on
+# every agent's connect, so the words are few).
+DRY_RUN = "Plan only."
+DryRun = Annotated[bool, Field(description=DRY_RUN)]
 
 
 class Effect(StrEnum):

@@ -9,6 +9,7 @@ from typing import Annotated
 
 from pydantic import ConfigDict, Field
 
+from podplane.domain.effects import DryRun
 from podplane.domain.instance_groups import (
     MAX_COUNT,
     CapacityType,
@@ -16,9 +17,8 @@ from podplane.domain.instance_groups import (
     NewGroup,
 )
 
-__all__ = ["DryRun", "GroupName", "NewGroupRequest", "ScaleRequest"]
+__all__ = ["GroupName", "NewGroupRequest", "ScaleRequest"]
 
-DryRun = Annotated[bool, Field(description="Return the plan without acting (or ?dry_run).")]
 STRICT = ConfigDict(extra="forbid")
 
 

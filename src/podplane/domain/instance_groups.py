@@ -165,13 +165,13 @@ IPS_PER_NODE = 32   # a node plus its pods' VPC-CNI addresses, sized for placeme
 # tool's input schema (domain.group_requests) derive from these declarations.
 GroupName = Annotated[str, Field(min_length=1, max_length=DNS_LABEL_MAX,
                                  pattern=DNS_LABEL_PATTERN,
-                                 description="The instance group's name (a DNS label).")]
+                                 description="Group name, a DNS label.")]
 InstanceTypeName = Annotated[str, Field(
     min_length=4, max_length=INSTANCE_TYPE_MAX, pattern=INSTANCE_TYPE_PATTERN,
-    description="A HyperPod (SageMaker) instance type, e.g. ml.p5.48xlarge.")]
+    description="HyperPod instance type, e.g. ml.p5.48xlarge.")]
 TrainingPlanArn = Annotated[str | None, Field(
     max_length=TRAINING_PLAN_ARN_MAX, pattern=TRAINING_PLAN_ARN_PATTERN,
-    description="Only with capacity_type training-plan (see the training plans).")]
+    description="Only with capacity_type training-plan.")]
 
 
 @dataclass(frozen=True)
@@ -189,7 +189,7 @@ class NewGroup:
                                  description="Extra EBS volume per node, GiB.")] = DEFAULT_EBS_GB
     capacity_type: CapacityType = CapacityType.ON_DEMAND
     training_plan_arn: TrainingPlanArn = None
-    efa_only: Annotated[bool, Field(description="EFA-only network interface (immutable).")] = False
+    efa_only: Annotated[bool, Field(description="EFA-only network interface.")] = False
     subnet_id: Annotated[str | None, Field(
         pattern=SUBNET_ID_PATTERN,
         description="Put the group in this subnet (default: placed for you).")] = None

@@ -13,7 +13,10 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from podplane.domain.clusters import ClusterName
+from podplane.domain.effects import DRY_RUN as PLAN_ONLY
 from podplane.domain.effects import Effect, Role, mcp_hints
+from podplane.domain.names import REF_PATTERN
 from podplane.services.registry import ServiceSpec, effect_of
 
 CONFIRM = "confirm"
@@ -78,7 +81,7 @@ class Tool:
         if self.needs_confirmation:
             props[CONFIRM] = {
                 "type": "boolean", "const": True,
-                "description": "Destroys something: true only once the user agreed.",
+                "description": "True once the user agreed.",
             }
             required.append(CONFIRM)
         return {"type": "object", "properties": props, "required": required,
@@ -94,7 +97,7 @@ class Tool:
         # test_catalogue.py keeps the whole list under 12,000 tokens): the REST route and the
         # confirm rule live in docs/mcp.md and in the confirm argument's own description.
         if self.effect.mutates and self.returns_operation:
-            return f"{self.description} Returns an operation: follow it with {STATUS_TOOL}."
+            return f"{self.description} Follow with {STATUS_TOOL}."
         return self.description
 
 
@@ -146,16 +149,17 @@ def _without(schema: Any, keys: frozenset[str], names: bool = False) -> Any:
 
 
 def _optional(schema: dict[str, Any]) -> dict[str, Any]:
-    """`X | None = None` is, to an agent, an argument it may leave out: X alone (null would
-    only mean "not given", and every token of the catalogue is loaded on connect)."""
+    """`X | None = None` is, to an agent, an argument it may leave out: X alone (`X | Y` for
+    `X | Y | None`; null would only mean "not given", and every token of the catalogue is
+    loaded on connect)."""
     options = schema.get("anyOf")
     if schema.get("default", 0) is not None or not isinstance(options, list):
         return schema
     kept = [o for o in options if o.get("type") != "null"]
-    if len(kept) != 1 or len(kept) == len(options):
+    if not kept or len(kept) == len(options):
         return schema
     rest = {k: v for k, v in schema.items() if k not in ("anyOf", "default")}
-    return {**kept[0], **rest}
+    return {**kept[0], **rest} if len(kept) == 1 else {"anyOf": kept, **rest}
 
 
 def text(description: str, required: bool = False, **rules: Any) -> Param:
@@ -168,3 +172,12 @@ def integer(description: str, required: bool = False, **rules: Any) -> Param:
 
 def boolean(description: str, required: bool = False, **rules: Any) -> Param:
     return Param({"type": "boolean", "description": description, **rules}, required)
+
+
+# Arguments many tools take, each described once and briefly (tools/list repeats them in
+# every tool that takes them).
+CLUSTER = typed(ClusterName, "Cluster.", required=True)
+DRY_RUN = boolean(PLAN_ONLY, default=False)
+NEXT_CURSOR = "next_cursor of the previous page."
+OPERATION_ID = text("Operation id (op-...).", required=True, pattern=REF_PATTERN, minLength=1,
+                    maxLength=40)

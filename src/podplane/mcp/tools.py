@@ -18,86 +18,82 @@ from podplane.mcp import (
     tools_pools,
     tools_spaces,
 )
-from podplane.mcp.tool import Tool, boolean, integer, text
+from podplane.mcp.tool import NEXT_CURSOR, OPERATION_ID, Tool, boolean, integer, text
 from podplane.services import operations
 from podplane.services.access import audit, tokens
 
 NAME = {"pattern": TOKEN_NAME_PATTERN, "minLength": 1, "maxLength": 63}
-OPERATION_ID = text("The operation's id (op-...).", required=True, pattern=REF_PATTERN,
-                    minLength=1, maxLength=40)
-DESTROY_CONFIRM = boolean("Required (true) when the operation destroys (a delete, a "
-                          "scale-down): ask the user first, as for starting it.")
+DESTROY_CONFIRM = boolean("True if the operation destroys (a delete, a scale-down), once "
+                          "the user agreed.")
 STATUSES = ["pending", "running", "succeeded", "failed", "cancelled"]
 
 TOOLS: tuple[Tool, ...] = (
     Tool(
         "operation_list", "GET", "/api/v1/operations", operations.list_operations,
-        "List operations (durable mutations), newest first; filter by status, kind or target.",
+        "List operations (durable mutations), newest first.",
         {
-            "status": text("Only operations in this status.", enum=STATUSES),
+            "status": text("Only this status.", enum=STATUSES),
             "kind": text("Only this kind, e.g. 'cluster.create'.", maxLength=64,
                          pattern=PLAIN_TEXT_PATTERN),
-            "target": text("Only operations on this target.", maxLength=256,
+            "target": text("Only this target, e.g. 'cluster/demo'.", maxLength=256,
                            pattern=PLAIN_TEXT_PATTERN),
-            "limit": integer("How many (1-200).", minimum=1, maximum=200, default=50),
-            "cursor": text("next_cursor from the previous page.", maxLength=40,
+            "limit": integer("Per page.", minimum=1, maximum=200, default=50),
+            "cursor": text(NEXT_CURSOR, maxLength=40,
                            pattern=REF_PATTERN),
         },
     ),
     Tool(
         "operation_get", "GET", "/api/v1/operations/{operation_id}", operations.get_operation,
-        "Get one operation now: status, and each step's status, phase, attempts and error.",
+        "One operation now: status; each step's status, phase, attempts, error.",
         {"operation_id": OPERATION_ID,
-         "history": boolean("Include each step's event history.", default=False)},
+         "history": boolean("With each step's events.", default=False)},
     ),
     Tool(
         "operation_wait", "GET", "/api/v1/operations/{operation_id}/wait",
         operations.wait_operation,
-        "Wait for an operation, at most `timeout` seconds (<= 50) per call: returns when it "
-        "finishes, when it changes after `revision`, or at the timeout. Returns the operation, "
-        "a progress summary and what to call next. This tool decides when a mutation is done.",
+        "Wait until an operation finishes, changes after `revision`, or `timeout` seconds "
+        "pass. Returns it, its progress and what to call next: only this says a mutation is "
+        "done.",
         {"operation_id": OPERATION_ID,
-         "timeout": integer("Seconds to wait (0-50).", minimum=0, maximum=50, default=50),
-         "revision": integer("Also return as soon as the operation's revision differs "
-                             "from this one (pass the revision you last saw).", minimum=0,
-                             maximum=2**31)},
+         "timeout": integer("Seconds.", minimum=0, maximum=50, default=50),
+         "revision": integer("The revision you last saw.", minimum=0, maximum=2**31)},
     ),
     Tool(
         "operation_retry_step", "POST", "/api/v1/operations/{operation_id}/steps/{step}/retry",
         operations.retry_step,
-        "Re-run one step of a failed or cancelled operation (after fixing the cause), then "
-        "the steps after it. Completed earlier steps are not repeated.",
+        "Re-run a failed or cancelled operation from one step, once the cause is fixed; "
+        "earlier steps are not repeated.",
         {"operation_id": OPERATION_ID,
-         "step": text("The step's name, as in the operation's steps.", required=True,
+         "step": text("A step of the operation.", required=True,
                       pattern=REF_PATTERN, minLength=1, maxLength=64),
          "confirm": DESTROY_CONFIRM},
     ),
     Tool(
         "operation_cancel", "POST", "/api/v1/operations/{operation_id}/cancel",
         operations.cancel_operation,
-        "Ask a running operation to stop after its current step; cloud resources already "
-        "created stay (inspect them, then retry or clean up).",
+        "Stop a running operation after its current step; cloud resources it created stay "
+        "(then retry or clean up).",
         {"operation_id": OPERATION_ID, "confirm": DESTROY_CONFIRM},
     ),
     Tool(
         "audit_list", "GET", "/api/v1/audit", audit.list_audit,
-        "List audit log entries, newest first: who did what, through which face, with what result.",
+        "Audit log, newest first: who did what, through which face, with what result.",
         {
-            "limit": integer("How many entries (1-1000).", minimum=1, maximum=1000, default=100),
-            "before_id": integer("Only entries older than this id (for paging).", minimum=1,
+            "limit": integer("Per page.", minimum=1, maximum=1000, default=100),
+            "before_id": integer("Only entries older than this id (paging).", minimum=1,
                                  maximum=2**62),
-            "principal": text("Only entries by this token name.", maxLength=64),
+            "principal": text("Only this token's entries.", maxLength=64),
             "action": text("Only this action, e.g. 'token.revoke'.", maxLength=64),
         },
     ),
     Tool(
         "token_list", "GET", "/api/v1/tokens", tokens.list_tokens,
-        "List API tokens with their role and last use (never their secrets). Admin only.",
+        "List API tokens: role and last use (never secrets).",
     ),
     Tool(
         "token_revoke", "DELETE", "/api/v1/tokens/{name}", tokens.revoke_token,
-        "Revoke an API token by name; its holder loses access at once. Completes within the call.",
-        {"name": text("The token's name.", required=True, **NAME)},
+        "Revoke an API token: its holder loses access at once. No operation to wait for.",
+        {"name": text("Token.", required=True, **NAME)},
         returns_operation=False,
     ),
 )

@@ -4,14 +4,13 @@ returns a verdict whose `next` is a suggested tool call to confirm with the user
 from __future__ import annotations
 
 from podplane.domain.diagnostics.nccl import NcclRequest
-from podplane.domain.names import REF_PATTERN
-from podplane.mcp.tool import Tool, fields_of, text
+from podplane.mcp.tool import CLUSTER, OPERATION_ID, Tool, fields_of
 from podplane.mcp.tools_endpoints import NAME
 from podplane.mcp.tools_jobs import JOB
-from podplane.mcp.tools_nodes import CLUSTER, NODE
+from podplane.mcp.tools_nodes import NODE
 from podplane.services.diagnostics import endpoint, job, nccl, node, operation
 
-VERDICT = "Verdict: findings, evidence, `next` (propose it; never call it unasked)."
+VERDICT = "Verdict: findings, evidence, `next` (propose it, never call it unasked)."
 
 TOOLS: tuple[Tool, ...] = (
     Tool("diagnose_node", "GET", "/api/v1/clusters/{cluster}/diagnostics/nodes/{node}",
@@ -22,8 +21,7 @@ TOOLS: tuple[Tool, ...] = (
     Tool("diagnose_operation", "GET", "/api/v1/operations/{operation_id}/diagnosis",
          operation.diagnose_operation,
          "Why an operation failed or is stuck: step, error, AWS cause, the retry. " + VERDICT,
-         {"operation_id": text("The operation's id (op-...).", required=True,
-                               pattern=REF_PATTERN, minLength=1, maxLength=40)}),
+         {"operation_id": OPERATION_ID}),
     Tool("diagnose_job", "GET", "/api/v1/clusters/{cluster}/diagnostics/jobs/{job}",
          job.diagnose_job,
          "Why a training job failed, waits or hangs: budget, pulls, OOM, Xid/NCCL log lines, "

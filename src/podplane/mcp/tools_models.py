@@ -6,8 +6,7 @@ A self-managed deployment from scratch: model_download, operation_wait, endpoint
 from __future__ import annotations
 
 from podplane.domain.inference.downloads import DownloadRequest
-from podplane.mcp.tool import Tool, fields_of
-from podplane.mcp.tools_endpoints import CLUSTER
+from podplane.mcp.tool import CLUSTER, Tool, fields_of
 from podplane.services.inference import downloads
 
 MODELS = "/api/v1/clusters/{cluster}/models"

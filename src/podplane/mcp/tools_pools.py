@@ -4,13 +4,12 @@ invoked with endpoint_invoke like any other."""
 
 from __future__ import annotations
 
-from podplane.domain.clusters import ClusterName
+from podplane.domain.effects import DRY_RUN as PLAN_ONLY
 from podplane.domain.inference.pool_requests import AssignRequest, PoolName
 from podplane.domain.inference.requests import MAX_REPLICAS
-from podplane.mcp.tool import Tool, boolean, fields_of, integer, typed
+from podplane.mcp.tool import CLUSTER, Tool, boolean, fields_of, integer, typed
 from podplane.services.inference import pool
 
-CLUSTER = typed(ClusterName, "Cluster.", required=True)
 POOL = typed(PoolName, "Pool.", required=True)
 POOLS = "/api/v1/clusters/{cluster}/pools"
 
@@ -20,7 +19,7 @@ TOOLS: tuple[Tool, ...] = (
          "assigned one).",
          {"cluster": CLUSTER, "name": POOL,
           "replicas": integer("Pods.", required=True, minimum=0, maximum=MAX_REPLICAS),
-          "dry_run": boolean("Plan only.")}),
+          "dry_run": boolean(PLAN_ONLY)}),
     Tool("pool_assign", "POST", POOLS + "/{name}/assign", pool.assign,
          "Give an endpoint pods of a warm pool by label; fewer drains the extra ones.",
          {"cluster": CLUSTER, "name": POOL, **fields_of(AssignRequest)}),

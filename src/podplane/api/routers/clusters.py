@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from podplane.api.auth import ctx_for
-from podplane.api.params import IdempotencyKey
+from podplane.api.params import DryRun, IdempotencyKey
 from podplane.api.routers.cluster_shapes import (
     ClusterListOut,
     ClusterPlanOut,
@@ -127,7 +127,7 @@ def _plan_out(result: reconcile_svc.ReconcileResult) -> ReconcilePlanOut:
 async def reconcile_cluster(
     cluster: ClusterPath, ctx: Annotated[Ctx, Depends(ctx_for(reconcile_svc.reconcile_cluster))],
     idempotency_key: IdempotencyKey = None,
-    dry_run: Annotated[bool, Query(description="Only answer the plan; change nothing.")] = False,
+    dry_run: DryRun = False,
     body: Annotated[ReconcileIn | None, Body()] = None,
 ) -> Any:
     if dry_run or (body and body.dry_run):

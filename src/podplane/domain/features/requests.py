@@ -8,6 +8,7 @@ from typing import Annotated
 
 from pydantic import ConfigDict, Field
 
+from podplane.domain.effects import DryRun
 from podplane.domain.features.catalog import BY_NAME, SettingValue
 
 STRICT = ConfigDict(extra="forbid")
@@ -22,10 +23,10 @@ class FeaturePlanRequest:
 
     __pydantic_config__ = STRICT
     enabled: Annotated[bool | None, Field(
-        description="On or off (omit to keep the current choice).")] = None
+        description="On or off; omitted: unchanged.")] = None
     settings: Annotated[dict[str, SettingValue] | None, Field(
-        description="Only the settings that change, e.g. {\"memory_percent\": 30} or "
-        "{\"groups\": [\"gpu-a\"]} (see the feature's settings_schema).")] = None
+        description="Only those that change, e.g. {\"memory_percent\": 30} (see the "
+        "feature's settings_schema).")] = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,9 +35,7 @@ class FeatureChangeRequest(FeaturePlanRequest):
     desired value. The same request for a drifted feature puts it back."""
 
     confirm: Annotated[bool, Field(
-        description="Required when the change terminates nodes (disabling managed "
-        "autoscaling, or dropping a group from it) or deletes what holds data (the FSx "
-        "file system, the Prometheus workspace, the MLflow server, a volume or claim): "
-        "that is a destroy, for admins only.")] = False
-    dry_run: Annotated[bool, Field(
-        description="Return the plan without acting (or ?dry_run).")] = False
+        description="Required when the change terminates nodes (managed autoscaling off "
+        "or a group dropped from it) or deletes data (FSx, the Prometheus workspace, the "
+        "MLflow server, a volume or claim): admin only.")] = False
+    dry_run: DryRun = False

@@ -26,6 +26,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, ConfigDict, Field, SecretStr
 
+from podplane.domain.effects import DryRun
 from podplane.domain.inference.engines import VLLM
 from podplane.domain.inference.requests import MODEL_PATTERN
 from podplane.domain.inference.source_paths import descending
@@ -65,7 +66,7 @@ class DownloadRequest:
                                           description="Branch, tag or commit.")] = None
     hf_token: Annotated[SecretStr | None, Field(
         max_length=256, description="Write-only; kept in a Secret.")] = None
-    dry_run: Annotated[bool, Field(description="Plan only.")] = False
+    dry_run: DryRun = False
 
     def public(self) -> dict[str, Any]:
         """What an operation, a plan or a log may hold: everything but the token."""

@@ -8,6 +8,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, ConfigDict, Field
 
+from podplane.domain.effects import DryRun
 from podplane.domain.inference.requests import (
     IMAGE_PATTERN,
     MAX_REPLICAS,
@@ -53,4 +54,4 @@ class AssignRequest:
     confirm: Annotated[bool, Field(description=(
         "Required with pods=0, which removes the endpoint: a destroy, for admins only."))
     ] = False
-    dry_run: Annotated[bool, Field(description="Plan only.")] = False
+    dry_run: DryRun = False

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field
 
+from podplane.domain.effects import DryRun
 from podplane.domain.inference.router import RouterPolicy
 from podplane.domain.inference.source_paths import descending
 from podplane.domain.names import DNS_LABEL_MAX, DNS_LABEL_PATTERN
@@ -74,7 +75,7 @@ class EndpointRequest:
         "An internet-facing load balancer: admin only, with source_ranges and confirm."))] = \
         False
     source_ranges: Annotated[list[Cidr], Field(max_length=16, description=(
-        "CIDRs allowed to reach the load balancer (loadBalancerSourceRanges)."))] = \
+        "CIDRs allowed to reach the load balancer."))] = \
         field(default_factory=list)
     confirm: Annotated[bool, Field(description=(
         "Required with public=true, once the user agreed."))] = False
@@ -91,7 +92,7 @@ class EndpointRequest:
     accept_eula: Annotated[bool, Field(description=(
         "jumpstart: the user accepted the model's licence (gated models)."))] = False
     autoscaling: Autoscaling | None = None
-    dry_run: Annotated[bool, Field(description="Plan only.")] = False
+    dry_run: DryRun = False
 
 
 # What an update may change: the pod template only (name, engine, group and exposure stay).
@@ -114,8 +115,8 @@ class EndpointUpdate:
     max_model_len: Annotated[int | None, Field(ge=128, le=1_048_576)] = None
     dtype: Dtype | None = None
     autoscaling: Annotated[Autoscaling | Literal["off"] | None, Field(description=(
-        "Alone."))] = None
-    dry_run: Annotated[bool, Field(description="Plan only.")] = False
+        "Set, or \"off\"; send it alone."))] = None
+    dry_run: DryRun = False
 
     def changes(self) -> dict[str, object]:
         """The fields the caller named."""

@@ -9,6 +9,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, ConfigDict, Field
 
+from podplane.domain.effects import DryRun
 from podplane.domain.names import DNS_LABEL_MAX, DNS_LABEL_PATTERN
 
 # A job's name becomes its pods' names (`<job>-<replica>-<i>`) and a label value: keep room for
@@ -19,9 +20,8 @@ from podplane.domain.names import DNS_LABEL_MAX, DNS_LABEL_PATTERN
 # one recipe is valid for all.
 JOB_NAME_MAX = 40
 JOB_NAME_PATTERN = r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$"
-JOB_NAME_RULE = ("a DNS-1035 label: lowercase letters, digits and '-', starting with a letter "
-                 f"and ending with a letter or digit, at most {JOB_NAME_MAX} characters "
-                 "(Kubeflow's training operator refuses other names)")
+JOB_NAME_RULE = ("a DNS-1035 label: lowercase letters, digits and '-', a letter first, no '-' "
+                 f"last, at most {JOB_NAME_MAX} characters")
 
 
 def _job_name(value: str) -> str:
@@ -37,7 +37,7 @@ JobName = Annotated[str, Field(min_length=1, max_length=JOB_NAME_MAX,
                     AfterValidator(_job_name)]
 ParamValue = bool | int | float | str
 RecipeName = Annotated[str, Field(min_length=1, max_length=64, pattern=DNS_LABEL_PATTERN,
-                                  description="The recipe (GET .../jobs/recipes).")]
+                                  description="Recipe name.")]
 MAX_REPLICAS = 64
 MAX_RESTARTS = 20
 
@@ -51,18 +51,17 @@ class JobRequest:
     recipe: RecipeName
     instance_group: Annotated[str, Field(min_length=1, max_length=DNS_LABEL_MAX,
                                          pattern=DNS_LABEL_PATTERN,
-                                         description="The instance group its pods run on.")]
+                                         description="Instance group.")]
     replicas: Annotated[int | None, Field(ge=1, le=MAX_REPLICAS,
-                                          description="Pods (one per node); default: the "
-                                          "recipe's.")] = None
+                                          description="Pods, one per node (default: the "
+                                          "recipe's).")] = None
     gpus_per_replica: Annotated[int | None, Field(ge=0, le=16, description=(
-        "GPUs per pod; default: every GPU of the group's nodes."))] = None
+        "GPUs per pod (default: all of a node's)."))] = None
     params: Annotated[dict[str, ParamValue], Field(description=(
-        "The recipe's parameters (defaults apply to those left out)."))] = \
+        "The recipe's parameters; omitted ones take its defaults."))] = \
         field(default_factory=dict)
     max_restarts: Annotated[int, Field(ge=0, le=MAX_RESTARTS, description=(
-        "Restart budget: job restarts after a fault before it fails "
-        "(HyperPodPyTorchJob runPolicy.jobMaxRetryCount)."))] = 2
+        "Restarts after a fault before the job fails."))] = 2
     elastic: Annotated[bool, Field(description=(
-        "Elastic training (scale between 1 and `replicas`); refused on Spot groups."))] = False
-    dry_run: Annotated[bool, Field(description="Return the plan without acting.")] = False
+        "Scale between 1 and `replicas` pods; not on Spot groups."))] = False
+    dry_run: DryRun = False
