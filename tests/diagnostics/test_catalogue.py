@@ -13,7 +13,7 @@ from podplane.mcp.server import mcp_tool, visible_tools
 BUDGET = 12_000
 CHARS_PER_TOKEN = 4
 ROOMS = ("operation_", "cluster_", "instance_group_", "node_", "job_", "feature_",
-         "diagnose_", "doctor_", "token_", "audit_")
+         "diagnose_", "doctor_", "token_", "audit_", "endpoint_", "pool_", "model_", "space_")
 
 
 def catalogue(role: Role) -> str:

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from podplane.domain.names import DNS_LABEL_PATTERN
 from podplane.domain.spaces.requests import SPACE_NAME_MAX, SpaceRequest
-from podplane.mcp.tool import Tool, boolean, fields_of, integer, text
-from podplane.mcp.tools_endpoints import CLUSTER
-from podplane.mcp.tools_nodes import DRY_RUN
+from podplane.mcp.tool import CLUSTER, DRY_RUN, NEXT_CURSOR, Tool, boolean, fields_of, integer, text
 from podplane.services import pod_logs
 from podplane.services.spaces import access, logs
 from podplane.services.spaces import service as spaces
@@ -45,5 +43,5 @@ TOOLS: tuple[Tool, ...] = (
          "Read a space's server logs, paged like job_logs.",
          {"cluster": CLUSTER, "name": NAME,
           "tail": integer("Last N lines.", minimum=1, maximum=pod_logs.MAX_LINES_PER_POD),
-          "cursor": integer("next_cursor of the last page.", minimum=0, maximum=10**7)}),
+          "cursor": integer(NEXT_CURSOR, minimum=0, maximum=10**7)}),
 )
