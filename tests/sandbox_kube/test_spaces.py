@@ -208,7 +208,14 @@ async def test_a_workspace_runs_with_upstream_names_and_its_creator(world: Stack
     create(world, workspace("alice"))
     ws = running(world, "alice")
     assert FINALIZER in ws["metadata"]["finalizers"]
-    assert ws["metadata"]["annotations"]["workspace.jupyter.org/created-by"]
+    creator = ws["metadata"]["annotations"]["workspace.jupyter.org/created-by"]
+    assert creator
+    with api(world) as c:  # set on create only: an update cannot change it
+        k8s.CustomObjectsApi(c).patch_namespaced_custom_object(
+            GROUP, VERSION, "default", "workspaces", "alice",
+            {"metadata": {"annotations": {"workspace.jupyter.org/created-by": "mallory"}}})
+    assert get_ws(world, "alice")["metadata"]["annotations"][
+        "workspace.jupyter.org/created-by"] == creator
     assert ws["status"]["deploymentName"] == "workspace-alice"
     assert ws["status"]["serviceName"] == "workspace-alice-service"
     assert condition(ws, "Progressing")["reason"] == "ResourcesReady"
@@ -369,3 +376,56 @@ async def test_workspace_connection_answers_a_web_ui_url(world: Stack) -> None:
     url = got["status"]["workspaceConnectionUrl"]
     assert url.startswith("https://spaces.example.com/default/alice/bearer-auth?token=")
     assert got["status"]["workspaceConnectionType"] == "web-ui"
+
+
+async def test_a_template_fills_defaults_and_bounds_what_it_allows(world: Stack) -> None:
+    install_spaces(world)
+    image = "public.ecr.aws/sagemaker/sagemaker-distribution:latest-cpu"
+    with api(world) as c:
+        objs = k8s.CustomObjectsApi(c)
+        objs.create_namespaced_custom_object(GROUP, VERSION, "default", "workspacetemplates", {
+            "apiVersion": f"{GROUP}/{VERSION}", "kind": "WorkspaceTemplate",
+            "metadata": {"name": "lab"},
+            "spec": {"displayName": "Lab", "defaultImage": image, "allowedImages": [image],
+                     "primaryStorage": {"defaultSize": "20Gi", "minSize": "5Gi",
+                                        "maxSize": "50Gi",
+                                        "defaultStorageClassName":
+                                            "sagemaker-spaces-default-storage-class",
+                                        "defaultMountPath": "/home/sagemaker-user"}}})
+        made = objs.create_namespaced_custom_object(GROUP, VERSION, "default", "workspaces", {
+            "apiVersion": f"{GROUP}/{VERSION}", "kind": "Workspace",
+            "metadata": {"name": "frank"},
+            "spec": {"displayName": "frank", "templateRef": {"name": "lab"}}})
+        with pytest.raises(k8s.ApiException) as refused:
+            objs.create_namespaced_custom_object(GROUP, VERSION, "default", "workspaces", {
+                "apiVersion": f"{GROUP}/{VERSION}", "kind": "Workspace",
+                "metadata": {"name": "gina"},
+                "spec": {"displayName": "gina", "templateRef": {"name": "lab"},
+                         "image": "docker.io/library/python:3.12-slim",
+                         "storage": {"size": "100Gi"}}})
+    assert made["spec"]["image"] == image and made["spec"]["desiredStatus"] == "Running"
+    assert made["spec"]["storage"] == {"size": "20Gi", "mountPath": "/home/sagemaker-user",
+                                       "storageClassName":
+                                           "sagemaker-spaces-default-storage-class"}
+    assert refused.value.status == 403
+    message = json.loads(refused.value.body)["message"]
+    assert "workspace violates template 'lab' constraints: 2 violations" in message
+    assert "exceeds maximum 50Gi" in message
+
+
+async def test_without_its_webhook_running_workspaces_are_refused(world: Stack) -> None:
+    install_spaces(world)
+    with api(world) as c:
+        apps = k8s.AppsV1Api(c)
+        apps.patch_namespaced_deployment("jupyter-k8s-controller-manager", "jupyter-k8s-system",
+                                         {"spec": {"replicas": 0}})
+        settle(world, 30)
+        with pytest.raises(k8s.ApiException) as refused:
+            create(world, workspace("henry"))
+        apps.patch_namespaced_deployment("jupyter-k8s-controller-manager", "jupyter-k8s-system",
+                                         {"spec": {"replicas": 1}})
+        settle(world, 60)
+    assert refused.value.status == 500
+    assert 'no endpoints available for service "jupyter-k8s-webhook-service"' in \
+        json.loads(refused.value.body)["message"]
+    create(world, workspace("henry"))

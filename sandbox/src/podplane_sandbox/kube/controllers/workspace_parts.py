@@ -6,21 +6,18 @@ default, the home PVC as volume `workspace-storage` at the storage mountPath, de
 /home/jovyan, each spec.volumes[] claim at its mountPath), the ClusterIP Service
 (`service_builder.go`: port 8888 `http`), the PVC (`pvc_builder.go`: ReadWriteOnce, size
 default 10Gi, the storage class when given, owned by the Workspace), the conditions
-(`conditions.go`, `status_manager.go`) and the created-by annotation its webhook sets on create
-only (`constants.go` SystemManagedMetadataKeys: SetOnCreateOnly).
+(`conditions.go`, `status_manager.go`); its webhook is workspace_webhook.py.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from podplane_sandbox.kube import requester
 from podplane_sandbox.kube.controllers.framework import owner_ref
 from podplane_sandbox.kube.util import clone
 
 Obj = dict[str, Any]
 WORKSPACES = "workspace.jupyter.org/workspaces"
-CREATED_BY = "workspace.jupyter.org/created-by"
 PORT, HOME = 8888, "/home/jovyan"
 STORAGE_VOLUME = "workspace-storage"
 
@@ -132,8 +129,10 @@ PHASES: dict[str, tuple[tuple[str, str, str], ...]] = {
 
 def conditions(old: list[Obj], phase: str, now: str, reason: str = "",
                message: str = "") -> list[Obj]:
-    rows = [(t, *(x.format(r=reason, m=message) for x in row))
-            for t, row in zip(("Available", "Progressing", "Stopped"), PHASES[phase], strict=True)]
+    rows = [(t, st.format(r=reason, m=message), why.format(r=reason, m=message),
+             text.format(r=reason, m=message))
+            for t, (st, why, text) in zip(("Available", "Progressing", "Stopped"), PHASES[phase],
+                                          strict=True)]
     desired = "DesiredStateStopped" if phase in ("stopping", "stopped") else "DesiredStateRunning"
     rows += [("Degraded", "False", "NoError", "No errors detected"),
              ("Deleting", "False", desired, "Workspace is " + (
@@ -153,19 +152,3 @@ def _condition(old: list[Obj], kind: str, status: str, reason: str, message: str
     since = before["lastTransitionTime"] if before and before.get("status") == status else now
     return {"type": kind, "status": status, "reason": reason, "message": message,
             "lastTransitionTime": since}
-
-
-# -- the webhook's created-by annotation ---------------------------------------------------------
-def admit_created_by(rt: Any, obj: Obj, old: Obj | None) -> None:
-    """On create: the requesting user; on update: whatever create set (SetOnCreateOnly)."""
-    annotations = obj["metadata"].setdefault("annotations", {})
-    if old is None:
-        user = requester.current()
-        if user:
-            annotations[CREATED_BY] = user
-        return
-    before = (old["metadata"].get("annotations") or {}).get(CREATED_BY)
-    if before is None:
-        annotations.pop(CREATED_BY, None)
-    else:
-        annotations[CREATED_BY] = before

@@ -31,6 +31,7 @@ from typing import Any
 
 from podplane_sandbox.kube import fake_jupyter
 from podplane_sandbox.kube.controllers import workspace_parts as parts
+from podplane_sandbox.kube.controllers import workspace_webhook
 from podplane_sandbox.kube.controllers.framework import Controller, Key
 from podplane_sandbox.kube.store import Event
 from podplane_sandbox.kube.util import clone, parse_iso
@@ -46,7 +47,7 @@ OWNED = ("apps/deployments", "services", "persistentvolumeclaims")
 
 
 def install(store: Any) -> None:
-    store.admit.setdefault(WORKSPACES, []).append(parts.admit_created_by)
+    store.admit.setdefault(WORKSPACES, []).append(workspace_webhook.admitter(store))
 
 
 class Workspaces(Controller):
@@ -115,10 +116,7 @@ class Workspaces(Controller):
         ready = bool((dep.get("status") or {}).get("availableReplicas"))
         status.update(deploymentName=dep["metadata"]["name"], serviceName=svc["metadata"]["name"])
         if not ready:
-            status["conditions"] = parts.conditions(old, "starting", self.ctx.now_iso(),
-                                                    "ComputeNotReady", "Compute is not ready")
-            self.ctx.update_status(WORKSPACES, ws, status)
-            return POLL
+            return self._wait(ws, status, "starting", "ComputeNotReady", "Compute is not ready")
         if not _is(old, "Available", "True"):
             self.ctx.event(ws, "WorkspaceRunning", "Workspace is now running")
         status["conditions"] = parts.conditions(old, "running", self.ctx.now_iso())
@@ -130,10 +128,8 @@ class Workspaces(Controller):
         status = clone(ws.get("status") or {})
         old = status.get("conditions") or []
         if left:
-            status["conditions"] = parts.conditions(old, "stopping", self.ctx.now_iso(),
-                                                    "ComputeNotStopped", "Compute is still running")
-            self.ctx.update_status(WORKSPACES, ws, status)
-            return POLL
+            return self._wait(ws, status, "stopping", "ComputeNotStopped",
+                              "Compute is still running")
         if not _is(old, "Stopped", "True"):
             self.ctx.event(ws, "WorkspaceStopped", "Workspace has been stopped")
         status.pop("deploymentName", None)
@@ -141,6 +137,13 @@ class Workspaces(Controller):
         status["conditions"] = parts.conditions(old, "stopped", self.ctx.now_iso())
         self.ctx.update_status(WORKSPACES, ws, status)
         return None
+
+    def _wait(self, ws: Obj, status: Obj, phase: str, reason: str, message: str) -> float:
+        """A transition under way: its conditions now, another look soon."""
+        status["conditions"] = parts.conditions(status.get("conditions") or [], phase,
+                                                self.ctx.now_iso(), reason, message)
+        self.ctx.update_status(WORKSPACES, ws, status)
+        return POLL
 
     def _delete(self, ws: Obj) -> float | None:
         if FINALIZER not in (ws["metadata"].get("finalizers") or []):
