@@ -38,7 +38,9 @@ BOUNDED = {"iam:PermissionsBoundary": f"arn:aws:iam::*:policy/{BOUNDARY_NAME}*"}
 # The AWS managed policies podplane attaches (domain/iam_policies.py, features/catalog.py)
 ATTACHED = ("arn:aws:iam::aws:policy/AmazonEKSClusterPolicy",
             "arn:aws:iam::aws:policy/AmazonSageMakerClusterInstanceRolePolicy",
-            "arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy")
+            "arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy",
+            # the spaces feature's role for the EBS CSI driver
+            "arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy")
 # (copied per statement: one list in two places is a YAML alias, which CloudFormation refuses)
 FEATURE_STORAGE = ("arn:aws:fsx:*:*:file-system/*", "arn:aws:aps:*:*:workspace/*")
 
@@ -157,13 +159,14 @@ POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
           [HYPERPOD_SLR, EKS_SLR, FSX_SLR], {"StringEqualsIfExists": {"iam:AWSServiceName": [
               "eks.amazonaws.com", "fsx.amazonaws.com", "hyperpod.sagemaker.amazonaws.com"]}}),
     # the inference operator feature registers the cluster's issuer for IRSA; cluster delete
-    # removes a provider podplane made
-    _stmt("EksOidcProvider", ["iam:CreateOpenIDConnectProvider",
+    # removes a provider podplane made. With `podplane doctor`'s simulation of users and roles
+    # in one statement (the size limit above): the OIDC actions apply to oidc-provider ARNs
+    # only, iam:SimulatePrincipalPolicy to users and roles only, so neither grants more
+    _stmt("OidcAndSimulate", ["iam:CreateOpenIDConnectProvider",
                               "iam:DeleteOpenIDConnectProvider", "iam:GetOpenIDConnectProvider",
-                              "iam:TagOpenIDConnectProvider"],
-          "arn:aws:iam::*:oidc-provider/oidc.eks.*.amazonaws.com/id/*"),
-    _stmt("SimulateOwnPolicy", ["iam:SimulatePrincipalPolicy"],
-          ["arn:aws:iam::*:role/*", "arn:aws:iam::*:user/*"]),
+                              "iam:TagOpenIDConnectProvider", "iam:SimulatePrincipalPolicy"],
+          ["arn:aws:iam::*:oidc-provider/oidc.eks.*.amazonaws.com/id/*",
+           "arn:aws:iam::*:role/*", "arn:aws:iam::*:user/*"]),
     # buckets and their objects (a bucket action never applies to an object's ARN)
     _stmt("OwnBuckets", [
         "s3:CreateBucket", "s3:DeleteObject", "s3:GetBucketLocation", "s3:GetBucketTagging",
