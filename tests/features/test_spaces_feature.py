@@ -2,7 +2,7 @@
 switching it off deletes, pure (the plan rendered against what a cluster would show).
 
 On: the EBS CSI driver's role, association and add-on, the default gp3 class for home volumes,
-the Spaces add-on, then the three shared claims as Mountpoint for S3 static volumes of the
+the Spaces controller's role and association and the Spaces add-on, then the three shared claims as Mountpoint for S3 static volumes of the
 cluster bucket's prefixes. Off: the reverse, and it is a destroy (admin + confirm, ADR 0016):
 removing the Spaces add-on removes every space with its home volume. An EBS driver someone
 else installed gets no role or association and is left alone."""
@@ -30,6 +30,8 @@ FACTS = ClusterFacts("gpu", "gpu-hp", "gpu-eks", "111122223333", "us-west-2", "p
 EKS_ARN = "arn:aws:eks:us-west-2:111122223333:cluster/gpu-eks"
 ROLE = f"iam role {FACTS.role_name(sp.EBS_ROLE_PURPOSE)}"
 ASSOCIATION = "pod identity kube-system/ebs-csi-controller-sa"
+CONTROLLER_ROLE = f"iam role {FACTS.role_name(sp.CONTROLLER_ROLE_PURPOSE)}"
+CONTROLLER = "pod identity jupyter-k8s-system/jupyter-k8s-controller-manager"
 CLASS = "kube storage.k8s.io/v1 StorageClass space-home"
 EBS, SPACES = "eks addon aws-ebs-csi-driver", "eks addon amazon-sagemaker-spaces"
 VOLUMES = [key for claim in ("space-data", "space-models", "space-outputs")
@@ -74,7 +76,8 @@ def test_the_catalogue_declares_it_without_settings() -> None:
 def test_on_creates_the_driver_then_the_class_the_add_on_and_the_claims_in_order() -> None:
     on = plan(_render(True), {})
     assert [(s.verb, s.key) for s, _ in on.steps] == [
-        ("create", k) for k in (ROLE, ASSOCIATION, EBS, CLASS, SPACES, *VOLUMES)]
+        ("create", k) for k in (ROLE, ASSOCIATION, EBS, CLASS, CONTROLLER_ROLE, CONTROLLER,
+                                SPACES, *VOLUMES)]
     assert on.deletes_data() == [] and on.left_alone == []
 
 
@@ -94,6 +97,18 @@ def test_the_ebs_role_is_pod_identity_for_this_cluster_and_hyperpod_volumes_only
     association = _by_key(_render(True))[ASSOCIATION].desired
     assert association == {"namespace": "kube-system", "serviceAccount": "ebs-csi-controller-sa",
                            "roleArn": FACTS.role_arn(sp.EBS_ROLE_PURPOSE)}
+
+
+def test_the_controller_role_is_awss_managed_policy_for_this_cluster_only() -> None:
+    made = _by_key(_render(True))
+    role = made[CONTROLLER_ROLE].desired
+    assert role["managed"] == ["arn:aws:iam::aws:policy/AmazonSageMakerSpacesControllerPolicy"]
+    assert "policy" not in role and role["tags"][FEATURE_TAG] == "spaces"
+    (trust,) = role["trust"]["Statement"]
+    assert sorted(trust["Action"]) == ["sts:AssumeRole", "sts:TagSession"]
+    assert trust["Condition"]["StringEquals"] == {"aws:SourceAccount": "111122223333",
+                                                  "aws:SourceArn": EKS_ARN}
+    assert made[CONTROLLER].desired["roleArn"] == FACTS.role_arn(sp.CONTROLLER_ROLE_PURPOSE)
 
 
 def test_both_add_ons_are_tagged_as_podplanes_and_the_class_is_the_default_gp3() -> None:
@@ -136,7 +151,8 @@ def test_the_jobs_bucket_volume_is_unchanged_by_the_optional_prefix() -> None:
 def test_off_deletes_in_reverse_with_the_roles_last_and_is_a_destroy() -> None:
     off = plan(_render(False), _running())
     assert [(s.verb, s.key) for s, _ in off.steps] == [
-        ("delete", k) for k in (*reversed(VOLUMES), SPACES, CLASS, EBS, ASSOCIATION, ROLE)]
+        ("delete", k) for k in (*reversed(VOLUMES), SPACES, CONTROLLER, CLASS, EBS, ASSOCIATION,
+                                CONTROLLER_ROLE, ROLE)]
     # the claims, and the add-on: its removal takes every space and its home volume
     assert sorted(off.deletes_data()) == sorted([*VOLUMES, SPACES])
 
@@ -171,7 +187,7 @@ def test_someone_elses_ebs_driver_gets_no_role_and_is_left_alone() -> None:
     assert EBS not in [s.key for s, _ in on.steps]
     assert any(a.startswith(EBS) for a in on.left_alone)
     off = plan(_render(False, {sp.EBS_FOREIGN: True}), {**seen, SPACES: _running()[SPACES]})
-    assert [s.key for s, _ in off.steps] == [SPACES]
+    assert [s.key for s, _ in off.steps] == [SPACES]   # and never the driver someone installed
 
 
 class _Eks:

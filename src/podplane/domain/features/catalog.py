@@ -200,7 +200,9 @@ FEATURES += (
         f"attach and detach on this cluster), its Pod Identity association for "
         f"{'/'.join(spaces.EBS_CONTROLLER)} and the {spaces.EBS_ADDON} EKS add-on; "
         f"StorageClass {spaces.HOME_CLASS} (gp3, the cluster's default) for home volumes; "
-        f"the {spaces.ADDON} EKS add-on; both add-ons tagged as podplane's; "
+        f"the Spaces controller's role (AmazonSageMakerSpacesControllerPolicy), its "
+        f"association for {'/'.join(spaces.CONTROLLER)} and the {spaces.ADDON} EKS add-on; "
+        "both add-ons tagged as podplane's; "
         "PersistentVolumes and claims "
         + ", ".join(spaces.SHARED_CLAIMS.values())
         + f" in namespace {spaces.NAMESPACE} (the cluster bucket's "
@@ -214,8 +216,8 @@ FEATURES += (
                "Add-ons, roles or associations of the same names that podplane did not make "
                "are reported and left alone.",
                "Web UI on a custom domain (router role, External DNS) and remote IDE over "
-               "SSM (the controller's and the SSM roles) are not set up: podplane reaches "
-               "spaces through the API server.")),
+               "SSM (the SSM managed-instance role) are not set up: podplane reaches spaces "
+               "through the API server.")),
 )
 BY_NAME = {f.name: f for f in FEATURES}
 # Rules across a feature's settings, checked after each setting's own.

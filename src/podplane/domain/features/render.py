@@ -200,9 +200,9 @@ def mlflow(on: bool, settings: Shape, facts: ClusterFacts) -> list[Resource]:
 
 def spaces(on: bool, facts: ClusterFacts, found: Shape | None = None) -> list[Resource]:
     """The EBS CSI driver's identity and add-on (unless someone else's driver is there:
-    `found`), the home volumes' class, the Spaces add-on, then the shared claims; off removes
-    them in reverse (domain/features/spaces.py). The Spaces add-on counts as data: removing it
-    removes every space with its home volume (ADR 0016)."""
+    `found`), the home volumes' class, the Spaces controller's identity and add-on, then the
+    shared claims; off removes them in reverse (domain/features/spaces.py). The Spaces add-on
+    counts as data: removing it removes every space with its home volume (ADR 0016)."""
     name = sp.NAME
     eks_arn = f"arn:aws:eks:{facts.region}:{facts.account}:cluster/{facts.eks}"
     ebs: list[Resource] = []
@@ -213,6 +213,9 @@ def spaces(on: bool, facts: ClusterFacts, found: Shape | None = None) -> list[Re
                association(name, sp.EBS_CONTROLLER, facts.role_arn(sp.EBS_ROLE_PURPOSE), on)]
     made = addon(name, sp.ADDON, on)
     return [*ebs, addon(name, sp.EBS_ADDON, on), *kube(name, [sp.home_class()], on),
+            role(name, facts, sp.CONTROLLER_ROLE_PURPOSE, hpo.trust(facts.account, eks_arn),
+                 None, on, managed=(sp.CONTROLLER_POLICY,)),
+            association(name, sp.CONTROLLER, facts.role_arn(sp.CONTROLLER_ROLE_PURPOSE), on),
             Resource(name, made.kind, made.key, made.desired, on, data=True),
             *kube(name, sp.shared_volumes(facts.bucket, facts.region), on)]
 

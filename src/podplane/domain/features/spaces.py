@@ -13,19 +13,19 @@ What it is made of, in creation order (domain/features/render.py, `spaces`):
   cluster's default class: a space whose storage names no class gets it (jupyter-infra/
   jupyter-k8s docs/source/concepts/workspaces/storage.md, storageClassName defaults to the
   cluster default).
-- The `amazon-sagemaker-spaces` add-on (EKS User Guide, AWS add-ons, "Amazon SageMaker
-  Spaces"; aws/sagemaker-hyperpod-cli `src/sagemaker/hyperpod/space/utils.py`,
-  SPACES_ADDON_NAME), which runs the controller `jupyter-k8s-system/jupyter-k8s-controller-manager`.
+- The Spaces add-on's execution role (SageMaker docs, "Set up permissions" for Spaces: always
+  required; trust `pods.eks.amazonaws.com` for this account's EKS cluster; AWS managed
+  `AmazonSageMakerSpacesControllerPolicy`), its association for the controller's service
+  account `jupyter-k8s-system/jupyter-k8s-controller-manager` (jupyter-infra/jupyter-k8s
+  `dist/install.yaml`), then the `amazon-sagemaker-spaces` add-on (EKS User Guide, AWS add-ons,
+  "Amazon SageMaker Spaces"; aws/sagemaker-hyperpod-cli `src/sagemaker/hyperpod/space/utils.py`,
+  SPACES_ADDON_NAME).
 - The shared claims a space mounts at the jobs' paths: static Mountpoint for S3 volumes of the
   cluster bucket, one per prefix (domain/manifests/storage.py).
 
-Not made (SageMaker docs, "Set up permissions" for Spaces, lists them): the controller's
-execution role, whose managed policy `AmazonSageMakerSpacesControllerPolicy` grants only SSM
-activations and sessions (remote IDE over SSM) and KMS data keys (web UI sign-in); the router
-role and External DNS (web UI on a custom domain); the SSM managed-instance role. podplane
-reaches a space through the API server's service proxy, which needs none of them, and
-podplane's own policy has no room left for a managed policy it would not use
-(domain/aws_policy.py, 6,144 characters).
+Not made (the same page lists them): the router role and External DNS, for the web UI on a
+custom domain, and the SSM managed-instance role, for remote IDEs over SSM. podplane reaches a
+space through the API server's service proxy, which needs none of them.
 """
 
 from __future__ import annotations
@@ -49,6 +49,9 @@ EBS_DRIVER = "ebs.csi.aws.com"
 EBS_CONTROLLER = ("kube-system", "ebs-csi-controller-sa")
 EBS_POLICY = "arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy"
 EBS_ROLE_PURPOSE = "ebs"
+CONTROLLER = ("jupyter-k8s-system", "jupyter-k8s-controller-manager")
+CONTROLLER_POLICY = "arn:aws:iam::aws:policy/AmazonSageMakerSpacesControllerPolicy"
+CONTROLLER_ROLE_PURPOSE = "spaces"
 DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 # In what the services found: the EBS add-on is there and someone else's.
 EBS_FOREIGN = "podplane:ebsAddonForeign"
