@@ -28,12 +28,32 @@ class LoadBalancerController(Controller):
         return None
 
 
+# Dynamic provisioning on EBS is done by the EBS CSI driver's controller (external-provisioner
+# sidecar); the in-tree `kubernetes.io/aws-ebs` provisioner is migrated to the same driver
+# (Kubernetes docs "Storage Classes": AWS EBS, CSI migration GA in 1.25). Without a ready
+# controller the claim stays Pending with the PV controller's ExternalProvisioning event
+# (kubernetes pkg/controller/volume/persistentvolume/pv_controller.go provisionClaim).
+# EKS docs "Store Kubernetes volumes with Amazon EBS": the driver is an add-on to install.
+EXTERNAL = {"ebs.csi.aws.com": ("kube-system", "ebs-csi-controller"),
+            "kubernetes.io/aws-ebs": ("kube-system", "ebs-csi-controller")}
+
+
+def _waiting(provisioner: str) -> str:
+    driver = "ebs.csi.aws.com" if provisioner in EXTERNAL else provisioner
+    return (f"Waiting for a volume to be created either by the external provisioner "
+            f"'{driver}' or manually by the system administrator. If volume creation is "
+            "delayed, please verify that the provisioner is running and correctly registered.")
+
+
 class VolumeBinder(Controller):
     primary = "persistentvolumeclaims"
 
     def keys_for(self, event: Event) -> Iterable[Key]:
         yield from super().keys_for(event)
-        if event.rt_key in ("persistentvolumes", "storage.k8s.io/storageclasses"):
+        meta = event.obj["metadata"]
+        provisioner = event.rt_key == "apps/deployments" and \
+            (meta.get("namespace"), meta["name"]) in EXTERNAL.values()
+        if provisioner or event.rt_key in ("persistentvolumes", "storage.k8s.io/storageclasses"):
             for pvc in self.ctx.store.items(self.primary):
                 if (pvc.get("status") or {}).get("phase") != "Bound":
                     yield (pvc["metadata"]["namespace"], pvc["metadata"]["name"])
@@ -99,6 +119,10 @@ class VolumeBinder(Controller):
         sc = self.ctx.store.find("storage.k8s.io/storageclasses", "", cls) if cls else None
         if sc is None:
             return None
+        if not self._provisioner_runs(sc.get("provisioner", "")):
+            if (pvc.get("status") or {}).get("phase") != "Pending":
+                self.ctx.event(pvc, "ExternalProvisioning", _waiting(sc.get("provisioner", "")))
+            return None
         storage = ((pvc["spec"].get("resources") or {}).get("requests") or {}).get("storage", "1Gi")
         pv = self.ctx.create(
             "persistentvolumes",
@@ -122,6 +146,14 @@ class VolumeBinder(Controller):
             },
         )
         return self.ctx.update_status("persistentvolumes", pv, {"phase": "Available"})
+
+
+    def _provisioner_runs(self, provisioner: str) -> bool:
+        where = EXTERNAL.get(provisioner)
+        if where is None:
+            return True
+        dep = self.ctx.store.find("apps/deployments", *where)
+        return bool(((dep or {}).get("status") or {}).get("readyReplicas"))
 
 
 class GarbageCollector(Controller):
