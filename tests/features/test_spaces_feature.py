@@ -1,14 +1,17 @@
 """Dev spaces as a feature (issue 37): what switching it on creates, in which order, and what
-switching it off deletes, pure (the plan rendered against what a cluster would show).
+switching it off deletes, pure (the plan rendered against what a cluster would show), then
+once end to end against the sandbox's add-ons.
 
 On: the EBS CSI driver's role, association and add-on, the default gp3 class for home volumes,
-the Spaces controller's role and association and the Spaces add-on, then the three shared claims as Mountpoint for S3 static volumes of the
-cluster bucket's prefixes. Off: the reverse, and it is a destroy (admin + confirm, ADR 0016):
-removing the Spaces add-on removes every space with its home volume. An EBS driver someone
-else installed gets no role or association and is left alone."""
+the Spaces controller's role and association and the Spaces add-on, then the three shared
+claims as Mountpoint for S3 static volumes of the cluster bucket's prefixes. Off: the reverse,
+and it is a destroy (admin + confirm, ADR 0016): removing the Spaces add-on removes every space
+with its home volume. An EBS driver someone else installed gets no role or association and is
+left alone."""
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 from typing import Any
 
@@ -18,12 +21,15 @@ from podplane.domain.effects import Role
 from podplane.domain.errors import ConfirmationRequired, Forbidden
 from podplane.domain.features import catalog as cat
 from podplane.domain.features import spaces as sp
+from podplane.domain.features.inference_operator import S3_CSI_ADDON
 from podplane.domain.features.model import FEATURE_TAG, Resource, Seen, plan
 from podplane.domain.features.render import ClusterFacts, resources
 from podplane.domain.manifests.storage import s3_volume
 from podplane.domain.principal import Principal
 from podplane.services.features import spaces as spaces_service
 from podplane.services.features.service import _escalate_a_destroy
+from tests.features.conftest import BASE, addon_of, mutations, same_again_changes_nothing
+from tests.groups.conftest import CLUSTER, Cluster, finish
 
 FACTS = ClusterFacts("gpu", "gpu-hp", "gpu-eks", "111122223333", "us-west-2", "podplane-gpu",
                      "arn:aws:sagemaker:us-west-2:111122223333:cluster/abc123def456")
@@ -211,3 +217,93 @@ async def test_the_service_tells_a_foreign_driver_by_its_tag(
     live = SimpleNamespace(eks="gpu-eks",
                            cloud=SimpleNamespace(aws=SimpleNamespace(eks=_Eks(addon))))
     assert await spaces_service.found(live) == {sp.EBS_FOREIGN: foreign}  # type: ignore[arg-type]
+
+
+# -- end to end, against the sandbox's add-ons (the imported golden cluster) -------------------
+URL = f"{BASE}/spaces"
+
+
+def _roles(cluster: Cluster) -> dict[str, list[str]]:
+    """podplane's spaces roles, each with the managed policies attached to it."""
+    iam = cluster.stack.aws("iam")
+    return {r["RoleName"]: [p["PolicyArn"] for p in iam.list_attached_role_policies(
+                RoleName=r["RoleName"])["AttachedPolicies"]]
+            for r in iam.list_roles()["Roles"]
+            if {"Key": FEATURE_TAG, "Value": "spaces"}
+            in iam.list_role_tags(RoleName=r["RoleName"])["Tags"]}
+
+
+def _associations(cluster: Cluster) -> dict[tuple[str, str], str]:
+    eks = cluster.stack.aws("eks")
+    return {(a["namespace"], a["serviceAccount"]): eks.describe_pod_identity_association(
+                clusterName=CLUSTER, associationId=a["associationId"])["association"]["roleArn"]
+            for a in eks.list_pod_identity_associations(clusterName=CLUSTER)["associations"]}
+
+
+def _claims(cluster: Cluster) -> dict[str, str]:
+    found = json.loads(cluster.stack.kubectl("get", "pvc", "-n", "default", "-o", "json"))
+    return {c["metadata"]["name"]: c["status"].get("phase", "") for c in found["items"]}
+
+
+# The sandbox's PV binder (sandbox/.../kube/controllers/infra.py, VolumeBinder._match) takes a
+# PV with any claimRef for a bound one, so the shared claims, pre-bound the way Kubernetes
+# documents ("Reserving a PersistentVolume": claimRef namespace/name on the PV, volumeName on
+# the claim), stay Pending and verify fails. With the binder taught that case (tried locally
+# by patching it in the test process only) this test passes; strict, so it says when to go.
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="the sandbox binder ignores PVs pre-bound by claimRef")
+async def test_on_makes_the_add_ons_active_and_the_claims_bound_and_off_removes_them(
+        cluster: Cluster) -> None:
+    stack = cluster.stack
+    # cert-manager and the Mountpoint driver: core dependencies, there before (not podplane's)
+    for theirs in ("cert-manager", S3_CSI_ADDON):
+        stack.aws("eks").create_addon(clusterName=CLUSTER, addonName=theirs)
+    stack.advance(130)
+    async with stack.client("operator") as operator:
+        on = await operator.patch(URL, json={"enabled": True})
+        assert on.status_code == 202, on.text
+        done = await finish(operator, on.json())
+        assert done["status"] == "succeeded", done.get("error")
+        for name in (sp.EBS_ADDON, sp.ADDON):
+            addon = addon_of(cluster, name)
+            assert addon is not None and addon["status"] == "ACTIVE", addon
+            assert addon["tags"] == {FEATURE_TAG: "spaces"}
+        assert sorted(_roles(cluster).values()) == [[sp.CONTROLLER_POLICY], [sp.EBS_POLICY]]
+        associations = _associations(cluster)
+        assert associations[sp.EBS_CONTROLLER] == _role_arn(cluster, sp.EBS_ROLE_PURPOSE)
+        assert associations[sp.CONTROLLER] == _role_arn(cluster, sp.CONTROLLER_ROLE_PURPOSE)
+        home = json.loads(stack.kubectl("get", "storageclass", sp.HOME_CLASS, "-o", "json"))
+        assert home["provisioner"] == "ebs.csi.aws.com"
+        claims = _claims(cluster)
+        assert {c: claims.get(c) for c in sp.SHARED_CLAIMS.values()} == {
+            c: "Bound" for c in sp.SHARED_CLAIMS.values()}
+        view = (await operator.get(URL)).json()
+        assert (view["desired_enabled"], view["observed_enabled"], view["drifted"]) == (
+            True, True, False), view["drift"]
+        await same_again_changes_nothing(operator, cluster, URL, {"enabled": True})
+
+        before = len(stack.ledger())   # off takes every space's home volume: a destroy
+        assert (await operator.patch(URL, json={"enabled": False})).status_code == 403
+    async with stack.client("admin") as admin:
+        assert (await admin.patch(URL, json={"enabled": False})).status_code == 428
+        assert len(stack.ledger()) == before
+        off = await admin.patch(URL, json={"enabled": False, "confirm": True})
+        assert off.status_code == 202, off.text
+        assert (await finish(admin, off.json()))["status"] == "succeeded"
+        view = (await admin.get(URL)).json()
+    assert (view["desired_enabled"], view["observed_enabled"], view["drifted"]) == (
+        False, False, False)
+    assert addon_of(cluster, sp.ADDON) is None and addon_of(cluster, sp.EBS_ADDON) is None
+    assert _roles(cluster) == {}
+    assert not {sp.EBS_CONTROLLER, sp.CONTROLLER} & set(_associations(cluster))
+    assert not set(sp.SHARED_CLAIMS.values()) & set(_claims(cluster))
+    # what was there before is left: cert-manager and the Mountpoint driver
+    assert all(addon_of(cluster, n) is not None for n in ("cert-manager", S3_CSI_ADDON))
+    changes = mutations(stack.ledger()[before:])
+    assert changes.count("eks:DeleteAddon") == 2 and changes.count("iam:DeleteRole") == 2
+
+
+def _role_arn(cluster: Cluster, purpose: str) -> str:
+    account = cluster.stack.aws("sts").get_caller_identity()["Account"]
+    facts = ClusterFacts(CLUSTER, CLUSTER, CLUSTER, account, "us-west-2", "", "")
+    return facts.role_arn(purpose)
