@@ -16,9 +16,9 @@ from podplane_sandbox.kube.errors import KubeError
 from podplane_sandbox.kube.handlers import Handlers, parse_body
 from podplane_sandbox.kube.paths import parse
 from podplane_sandbox.kube.service_proxy import proxy_routes
-from podplane_sandbox.kube.workspace_connection import connection_routes
 from podplane_sandbox.kube.store import Store
 from podplane_sandbox.kube.streams import PodLogs, Watch
+from podplane_sandbox.kube.workspace_connection import connection_routes
 
 
 class JSON(Response):

@@ -108,7 +108,7 @@ class S3Mounts:
     def _s3_volumes(self, pod: Obj) -> dict[str, tuple[str, str]]:
         return s3_volumes(self.store, pod)
 
-    def _record_reads(self, pod: Obj, volumes: dict[str, str]) -> None:
+    def _record_reads(self, pod: Obj, volumes: dict[str, tuple[str, str]]) -> None:
         """What `cat <file under the mount>` prints: the object, or cat's error."""
         for c in pod["spec"].get("containers") or []:
             argv = list(c.get("command") or []) + list(c.get("args") or [])

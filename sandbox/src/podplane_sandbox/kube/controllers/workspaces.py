@@ -126,13 +126,7 @@ class Workspaces(Controller):
         return self._idle_check(ws)
 
     def _stop(self, ws: Obj) -> float | None:
-        left = False
-        for rt_key, name in zip(OWNED[:2], parts.names(ws)[:2], strict=True):
-            found = self._find(ws, rt_key, name)
-            if found is not None:
-                left = True
-                if not found["metadata"].get("deletionTimestamp"):
-                    self.ctx.delete(rt_key, found)
+        left = self._delete_owned(ws, keep_claim=True)
         status = clone(ws.get("status") or {})
         old = status.get("conditions") or []
         if left:
@@ -154,17 +148,22 @@ class Workspaces(Controller):
         status = clone(ws.get("status") or {})
         status["conditions"] = parts.deleting(status.get("conditions") or [], self.ctx.now_iso())
         ws = self.ctx.update_status(WORKSPACES, ws, status)
+        if self._delete_owned(ws, keep_claim=False):
+            return POLL
+        self._finalizer(ws, add=False)
+        return None
+
+    def _delete_owned(self, ws: Obj, keep_claim: bool) -> bool:
+        """Deletes what is left of the Deployment, Service (and PVC); whether any was left."""
         left = False
-        for rt_key, name in zip(OWNED, parts.names(ws), strict=True):
+        count = 2 if keep_claim else 3
+        for rt_key, name in zip(OWNED[:count], parts.names(ws)[:count], strict=True):
             found = self._find(ws, rt_key, name)
             if found is not None:
                 left = True
                 if not found["metadata"].get("deletionTimestamp"):
                     self.ctx.delete(rt_key, found)
-        if left:
-            return POLL
-        self._finalizer(ws, add=False)
-        return None
+        return left
 
     # -- idle shutdown -------------------------------------------------------------------------
     def _idle_check(self, ws: Obj) -> float | None:
