@@ -245,13 +245,6 @@ def _claims(cluster: Cluster) -> dict[str, str]:
     return {c["metadata"]["name"]: c["status"].get("phase", "") for c in found["items"]}
 
 
-# The sandbox's PV binder (sandbox/.../kube/controllers/infra.py, VolumeBinder._match) takes a
-# PV with any claimRef for a bound one, so the shared claims, pre-bound the way Kubernetes
-# documents ("Reserving a PersistentVolume": claimRef namespace/name on the PV, volumeName on
-# the claim), stay Pending and verify fails. With the binder taught that case (tried locally
-# by patching it in the test process only) this test passes; strict, so it says when to go.
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="the sandbox binder ignores PVs pre-bound by claimRef")
 async def test_on_makes_the_add_ons_active_and_the_claims_bound_and_off_removes_them(
         cluster: Cluster) -> None:
     stack = cluster.stack

@@ -45,6 +45,14 @@ def _waiting(provisioner: str) -> str:
             "delayed, please verify that the provisioner is running and correctly registered.")
 
 
+def _reserved_for(ref: Obj, pvc: Obj) -> bool:
+    """A PV whose claimRef names this claim (namespace and name, and its uid if set) is kept
+    for it: Kubernetes docs, "Persistent Volumes", "Reserving a PersistentVolume"."""
+    meta = pvc["metadata"]
+    return (ref.get("namespace"), ref.get("name")) == (meta.get("namespace"), meta["name"]) \
+        and ref.get("uid") in (None, meta.get("uid"))
+
+
 class VolumeBinder(Controller):
     primary = "persistentvolumeclaims"
 
@@ -65,7 +73,7 @@ class VolumeBinder(Controller):
         spec = pvc.get("spec") or {}
         want = quantity(((spec.get("resources") or {}).get("requests") or {}).get("storage", 0))
         cls = spec.get("storageClassName")
-        pv = self._match(spec, want, cls) or self._provision(pvc, want, cls)
+        pv = self._match(pvc, want, cls) or self._provision(pvc, want, cls)
         if pv is None:
             if (pvc.get("status") or {}).get("phase") != "Pending":
                 self.ctx.update_status(self.primary, pvc, {"phase": "Pending"})
@@ -94,17 +102,17 @@ class VolumeBinder(Controller):
         )
         return None
 
-    def _match(self, spec: Obj, want: float, cls: str | None) -> Obj | None:
+    def _match(self, pvc: Obj, want: float, cls: str | None) -> Obj | None:
         fits = []
+        spec = pvc.get("spec") or {}
         named = spec.get("volumeName")  # a claim naming its PV binds to that one only
         for pv in self.ctx.store.items("persistentvolumes"):
             if named and pv["metadata"]["name"] != named:
                 continue
             pspec = pv.get("spec") or {}
-            if pspec.get("claimRef") or (pv.get("status") or {}).get("phase") not in (
-                None,
-                "Available",
-            ):
+            ref = pspec.get("claimRef")
+            if (ref and not _reserved_for(ref, pvc)) or (pv.get("status") or {}).get(
+                    "phase") not in (None, "Available"):
                 continue
             if (pspec.get("storageClassName") or "") != (cls or ""):
                 continue
