@@ -15,6 +15,7 @@ from podplane.domain.spaces import render
 from podplane.services.cloud_access import cloud_of
 from tests.groups.conftest import finish
 from tests.jobs.conftest import CLUSTER, store
+from tests.mcp.conftest import mcp_client, structured
 from tests.stack import Stack
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -111,6 +112,44 @@ async def test_roles(cluster: tuple[Stack, str]) -> None:
         r = await api.delete(f"{SPACES}/nb", params={"delete_home": "true", "confirm": "true"})
         assert r.status_code == 403, r.text
         assert (await api.get(f"{SPACES}/nb")).json()["state"] == "Running"
+
+
+async def test_an_agent_makes_a_space_and_hands_over_its_link_in_three_calls(
+        cluster: tuple[Stack, str]) -> None:
+    stack, _ = cluster
+    async with mcp_client(stack.app, stack.tokens["operator"]) as mcp:
+        calls = 0
+
+        async def call(tool: str, **args: Any) -> dict[str, Any]:
+            nonlocal calls
+            calls += 1
+            result = await mcp.call_tool(tool, args)
+            assert not result.is_error, (tool, result.content[0].text)  # type: ignore[union-attr]
+            return structured(result)["result"]  # type: ignore[no-any-return]
+
+        made = await call("space_create", cluster=CLUSTER, name="agent1", storage_gib=5)
+        done = await call("operation_wait", operation_id=made["id"])
+        assert done["status"] == "succeeded", done
+        space = await call("space_get", cluster=CLUSTER, name="agent1")
+    assert calls == 3 and space["state"] == "Running"
+    assert space["console_path"] == f"/clusters/{CLUSTER}/spaces/agent1"
+
+
+async def test_an_idle_gpu_space_stops_itself_and_frees_its_gpu(
+        cluster: tuple[Stack, str]) -> None:
+    stack, group = cluster
+    async with stack.client("operator") as api:
+        await _done(stack, await api.post(SPACES, json={
+            "name": "gpu1", "instance_group": group, "gpus": 1, "idle_minutes": 10}))
+        plan = (await api.post(SPACES, params={"dry_run": "true"}, json={
+            "name": "gpu2", "instance_group": group, "gpus": 1})).json()["plan"]
+        busy = plan["gpus_free"]
+        stack.advance(25 * 60)   # idle past its timeout and the operator's check interval
+        seen = (await api.get(f"{SPACES}/gpu1")).json()
+        assert (seen["desired"], seen["state"], seen["pods"]) == ("Stopped", "Stopped", [])
+        plan = (await api.post(SPACES, params={"dry_run": "true"}, json={
+            "name": "gpu2", "instance_group": group, "gpus": 1})).json()["plan"]
+        assert plan["gpus_free"] == busy + 1, plan
 
 
 async def test_delete_keeps_the_home_and_a_new_space_finds_it(

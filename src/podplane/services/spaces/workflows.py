@@ -52,6 +52,7 @@ class SpaceSteps:
         kube, name = await self.kube(ctx), ctx.params["space"]
         if await kube.get("v1", "Secret", render.token_secret(name), render.NAMESPACE):
             return {"secret": render.token_secret(name), "made": False}
+        await ctx.phase("minting")  # a crash point before and after the call (crash sweep)
         await kube.apply(render.secret(name, secrets.token_urlsafe(32)))
         ctx.crash_point("after_call")
         return {"secret": render.token_secret(name), "made": True}
@@ -61,6 +62,7 @@ class SpaceSteps:
         claim = render.home_claim_name(name)
         if await kube.get("v1", "PersistentVolumeClaim", claim, render.NAMESPACE):
             return {"home": claim, "made": False}
+        await ctx.phase("claiming")
         await kube.apply(render.home_claim(name, int(ctx.params["request"]["storage_gib"])))
         ctx.crash_point("after_call")
         return {"home": claim, "made": True}
@@ -74,6 +76,7 @@ class SpaceSteps:
 
     async def desire(self, ctx: StepContext) -> Shape:
         kube, name = await self.kube(ctx), ctx.params["space"]
+        await ctx.phase("setting")
         await kube.patch(render.API_VERSION, render.KIND, name,
                          {"spec": {"desiredStatus": ctx.params["desired"]}},
                          namespace=render.NAMESPACE)
