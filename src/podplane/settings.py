@@ -29,6 +29,12 @@ class Settings(BaseSettings):
     # The console's address as users reach it (https://podplane.example.com). It decides the
     # session cookie's Secure flag and __Host- prefix and the origin trusted for writes.
     public_url: str | None = None
+    # Dev spaces open on hosts of their own, `<space>.<cluster>.<domain>` (docs/spaces.md): a
+    # space's pages must not share the console's origin. `localhost` needs no DNS (its
+    # subdomains are loopback); a deployment sets a wildcard name, e.g. spaces.example.com.
+    spaces_domain: str = Field(default="localhost",
+                               pattern=r"^[a-z0-9]([a-z0-9.-]{0,200}[a-z0-9])?$")
+    spaces_port: int | None = None   # the port browsers reach spaces on (default: port)
     # With public_url: other Host values served (host[:port]; a proxy that rewrites Host).
     allowed_hosts: list[str] = Field(default_factory=list)
     # Per token, per process (docs/security.md): request rate, and what it may hold open.

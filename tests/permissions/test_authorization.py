@@ -107,6 +107,7 @@ ROUTES: dict[tuple[str, str], Role | None] = {
     ("DELETE", "/api/v1/clusters/{cluster}/spaces/{name}"): O,  # admin to delete its home
     ("GET", "/api/v1/clusters/{cluster}/spaces/{name}/logs"): V,
     ("GET", "/api/v1/clusters/{cluster}/spaces/{name}/files"): O,  # runs as the space
+    ("POST", "/api/v1/clusters/{cluster}/spaces/{name}/open"): O,
     ("GET", "/api/v1/clusters/{cluster}/pools"): V,
     ("POST", "/api/v1/clusters/{cluster}/pools"): O,
     ("GET", "/api/v1/clusters/{cluster}/pools/{name}"): V,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from podplane.domain.spaces import render, views
+from podplane.domain.spaces import passes, render, views
 from podplane.domain.spaces.requests import SpaceRequest
 
 REQUEST = TypeAdapter(SpaceRequest)
@@ -82,3 +82,24 @@ def test_a_space_made_with_hyp_is_shown_as_someone_elses() -> None:
     seen = views.view("c1", ws, [])
     assert seen.made_by == "other" and seen.created_by == arn
     assert seen.state == "Starting" and seen.mounts == [] and seen.storage is None
+
+
+def test_passes_are_refused_when_forged_expired_or_of_another_kind() -> None:
+    key, grant = b"k" * 32, passes.Pass("ticket", "c1", "nb", "tok", "ann", "n1", 100.0)
+    sealed = passes.seal(key, grant)
+    assert passes.unseal(key, sealed, "ticket", 99.0) == grant
+    assert passes.unseal(key, sealed, "ticket", 100.0) is None          # expired
+    assert passes.unseal(key, sealed, "session", 99.0) is None          # not a session
+    assert passes.unseal(b"x" * 32, sealed, "ticket", 99.0) is None     # another key
+    body, _, mac = sealed.rpartition(".")
+    assert passes.unseal(key, body[:-2] + "xx." + mac, "ticket", 99.0) is None
+    assert "=" not in sealed and ";" not in sealed   # a cookie value as it is
+
+
+@pytest.mark.parametrize("host,found", [
+    ("nb.c1.localhost:3099", ("nb", "c1")), ("NB.C1.localhost", ("nb", "c1")),
+    ("localhost:3099", None), ("c1.localhost", None), ("a.b.c1.localhost", None),
+    ("nb.c1.localhost.evil.com", None), ("127.0.0.1:3099", None),
+])
+def test_only_a_space_host_names_a_space(host: str, found: tuple[str, str] | None) -> None:
+    assert passes.parse_host(host, "localhost") == found

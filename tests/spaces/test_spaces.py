@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+import httpx
 import pytest
 
 from podplane.domain.spaces import render
@@ -170,3 +171,40 @@ async def test_delete_keeps_the_home_and_a_new_space_finds_it(
         await _done(stack, await admin.delete(f"{SPACES}/nb", params={
             "delete_home": "true", "confirm": "true"}))
     assert store(stack).find("persistentvolumeclaims", "default", "space-nb-home") is None
+
+
+async def test_open_in_the_browser_on_the_spaces_own_origin(cluster: tuple[Stack, str]) -> None:
+    """The link's ticket becomes a session of the space's host only; pages and the contents
+    API come through with the server's token added; the session opens no other space, a
+    ticket works once, a viewer gets no link, a forged cookie nothing."""
+    stack, _ = cluster
+    async with stack.client("operator") as api:
+        await _done(stack, await api.post(SPACES, json={**NB, "name": "web"}))
+        opened = (await api.post(f"{SPACES}/web/open")).json()
+    async with stack.client("viewer") as viewer:
+        assert (await viewer.post(f"{SPACES}/web/open")).status_code == 403
+    url = httpx.URL(opened["url"])
+    assert url.host == f"web.{CLUSTER}.localhost" and url.path == f"/spaces/{CLUSTER}/web/lab"
+    browser = httpx.AsyncClient(transport=httpx.ASGITransport(app=stack.app),
+                                base_url=f"http://{url.host}:3099")
+    async with browser:   # the jar keeps the space's cookie, as a browser does
+        r = await browser.get(url.raw_path.decode())
+        assert r.status_code == 303 and "podplane_ticket" not in r.headers["location"], r.text
+        cookie = r.cookies["podplane_space"]
+        assert "httponly" in r.headers["set-cookie"].lower()
+        page = await browser.get(f"/spaces/{CLUSTER}/web/lab")
+        assert page.status_code == 200 and "JupyterLab" in page.text, page.text
+        files = await browser.get(f"/spaces/{CLUSTER}/web/api/contents/data")
+        assert files.status_code == 200 and files.json()["type"] == "directory", files.text
+        again = await browser.get(url.raw_path.decode())   # the ticket was spent
+        assert again.status_code == 401, again.text
+        browser.cookies.clear()
+        assert (await browser.get(f"/spaces/{CLUSTER}/web/lab")).status_code == 401
+        browser.cookies.set("podplane_space", cookie[:-4] + "0000")   # forged
+        assert (await browser.get(f"/spaces/{CLUSTER}/web/lab")).status_code == 401
+    other = httpx.AsyncClient(transport=httpx.ASGITransport(app=stack.app),
+                              base_url=f"http://nb.{CLUSTER}.localhost:3099")
+    other.cookies.set("podplane_space", cookie)
+    async with other:   # this session is for `web`, sent to `nb`'s host
+        r = await other.get(f"/spaces/{CLUSTER}/nb/lab")
+        assert r.status_code == 403, r.text

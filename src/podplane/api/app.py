@@ -32,6 +32,7 @@ from podplane.api.routers import (
     spaces,
     tokens,
 )
+from podplane.api.spaces_gateway import SpacesGateway
 from podplane.services.context import AppState
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
@@ -61,7 +62,9 @@ def create_app(state: AppState, lifespan: Lifespan | None = None) -> FastAPI:
     app.add_middleware(BodyLimit, max_bytes=state.settings.max_body_bytes)
     # node lists of 1,000 nodes shrink ~20x; event streams (MCP) are never compressed
     app.add_middleware(Compression, minimum_size=1024, compresslevel=5)
-    app.add_middleware(HostCheck, allowed=allowed_hosts(state.settings))  # outermost
+    app.add_middleware(HostCheck, allowed=allowed_hosts(state.settings))
+    # outermost: a request to a space's own host never reaches podplane's routes
+    app.add_middleware(SpacesGateway, state=state)
     return app
 
 

@@ -74,6 +74,10 @@ COMMANDS = (
             show=table(("name", lambda f: f["name"]), ("type", lambda f: f["type"]),
                        ("size", lambda f: f["size"] if f["size"] is not None else ""),
                        rows=lambda a: a["entries"])),
+    Command("open", "POST", SPACES + "/{name}/open",
+            "A link that opens JupyterLab in the browser (once, within a minute).",
+            (CLUSTER, NAME), show=lambda o, call: out.print(o["url"], soft_wrap=True,
+                                                            highlight=False)),
     Command("logs", "GET", SPACES + "/{name}/logs", "The space server's logs, one page.", (
         CLUSTER, NAME,
         Arg("tail", Annotated[int | None, typer.Option("--tail", min=1)], None, to="query"),

@@ -100,6 +100,13 @@ class KubePort(Protocol):
         `resource="pods"`: to one pod by name (`pods/{name}:{port}/proxy`)."""
         ...
 
+    async def proxy_raw(
+        self, method: str, namespace: str, service: str, port: int, path: str,
+        headers: dict[str, str], body: bytes,
+    ) -> tuple[int, dict[str, str], bytes]:
+        """As `proxy`, bytes in and out: (status, headers, body). `path` may carry a query."""
+        ...
+
     async def close(self) -> None: ...
 
 

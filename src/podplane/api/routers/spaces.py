@@ -29,9 +29,10 @@ from podplane.domain.spaces.requests import SPACE_NAME_MAX, Desired, SpaceReques
 from podplane.domain.spaces.views import SpaceView
 from podplane.services import pod_logs
 from podplane.services.context import Ctx
-from podplane.services.spaces import access, logs
+from podplane.services.spaces import access, gateway, logs
 from podplane.services.spaces import service as svc
 from podplane.services.spaces.access import SpaceListing
+from podplane.services.spaces.gateway import Opened
 
 router = APIRouter(tags=["spaces"])
 SpaceName = Annotated[str, Path(min_length=1, max_length=SPACE_NAME_MAX,
@@ -154,3 +155,11 @@ async def space_files(cluster: ClusterName, name: SpaceName,
                           "A directory, e.g. data or home/sagemaker-user."))] = "") -> Any:
     """A directory as the space's server sees it: its home and the bucket's mounts."""
     return await access.list_files(ctx, cluster, name, path)
+
+
+@router.post(BASE + "/{name}/open", response_model=Opened)
+async def open_space(cluster: ClusterName, name: SpaceName,
+                     ctx: Annotated[Ctx, Depends(ctx_for(gateway.open_space))]) -> Any:
+    """A link that opens JupyterLab on the space's own origin (usable once, within a
+    minute); the browser then holds a session for that space only (docs/spaces.md)."""
+    return await gateway.open_space(ctx, cluster, name)

@@ -344,6 +344,21 @@ class LightkubeKube:
         except ValueError:
             return answer.status_code, answer.text
 
+    async def proxy_raw(
+        self, method: str, namespace: str, service: str, port: int, path: str,
+        headers: dict[str, str], body: bytes,
+    ) -> tuple[int, dict[str, str], bytes]:
+        """As `proxy`, bytes in and out (a browser's request to an application)."""
+        url = f"/api/v1/namespaces/{namespace}/services/{service}:{port}/proxy/{path}"
+        http = self._client._client._client
+
+        async def send() -> httpx2.Response:
+            return await http.request(method, url, headers=headers, content=body or None,
+                                      timeout=60.0)
+
+        answer = await self._call(send, idempotent=method == "GET")
+        return answer.status_code, dict(answer.headers), answer.content
+
     async def _call(self, request: Callable[[], Awaitable[T]], *, idempotent: bool = True) -> T:
         """A request counted in flight, so that a retired client closes only after it."""
         if self._retired and self._inflight == 0:

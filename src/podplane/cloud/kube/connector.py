@@ -105,5 +105,11 @@ class ClusterKube:
         return await (await self._client()).proxy(method, namespace, service, port, path, body,
                                                    **which)
 
+    async def proxy_raw(self, method: str, namespace: str, service: str, port: int, path: str,
+                        headers: dict[str, str], body: bytes
+                        ) -> tuple[int, dict[str, str], bytes]:
+        return await (await self._client()).proxy_raw(method, namespace, service, port, path,
+                                                      headers, body)
+
     async def close(self) -> None:
         await self._connector.forget(self._name)

@@ -47,7 +47,7 @@ def service_name(name: str) -> str:
     return f"workspace-{name}-service"   # jupyter-k8s GenerateServiceName
 
 
-async def _running(kube: KubePort, cluster: str, name: str) -> None:
+async def running(kube: KubePort, cluster: str, name: str) -> None:
     state, _ = views.state_of(await sc.find(kube, cluster, name))
     if state != "Running":
         raise Conflict(f"Space {name!r} is {state.lower()}.", hint="Start it first "
@@ -62,8 +62,8 @@ async def list_files(ctx: Ctx, cluster: str, name: str, path: str = "") -> Space
         raise InvalidInput("path is a directory like data/train (no . or .. segments).",
                            field="path")
     _, kube = await kube_of(ctx, cluster)
-    await _running(kube, cluster, name)
-    token = _token(await kube.get("v1", "Secret", render.token_secret(name), render.NAMESPACE))
+    await running(kube, cluster, name)
+    token = token_of(await kube.get("v1", "Secret", render.token_secret(name), render.NAMESPACE))
     where = render.base_path(cluster, name).lstrip("/") + "api/contents/" + quote(clean)
     status, answer = await kube.proxy("GET", render.NAMESPACE, service_name(name),
                                       render.PORT, f"{where}?token={quote(token)}")
@@ -79,7 +79,7 @@ async def list_files(ctx: Ctx, cluster: str, name: str, path: str = "") -> Space
     return SpaceListing(name, "/" + clean, entries, len(content or []) > MAX_ENTRIES)
 
 
-def _token(secret: dict[str, object] | None) -> str:
+def token_of(secret: dict[str, object] | None) -> str:
     data = (secret or {}).get("data") or {}
     raw = data.get(render.TOKEN_KEY) if isinstance(data, dict) else None
     if not raw:

@@ -1,0 +1,92 @@
+"""The spaces' own origins, in front of the app: a request whose Host names a space
+(`<space>.<cluster>.<spaces_domain>`) is a browser's request to that space's server, under its
+base URL. The first carries a ticket from `POST .../spaces/{name}/open` and is answered with the
+space's session cookie and a redirect without it; the others carry that cookie. Everything else
+goes to podplane as before (services/spaces/gateway.py, docs/spaces.md)."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qsl, urlencode
+
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from podplane.api.problems import problem
+from podplane.domain.errors import PodplaneError
+from podplane.domain.spaces import passes, render
+from podplane.services.context import AppState
+from podplane.services.spaces import gateway
+
+MAX_BODY = 16 * 1024 * 1024   # a notebook saved through the contents API
+KEPT = ("content-type", "cache-control", "etag", "last-modified", "location")
+
+
+class SpacesGateway:
+    def __init__(self, app: ASGIApp, state: AppState) -> None:
+        self.app, self.state = app, state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        where = None
+        if scope["type"] in ("http", "websocket"):
+            host = Headers(scope=scope).get("host") or ""
+            where = passes.parse_host(host, self.state.settings.spaces_domain)
+        if where is None:
+            return await self.app(scope, receive, send)
+        if scope["type"] == "websocket":   # kernels and terminals: not forwarded yet
+            return await send({"type": "websocket.close", "code": 1008})
+        try:
+            answer = await self._answer(scope, receive, *where)
+        except PodplaneError as refused:
+            answer = problem(refused.status, refused.code, refused.title, refused.message,
+                             hint=refused.hint)
+        await answer(scope, receive, send)
+
+    async def _answer(self, scope: Scope, receive: Receive, name: str, cluster: str
+                      ) -> Response:
+        path = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
+        if not path.startswith(render.base_path(cluster, name)):
+            return JSONResponse({"detail": "Not a path of this space."}, status_code=404)
+        query = parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
+        ticket = next((v for k, v in query if k == gateway.TICKET), None)
+        if ticket is not None:
+            rest = urlencode([(k, v) for k, v in query if k != gateway.TICKET])
+            answer = RedirectResponse(path + (f"?{rest}" if rest else ""), status_code=303)
+            answer.set_cookie(gateway.COOKIE, gateway.exchange(self.state, ticket, cluster,
+                                                               name),
+                              max_age=passes.SESSION_SECONDS, httponly=True, samesite="lax",
+                              secure=(self.state.settings.public_url or "").startswith("https"))
+            return answer
+        headers = Headers(scope=scope)
+        grant = await gateway.session_of(self.state, _cookie(headers), cluster, name)
+        body = await _body(receive)
+        if body is None:
+            return problem(413, "payload_too_large", "Payload too large",
+                           f"Requests to a space are limited to {MAX_BODY} bytes.")
+        status, got, content = await gateway.forward(
+            self.state, grant, scope["method"], path, scope["query_string"].decode("latin-1"),
+            dict(headers), body)
+        kept = {k: v for k, v in got.items() if k.lower() in KEPT}
+        kept.update({"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
+        return Response(content, status_code=status, headers=kept)
+
+
+def _cookie(headers: Headers) -> str | None:
+    for part in headers.get("cookie", "").split(";"):
+        key, _, value = part.strip().partition("=")
+        if key == gateway.COOKIE:
+            return value
+    return None
+
+
+async def _body(receive: Receive) -> bytes | None:
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            return b"".join(chunks)
