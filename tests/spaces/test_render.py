@@ -103,3 +103,16 @@ def test_passes_are_refused_when_forged_expired_or_of_another_kind() -> None:
 ])
 def test_only_a_space_host_names_a_space(host: str, found: tuple[str, str] | None) -> None:
     assert passes.parse_host(host, "localhost") == found
+
+
+def test_a_spaces_link_follows_the_public_url() -> None:
+    from types import SimpleNamespace
+
+    from podplane.services.spaces.gateway import space_origin
+    from podplane.settings import Settings
+
+    local = SimpleNamespace(settings=Settings(port=3099))
+    assert space_origin(local, "c1", "nb") == "http://nb.c1.localhost:3099"  # type: ignore[arg-type]
+    public = SimpleNamespace(settings=Settings(public_url="https://pp.example.com",
+                                               spaces_domain="spaces.example.com"))
+    assert space_origin(public, "c1", "nb") == "https://nb.c1.spaces.example.com"  # type: ignore[arg-type]

@@ -13,7 +13,7 @@ import time
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from podplane.domain.effects import Effect, Role
 from podplane.domain.errors import Forbidden, Unauthenticated
@@ -65,10 +65,13 @@ class Opened:
 
 
 def space_origin(app: AppState, cluster: str, name: str) -> str:
+    """Where browsers reach the space: the public URL's scheme and port behind a proxy, the
+    console's own port locally, PODPLANE_SPACES_PORT over either."""
     s = app.settings
     host = passes.space_host(name, cluster, s.spaces_domain)
-    scheme = (s.public_url or "http://").split("://", 1)[0]
-    return f"{scheme}://{host}:{s.spaces_port or s.port}"
+    public = urlsplit(s.public_url) if s.public_url else None
+    port = s.spaces_port or (public.port if public else s.port)
+    return f"{public.scheme if public else 'http'}://{host}" + (f":{port}" if port else "")
 
 
 # A link that runs code as the space: operator, like reading its files. Audited (who opened
