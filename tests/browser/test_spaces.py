@@ -90,13 +90,16 @@ def test_new_space_form_checks_then_the_server_refuses_while_spaces_are_off(
         assert api.get(SPACES).json() == []
 
 
-def test_viewer_sees_why_new_space_is_disabled(page: Page, cloud: CloudServer,
-                                               cloud_token: str) -> None:
+@pytest.fixture(scope="module")
+def viewer_token(cloud: CloudServer, cloud_token: str) -> str:
     with cloud.api(cloud_token) as api:
         r = api.post("/api/v1/tokens", json={"name": "ui-viewer", "role": "viewer"})
         assert r.status_code == 201, r.text
-        viewer = str(r.json()["token"])
-    sign_in(page, viewer, f"/clusters/{CLUSTER}/spaces")
+        return str(r.json()["token"])
+
+
+def test_viewer_sees_why_new_space_is_disabled(page: Page, viewer_token: str) -> None:
+    sign_in(page, viewer_token, f"/clusters/{CLUSTER}/spaces")
     new = page.get_by_role("button", name="New space")
     expect(new).to_be_disabled()
     new.hover()

@@ -42,47 +42,49 @@ export function SpaceFiles({ cluster, name, running, denied }: Props) {
   };
   const listing = query.data;
   return (
-    <Table
-      variant="container"
-      loading={query.isFetching && !listing}
-      loadingText="Reading the directory"
-      items={listing?.entries ?? []}
-      trackBy="path"
-      header={
-        <Header
-          variant="h2"
-          counter={listing ? `(${listing.entries.length}${listing.truncated ? "+" : ""})` : undefined}
-          description="A directory as the space's server sees it: data, models and outputs are the cluster bucket's prefixes."
-          actions={
-            <Button iconName="refresh" loading={query.isFetching} disabled={!running || Boolean(denied)} disabledReason={denied} onClick={() => open(typed)}>
-              Refresh
-            </Button>
-          }
-        >
-          Files
-        </Header>
-      }
-      filter={
-        <SpaceBetween size="xs">
-          <FormField label="Path" stretch>
-            <Input ariaLabel="Path" value={typed} disabled={Boolean(denied)} onChange={(e) => setTyped(e.detail.value)} onKeyDown={(e) => e.detail.key === "Enter" && open(typed)} />
-          </FormField>
-          {query.isError && <ProblemAlert error={query.error} header={`Could not read /${path}`} />}
-          {!running && <Box color="text-body-secondary">Its files are read through its server: start the space to see them.</Box>}
-        </SpaceBetween>
-      }
-      columnDefinitions={[
-        {
-          id: "name",
-          header: "Name",
-          isRowHeader: true,
-          cell: (f) => (f.type === "directory" ? <Link onFollow={() => open(f.path)}>{f.name}/</Link> : f.name),
-        },
-        { id: "type", header: "Type", cell: (f) => f.type },
-        { id: "size", header: "Size", cell: (f) => (f.size === null ? "-" : `${f.size} B`) },
-        { id: "modified", header: "Last modified", cell: (f) => <Time value={f.last_modified} /> },
-      ]}
-      empty={<Box textAlign="center" color="inherit">{listing ? "Empty directory." : "Nothing read yet."}</Box>}
-    />
+    <div data-testid="space-files">
+      <Table
+        variant="container"
+        loading={query.isFetching && !listing}
+        loadingText="Reading the directory"
+        items={listing?.entries ?? []}
+        trackBy="path"
+        header={
+          <Header
+            variant="h2"
+            counter={listing ? `(${listing.entries.length}${listing.truncated ? "+" : ""})` : undefined}
+            description="A directory as the space's server sees it: data, models and outputs are the cluster bucket's prefixes."
+            actions={
+              <Button iconName="refresh" loading={query.isFetching} disabled={!running || Boolean(denied)} disabledReason={denied} onClick={() => open(typed)}>
+                Refresh
+              </Button>
+            }
+          >
+            Files
+          </Header>
+        }
+        filter={
+          <SpaceBetween size="xs">
+            <FormField label="Path" stretch>
+              <Input ariaLabel="Path" value={typed} disabled={Boolean(denied)} onChange={(e) => setTyped(e.detail.value)} onKeyDown={(e) => e.detail.key === "Enter" && open(typed)} />
+            </FormField>
+            {query.isError && <ProblemAlert error={query.error} header={`Could not read /${path}`} />}
+            {!running && <Box color="text-body-secondary">Its files are read through its server: start the space to see them.</Box>}
+          </SpaceBetween>
+        }
+        columnDefinitions={[
+          {
+            id: "name",
+            header: "Name",
+            isRowHeader: true,
+            cell: (f) => (f.type === "directory" ? <Link onFollow={() => open(f.path)}>{f.name}/</Link> : f.name),
+          },
+          { id: "type", header: "Type", cell: (f) => f.type },
+          { id: "size", header: "Size", cell: (f) => (f.size === null ? "-" : `${f.size} B`) },
+          { id: "modified", header: "Last modified", cell: (f) => <Time value={f.last_modified} /> },
+        ]}
+        empty={<Box textAlign="center" color="inherit">{listing ? "Empty directory." : "Nothing read yet."}</Box>}
+      />
+    </div>
   );
 }
