@@ -64,6 +64,7 @@ JOB, HP_JOBS = "swept", "sagemaker.amazonaws.com/hyperpodpytorchjobs"
 MODEL = "swept-model"
 ENDPOINTS, ENDPOINT = f"/api/v1/clusters/{CLUSTER}/endpoints", "swept-ep"
 POOLS, POOL, POOL_EP = f"/api/v1/clusters/{CLUSTER}/pools", "swept-pool", "swept-pool-ep"
+SPACES, SPACE = f"/api/v1/clusters/{CLUSTER}/spaces", "swept-space"
 NEW_IMAGE = "docker.io/vllm/vllm-openai:latest"
 
 
@@ -460,6 +461,48 @@ def check_endpoint(kind: str) -> Check:
     return check
 
 
+def _named(w: World, resource: str, name: str) -> list[dict[str, Any]]:
+    return [o for o in w.kube_items(resource) if o["metadata"]["name"] == name]
+
+
+def check_space(kind: str) -> Check:
+    """One Workspace, one token Secret and one home claim, each the uid its create made (a
+    resumed step never mints a second token nor a second home); its pod Running, or none once
+    stopped; a delete leaves the home."""
+    def check(w: World, r: SweepResult) -> list[str]:
+        assert not [e for e in r.ledger if e["action"].startswith(MUTATING_AWS)], r.ledger
+        spaces = _named(w, "workspace.jupyter.org/workspaces", SPACE)
+        homes = _named(w, "persistentvolumeclaims", f"space-{SPACE}-home")
+        secrets = _named(w, "secrets", f"space-{SPACE}-token")
+        pods = [p for p in w.kube_items("pods") if (p["metadata"].get("labels") or {}).get(
+            "workspace.jupyter.org/workspace-name") == SPACE]
+        if kind == "space.create":
+            w.picked.update({SPACE: spaces[0]["metadata"]["uid"],
+                             "home": homes[0]["metadata"]["uid"],
+                             "token": secrets[0]["metadata"]["uid"]})
+        assert [h["metadata"]["uid"] for h in homes] == [w.picked["home"]]
+        if kind == "space.delete":
+            assert spaces == [] and secrets == []
+            return ["no AWS mutation", "Workspace and token gone", "home kept"]
+        assert [s["metadata"]["uid"] for s in spaces] == [w.picked[SPACE]]
+        assert [s["metadata"]["uid"] for s in secrets] == [w.picked["token"]]
+        running = [p for p in pods if p["status"].get("phase") == "Running"]
+        assert len(running) == (0 if kind == "space.state" else 1), pods
+        return ["no AWS mutation", "1 Workspace, token and home (uids of the create)",
+                f"{len(running)} pod(s) running"]
+    return check
+
+
+def _spaces_on(api: httpx.Client, key: str) -> None:
+    r = api.patch(f"/api/v1/clusters/{CLUSTER}/features/spaces", json={"enabled": True},
+                  headers={"Idempotency-Key": key})
+    assert r.status_code == 202, r.text
+    op = api.get(f"/api/v1/operations/{r.json()['id']}/wait", params={"timeout": 50}).json()
+    while op["status"] not in ("succeeded", "failed", "cancelled"):
+        op = api.get(f"/api/v1/operations/{op['id']}/wait", params={"timeout": 50}).json()
+    assert op["status"] == "succeeded", op
+
+
 def check_download(w: World, r: SweepResult) -> list[str]:
     """One Job made for the download (the uid the operation watched), its files in S3."""
     assert not [e for e in r.ledger if e["action"].startswith(MUTATING_AWS)], r.ledger
@@ -587,6 +630,13 @@ DRIVERS: dict[str, tuple[Callable[[httpx.Client, str], httpx.Response], Check]] 
         f"{POOLS}/{POOL}", params={"confirm": True}, headers={"Idempotency-Key": key}),
         check_pool("pool.delete")),
     "diagnose.nccl": (_nccl, check_nccl),
+    "space.create": (_post(SPACES, {"name": SPACE, "cpu": "500m", "memory": "1Gi",
+                                    "storage_gib": 5}), check_space("space.create")),
+    "space.state": (lambda api, key: api.patch(
+        f"{SPACES}/{SPACE}", json={"desired": "Stopped"}, headers={"Idempotency-Key": key}),
+        check_space("space.state")),
+    "space.delete": (lambda api, key: api.delete(
+        f"{SPACES}/{SPACE}", headers={"Idempotency-Key": key}), check_space("space.delete")),
     "cluster.reconcile": (_reconcile, check_reconcile),
     "feature.set": (lambda api, key: api.patch(
         f"/api/v1/clusters/{CLUSTER}/features/tiered-checkpointing",
@@ -614,7 +664,8 @@ DRIVERS: dict[str, tuple[Callable[[httpx.Client, str], httpx.Response], Check]] 
         headers={"Idempotency-Key": key}), check_delete),
 }
 # What must be so before a kind is swept, done on a server without crash points.
-PREPARE: dict[str, Callable[[httpx.Client, str], None]] = {"pool.delete": _unassign}
+PREPARE: dict[str, Callable[[httpx.Client, str], None]] = {"pool.delete": _unassign,
+                                                           "space.create": _spaces_on}
 WORLD: World  # the module's world, for drivers that pick a node when they start
 
 
@@ -625,7 +676,7 @@ SHARDS: dict[str, list[str]] = {
     "workloads": ["job.submit", "job.cancel", "job.delete", "endpoint.create",
                   "endpoint.update", "endpoint.scale", "endpoint.autoscale", "endpoint.delete",
                   "model.download", "pool.create", "pool.assign", "pool.scale", "pool.delete",
-                  "diagnose.nccl"],
+                  "diagnose.nccl", "space.create", "space.state", "space.delete"],
     "groups": ["cluster.reconcile", "feature.set", "instance_group.add",
                "instance_group.scale", "node.reboot", "node.replace", "node.delete",
                "instance_group.delete"],

@@ -3,6 +3,7 @@ and each classified step error gives its cause and the right rung or retry."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from podplane.domain.diagnostics import job, node, operation
@@ -163,13 +164,18 @@ def test_job_signals_each_give_their_cause_and_a_read_only_next_step() -> None:
         "terminated": {"reason": "Error", "exitCode": 3}}),)))
     assert "code 3" in crashed.conclusion
     assert crashed.next is not None and crashed.next.tool == "job_logs"
-    waiting = job.diagnose(job.JobFacts("gpu", a_job(), (a_pod("p", None, "Pending"),),
-                                        events=({"reason": "FailedScheduling", "type": "Warning",
-                                                 "message": "0/2 nodes are available: 2 "
-                                                 "Insufficient nvidia.com/gpu.",
-                                                 "involvedObject": {"name": "p"}},)))
+    waiting_facts = job.JobFacts("gpu", a_job(), (a_pod("p", None, "Pending"),),
+                                 events=({"reason": "FailedScheduling", "type": "Warning",
+                                          "message": "0/2 nodes are available: 2 "
+                                          "Insufficient nvidia.com/gpu.",
+                                          "involvedObject": {"name": "p"}},))
+    waiting = job.diagnose(waiting_facts)
     assert "Insufficient nvidia.com/gpu" in waiting.conclusion
     assert waiting.next is not None and waiting.next.tool == "node_list"
+    held = job.diagnose(replace(waiting_facts, spaces_holding_gpus=("nb",)))
+    assert "Dev spaces hold GPUs: nb." in held.conclusion, held.conclusion
+    assert held.next is not None and (held.next.tool, held.next.arguments["name"]) == (
+        "space_get", "nb")
     running = job.diagnose(job.JobFacts("gpu", a_job(conditions=[
         {"type": "Running", "status": "True"}]), (a_pod("p", "n1", state={"running": {}}),)))
     assert running.conclusion == HEALTHY and running.findings == ()

@@ -81,7 +81,7 @@ def test_product_kinds_keep_their_persisted_step_names(state: AppState) -> None:
         "pool.assign": ["service", "label", "drain", "ready"],
         "pool.delete": ["delete", "gone"],
         "diagnose.nccl": ["all_nodes", "pairs", "cleanup", "verdict"],
-        "space.create": ["token", "apply", "ready"],
+        "space.create": ["token", "home", "apply", "ready"],
         "space.state": ["apply", "settled"],
         "space.delete": ["delete", "gone"],
     }

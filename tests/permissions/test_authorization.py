@@ -141,8 +141,8 @@ TOOL_ROLES: dict[str, Role] = {
     "job_events": V, "job_cancel": O, "job_delete": A,
     "endpoint_create": O, "endpoint_list": V, "endpoint_get": V, "endpoint_scale": O,
     "endpoint_delete": A, "endpoint_invoke": O, "endpoint_logs": V, "endpoint_update": O,
-    "space_create": O, "space_list": V, "space_get": V, "space_set": O, "space_delete": O, "space_files": O,
-    "space_logs": V,
+    "space_create": O, "space_list": V, "space_get": V, "space_set": O, "space_delete": O,
+    "space_files": O, "space_logs": V,
     "pool_scale": O, "pool_assign": O, "model_download": O, "model_list": V,
     "feature_list": V, "feature_get": V, "feature_plan": V, "feature_set": O,
 }

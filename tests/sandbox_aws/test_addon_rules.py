@@ -156,3 +156,18 @@ def test_pod_identity_in_create_addon_only_for_its_service_account(box: Box) -> 
                                                    "roleArn": ROLE}])
     assert taken.value.response["Error"]["Code"] == "ResourceInUseException"
     assert eks.list_addons(clusterName="eks1")["addons"] == []
+
+
+def test_spaces_addon_is_offered_and_fails_without_cert_manager_active(box: Box) -> None:
+    """amazon-sagemaker-spaces: listed like the other add-ons (hyp's templates need >= 0.1.6),
+    and CREATE_FAILED while cert-manager is not ACTIVE (its webhook certificates)."""
+    eks1(box)
+    eks = box.client("eks")
+    offered = eks.describe_addon_versions(addonName="amazon-sagemaker-spaces")["addons"]
+    assert offered[0]["addonVersions"][0]["addonVersion"] == "v0.1.6-eksbuild.1"
+    assert "amazon-sagemaker-spaces" in {
+        a["addonName"] for a in eks.describe_addon_versions()["addons"]}
+    eks.create_addon(clusterName="eks1", addonName="amazon-sagemaker-spaces")
+    box.advance(180)
+    assert addon(box, "amazon-sagemaker-spaces")["status"] == "CREATE_FAILED"
+    assert issue_codes(box, "amazon-sagemaker-spaces") == ["K8sResourceNotFound"]

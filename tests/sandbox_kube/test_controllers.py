@@ -167,6 +167,9 @@ def test_daemonset_runs_on_matching_nodes(box: Sandbox, client: httpx.Client) ->
     assert len({p["spec"]["nodeName"] for p in pods}) == 4
 
 
+EBS = "602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/aws-ebs-csi-driver:v1.45.0-eksbuild.2"
+
+
 def test_pvc_binds_to_matching_pv_or_provisions(box: Sandbox, client: httpx.Client) -> None:
     pv = {
         "apiVersion": "v1",
@@ -211,6 +214,19 @@ def test_pvc_binds_to_matching_pv_or_provisions(box: Sandbox, client: httpx.Clie
     box.settle()
     data = client.get("/api/v1/namespaces/default/persistentvolumeclaims/data").json()
     assert data["status"]["phase"] == "Bound" and data["spec"]["volumeName"] == "fsx-1"
+    scratch = client.get("/api/v1/namespaces/default/persistentvolumeclaims/scratch").json()
+    assert scratch["status"]["phase"] == "Pending"  # no EBS CSI controller runs yet
+    events = client.get("/api/v1/namespaces/default/events").json()["items"]
+    assert any(e["reason"] == "ExternalProvisioning" and "'ebs.csi.aws.com'" in e["message"]
+               and e["involvedObject"]["name"] == "scratch" for e in events)
+    client.post("/apis/apps/v1/namespaces/kube-system/deployments", json={
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "ebs-csi-controller", "namespace": "kube-system"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "ebs-csi-controller"}},
+                 "template": {"metadata": {"labels": {"app": "ebs-csi-controller"}},
+                              "spec": {"containers": [{"name": "ebs-plugin", "image": EBS}]}}},
+    }).raise_for_status()
+    box.advance(30)
     scratch = client.get("/api/v1/namespaces/default/persistentvolumeclaims/scratch").json()
     assert scratch["status"]["phase"] == "Bound"
     assert scratch["status"]["capacity"] == {"storage": "100Gi"}

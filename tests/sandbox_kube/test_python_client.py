@@ -177,3 +177,14 @@ def test_unauthenticated_requests_are_rejected(sandbox: Sandbox) -> None:
     with client.ApiClient(cfg) as c, pytest.raises(ApiException) as err:
         client.CoreV1Api(c).list_namespace()
     assert err.value.status == 401
+
+
+def test_secret_string_data_is_written_into_data(api: client.ApiClient) -> None:
+    """stringData is write-only: merged into data as base64 and never read back (Kubernetes
+    API reference, Secret v1); a pod's secretKeyRef then finds the key."""
+    core = client.CoreV1Api(api)
+    core.create_namespaced_secret("default", client.V1Secret(
+        metadata=client.V1ObjectMeta(name="sd"), data={"a": "eA=="},
+        string_data={"token": "t0k", "a": "y"}))
+    read = core.read_namespaced_secret("sd", "default")
+    assert read.data == {"a": "eQ==", "token": "dDBr"} and read.string_data is None

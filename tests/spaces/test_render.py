@@ -19,9 +19,13 @@ def test_a_first_space_mounts_home_and_the_bucket_at_the_jobs_paths() -> None:
     ws = _ws()
     spec = ws["spec"]
     assert ws["kind"] == "Workspace" and ws["metadata"]["namespace"] == "default"
-    assert spec["storage"] == {"size": "20Gi", "mountPath": render.HOME}
+    assert "storage" not in spec   # the operator would delete that claim with the space
     assert {v["mountPath"]: v["persistentVolumeClaimName"] for v in spec["volumes"]} == {
-        "/data": "space-data", "/models": "space-models", "/outputs": "space-outputs"}
+        render.HOME: "space-nb-home", "/data": "space-data", "/models": "space-models",
+        "/outputs": "space-outputs"}
+    claim = render.home_claim("nb", 20)
+    assert claim["spec"]["resources"]["requests"]["storage"] == "20Gi"
+    assert claim["spec"]["storageClassName"] == "space-home"
     assert spec["image"].endswith("-cpu") and render.GPU not in spec["resources"]["requests"]
     assert "--ServerApp.base_url=/spaces/c1/nb/" in spec["containerConfig"]["args"]
     token = spec["env"][0]
@@ -77,4 +81,4 @@ def test_a_space_made_with_hyp_is_shown_as_someone_elses() -> None:
           "spec": {"displayName": "Theirs"}}
     seen = views.view("c1", ws, [])
     assert seen.made_by == "other" and seen.created_by == arn
-    assert seen.state == "Starting" and seen.mounts == []
+    assert seen.state == "Starting" and seen.mounts == [] and seen.storage is None

@@ -38,7 +38,10 @@ BOUNDED = {"iam:PermissionsBoundary": f"arn:aws:iam::*:policy/{BOUNDARY_NAME}*"}
 # The AWS managed policies podplane attaches (domain/iam_policies.py, features/catalog.py)
 ATTACHED = ("arn:aws:iam::aws:policy/AmazonEKSClusterPolicy",
             "arn:aws:iam::aws:policy/AmazonSageMakerClusterInstanceRolePolicy",
-            "arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy")
+            "arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy",
+            # the spaces feature's roles: the Spaces controller's, the EBS CSI driver's
+            "arn:aws:iam::aws:policy/AmazonSageMakerSpacesControllerPolicy",
+            "arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy")
 # (copied per statement: one list in two places is a YAML alias, which CloudFormation refuses)
 FEATURE_STORAGE = ("arn:aws:fsx:*:*:file-system/*", "arn:aws:aps:*:*:workspace/*")
 
@@ -119,21 +122,23 @@ POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
         "eks:ListAddons",
         "eks:ListPodIdentityAssociations", "eks:UpdateAddon", "eks:UpdateClusterConfig"],
         EKS_RESOURCES),
-    _stmt("HyperPod", [
+    # HyperPod clusters and training plans; the mlflow feature's tracking server (podplane's is
+    # named podplane-<cluster>; a server the user names is only described) and the job view's
+    # reads of the runs logged there. One statement (the size limit above): each action applies
+    # to its own resource types, except sagemaker:ListTags, which also reads a tracking
+    # server's tags
+    _stmt("SageMaker", [
         "sagemaker:AddTags", "sagemaker:BatchDeleteClusterNodes",
         "sagemaker:BatchRebootClusterNodes", "sagemaker:BatchReplaceClusterNodes",
         "sagemaker:CreateCluster", "sagemaker:CreateTrainingPlan", "sagemaker:DeleteCluster",
         "sagemaker:DescribeCluster", "sagemaker:DescribeClusterNode",
         "sagemaker:ListClusterEvents", "sagemaker:ListClusterNodes", "sagemaker:ListTags",
-        "sagemaker:UpdateCluster", "sagemaker:UpdateClusterSoftware"],
-        ["arn:aws:sagemaker:*:*:cluster/*", "arn:aws:sagemaker:*:*:training-plan/*"]),
-    # the mlflow feature's tracking server (podplane's is named podplane-<cluster>; a server
-    # the user names is only described), and the job view's reads of the runs logged there
-    _stmt("Mlflow", [
-        "sagemaker:AddTags", "sagemaker:CreateMlflowTrackingServer",
-        "sagemaker:DeleteMlflowTrackingServer", "sagemaker:DescribeMlflowTrackingServer",
-        "sagemaker:UpdateMlflowTrackingServer", *sorted(MLFLOW_REST)],
-        "arn:aws:sagemaker:*:*:mlflow-tracking-server/*"),
+        "sagemaker:UpdateCluster", "sagemaker:UpdateClusterSoftware",
+        "sagemaker:CreateMlflowTrackingServer", "sagemaker:DeleteMlflowTrackingServer",
+        "sagemaker:DescribeMlflowTrackingServer", "sagemaker:UpdateMlflowTrackingServer",
+        *sorted(MLFLOW_REST)],
+        ["arn:aws:sagemaker:*:*:cluster/*", "arn:aws:sagemaker:*:*:training-plan/*",
+         "arn:aws:sagemaker:*:*:mlflow-tracking-server/*"]),
     # Reading, tagging and taking rights away from podplane's roles (deleting included)
     _stmt("OwnRoles", [
         "iam:DeleteRole", "iam:DeleteRolePolicy", "iam:DetachRolePolicy", "iam:GetRole",
@@ -157,13 +162,14 @@ POLICY: dict[str, Any] = {"Version": "2012-10-17", "Statement": [
           [HYPERPOD_SLR, EKS_SLR, FSX_SLR], {"StringEqualsIfExists": {"iam:AWSServiceName": [
               "eks.amazonaws.com", "fsx.amazonaws.com", "hyperpod.sagemaker.amazonaws.com"]}}),
     # the inference operator feature registers the cluster's issuer for IRSA; cluster delete
-    # removes a provider podplane made
-    _stmt("EksOidcProvider", ["iam:CreateOpenIDConnectProvider",
+    # removes a provider podplane made. With `podplane doctor`'s simulation of users and roles
+    # in one statement (the size limit above): the OIDC actions apply to oidc-provider ARNs
+    # only, iam:SimulatePrincipalPolicy to users and roles only, so neither grants more
+    _stmt("OidcAndSimulate", ["iam:CreateOpenIDConnectProvider",
                               "iam:DeleteOpenIDConnectProvider", "iam:GetOpenIDConnectProvider",
-                              "iam:TagOpenIDConnectProvider"],
-          "arn:aws:iam::*:oidc-provider/oidc.eks.*.amazonaws.com/id/*"),
-    _stmt("SimulateOwnPolicy", ["iam:SimulatePrincipalPolicy"],
-          ["arn:aws:iam::*:role/*", "arn:aws:iam::*:user/*"]),
+                              "iam:TagOpenIDConnectProvider", "iam:SimulatePrincipalPolicy"],
+          ["arn:aws:iam::*:oidc-provider/oidc.eks.*.amazonaws.com/id/*",
+           "arn:aws:iam::*:role/*", "arn:aws:iam::*:user/*"]),
     # buckets and their objects (a bucket action never applies to an object's ARN)
     _stmt("OwnBuckets", [
         "s3:CreateBucket", "s3:DeleteObject", "s3:GetBucketLocation", "s3:GetBucketTagging",

@@ -14,68 +14,16 @@ facts; nothing is copied. Images are the add-ons' registries (EKS add-ons from t
 
 from __future__ import annotations
 
-from typing import Any
-
 from podplane_sandbox.kube.hyperpod_training_crd import hyperpod_pytorchjob_crd
+from podplane_sandbox.kube.manifest_parts import ADDON, EKS_ECR, Obj
+from podplane_sandbox.kube.manifest_parts import account as _account
+from podplane_sandbox.kube.manifest_parts import meta_of as _meta
+from podplane_sandbox.kube.manifest_parts import namespace_obj as _namespace
+from podplane_sandbox.kube.manifest_parts import open_crd as _crd
+from podplane_sandbox.kube.manifest_parts import workload as _workload
+from podplane_sandbox.kube.spaces_addon import ebs_csi, spaces
 
-Obj = dict[str, Any]
-ADDON = "sandbox.podplane.io/eks-addon"  # sandbox bookkeeping: which add-on applied it
-EKS_ECR = "602401143452.dkr.ecr.{region}.amazonaws.com"
-
-
-def _meta(name: str, namespace: str | None, addon: str, version: str) -> Obj:
-    meta: Obj = {"name": name,
-                 "labels": {"app.kubernetes.io/name": name, "app.kubernetes.io/managed-by": "EKS"},
-                 "annotations": {ADDON: f"{addon}@{version}"}}
-    if namespace:
-        meta["namespace"] = namespace
-    return meta
-
-
-def _pod_spec(name: str, image: str, account: str, host_network: bool = False) -> Obj:
-    spec: Obj = {"serviceAccountName": account,
-                 "containers": [{"name": name, "image": image}]}
-    if host_network:
-        # node agents start on not-ready nodes (they are what makes a node ready)
-        spec.update(hostNetwork=True, tolerations=[{"operator": "Exists"}],
-                    priorityClassName="system-node-critical")
-    return spec
-
-
-def _workload(kind: str, name: str, ns: str, image: str, account: str, ctx: tuple[str, str],
-              replicas: int = 1, app: str | None = None,
-              pod_labels: dict[str, str] | None = None) -> Obj:
-    selector = {"matchLabels": {"app.kubernetes.io/name": app or name}}
-    template = {"metadata": {"labels": {"app.kubernetes.io/name": app or name,
-                                        **(pod_labels or {})}},
-                "spec": _pod_spec(name, image, account, host_network=kind == "DaemonSet")}
-    spec: Obj = {"selector": selector, "template": template}
-    if kind == "Deployment":
-        spec["replicas"] = replicas
-    return {"apiVersion": "apps/v1", "kind": kind, "metadata": _meta(name, ns, *ctx),
-            "spec": spec}
-
-
-def _account(name: str, ns: str, ctx: tuple[str, str]) -> Obj:
-    return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(name, ns, *ctx)}
-
-
-def _namespace(name: str, ctx: tuple[str, str]) -> Obj:
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(name, None, *ctx)}
-
-
-def _crd(group: str, plural: str, kind: str, ctx: tuple[str, str],
-         scope: str = "Namespaced", version: str = "v1") -> Obj:
-    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": _meta(f"{plural}.{group}", None, *ctx),
-            "spec": {"group": group, "scope": scope,
-                     "names": {"plural": plural, "singular": kind.lower(), "kind": kind,
-                               "listKind": f"{kind}List"},
-                     "versions": [{"name": version, "served": True, "storage": True,
-                                   "subresources": {"status": {}},
-                                   "schema": {"openAPIV3Schema": {
-                                       "type": "object",
-                                       "x-kubernetes-preserve-unknown-fields": True}}}]}}
+__all__ = ["ADDON", "BUILDERS", "objects_for"]
 
 
 def _vpc_cni(ver: str, ecr: str, ctx: tuple[str, str]) -> list[Obj]:
@@ -216,6 +164,7 @@ BUILDERS = {
     "aws-fsx-csi-driver": _fsx_csi,
     "amazon-sagemaker-hyperpod-training-operator": _training_operator,
     "amazon-sagemaker-hyperpod-inference": _inference_operator,
+    "aws-ebs-csi-driver": ebs_csi, "amazon-sagemaker-spaces": spaces,
 }
 
 

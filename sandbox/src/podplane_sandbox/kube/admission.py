@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from podplane_sandbox.kube.errors import KubeError
@@ -19,6 +20,16 @@ def install(store: Store) -> None:
     store.admit.setdefault("namespaces", []).append(_namespace)
     store.admit.setdefault("batch/jobs", []).append(_job)
     store.admit.setdefault("apps/deployments", []).append(_deployment)
+    store.admit.setdefault("secrets", []).append(_secret)
+
+
+def _secret(rt: ResourceType, obj: Obj, old: Obj | None) -> None:
+    """`stringData` is write-only: merged into `data` (base64) on every write, overwriting
+    those keys, and never read back (Kubernetes API reference, Secret v1, stringData)."""
+    plain = obj.pop("stringData", None) or {}
+    if plain:
+        data = obj.setdefault("data", {})
+        data.update({k: base64.b64encode(str(v).encode()).decode() for k, v in plain.items()})
 
 
 def _pod(rt: ResourceType, obj: Obj, old: Obj | None) -> None:

@@ -18,6 +18,7 @@ from podplane_sandbox.kube.paths import parse
 from podplane_sandbox.kube.service_proxy import proxy_routes
 from podplane_sandbox.kube.store import Store
 from podplane_sandbox.kube.streams import PodLogs, Watch
+from podplane_sandbox.kube.workspace_connection import connection_routes
 
 
 class JSON(Response):
@@ -161,6 +162,7 @@ def build_app(store: Store, crds: CrdManager, server_address: str) -> Starlette:
             Route("/openapi/v3", openapi_index),
             Route("/openapi/v3/{rest:path}", openapi_doc),
             *proxy_routes(store),  # services/{name}/proxy: before the resource verbs
+            *connection_routes(store),  # the workspace operator's extension API
             Route("/api/{rest:path}", resources, methods=methods),
             Route("/apis/{rest:path}", resources, methods=methods),
         ],

@@ -28,7 +28,7 @@ from podplane_sandbox.contracts import (
     AccessSource,
     Signer,
 )
-from podplane_sandbox.kube import auth, authz
+from podplane_sandbox.kube import auth, authz, requester
 from podplane_sandbox.kube.errors import KubeError
 from podplane_sandbox.kube.paths import parse
 from podplane_sandbox.kube.store import Store
@@ -60,6 +60,7 @@ class Gate:
 
     def check(self, authorization: str | None, scope: dict[str, Any]) -> None:
         grant = self.authenticate(authorization)
+        requester.USER.set(grant.username)
         req = self.request_of(scope)
         if req is not None and not authz.allowed(grant, req, self.store):
             raise forbidden(grant.username, req, _name_of(scope["path"], req))

@@ -9,6 +9,11 @@ that pod running there; the driver's credentials come from Pod Identity, so that
 have been admitted after the association for `kube-system/s3-csi-driver-sa` existed, the
 association must still exist, and the Pod Identity agent must run on the node. Otherwise the
 kubelet keeps the pod in ContainerCreating and records FailedMount events (retrying).
+
+A PV's `prefix <p>/` mount option mounts only the keys under that prefix (Mountpoint
+doc/CONFIGURATION.md "Mounting a bucket prefix": `--prefix`, ending in `/`; the CSI driver's
+static provisioning docs pass Mountpoint options as `mountOptions` without the dashes): a
+file `<mountPath>/<subPath>/<f>` is the object `<p><subPath>/<f>`.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ def install(ctx: Any, source: Any, eks_cluster_name: str | None) -> None:
     """Let the kubelet check S3 mounts, when the AWS side offers Pod Identity and S3."""
     if hasattr(source, "pod_identity_role") and hasattr(source, "s3_object"):
         ctx.s3_mounts = S3Mounts(ctx.store, source, eks_cluster_name)
+        ctx.store.buckets = ctx.s3_mounts  # the fake Jupyter lists and writes through it
 
 
 def mount_problem(ctx: Any, pod: Obj) -> str | None:
@@ -54,7 +60,7 @@ class S3Mounts:
         if not volumes:
             return None
         node = pod["spec"].get("nodeName", "")
-        for volume, bucket in volumes.items():
+        for volume, (bucket, _) in volumes.items():
             reason = self._mount_error(node, bucket)
             if reason is not None:
                 return (f'MountVolume.SetUp failed for volume "{volume}" : rpc error: '
@@ -99,21 +105,10 @@ class S3Mounts:
                 return p  # type: ignore[no-any-return]
         return None
 
-    def _s3_volumes(self, pod: Obj) -> dict[str, str]:
-        """Pod volume name -> bucket, for volumes whose claim is bound to a Mountpoint PV."""
-        ns = pod["metadata"].get("namespace", "default")
-        out = {}
-        for v in pod["spec"].get("volumes") or []:
-            claim = (v.get("persistentVolumeClaim") or {}).get("claimName")
-            pvc = self.store.find("persistentvolumeclaims", ns, claim) if claim else None
-            pv_name = ((pvc or {}).get("spec") or {}).get("volumeName")
-            pv = self.store.find("persistentvolumes", "", pv_name) if pv_name else None
-            csi = ((pv or {}).get("spec") or {}).get("csi") or {}
-            if csi.get("driver") == DRIVER:
-                out[v["name"]] = (csi.get("volumeAttributes") or {}).get("bucketName", "")
-        return out
+    def _s3_volumes(self, pod: Obj) -> dict[str, tuple[str, str]]:
+        return s3_volumes(self.store, pod)
 
-    def _record_reads(self, pod: Obj, volumes: dict[str, str]) -> None:
+    def _record_reads(self, pod: Obj, volumes: dict[str, tuple[str, str]]) -> None:
         """What `cat <file under the mount>` prints: the object, or cat's error."""
         for c in pod["spec"].get("containers") or []:
             argv = list(c.get("command") or []) + list(c.get("args") or [])
@@ -122,8 +117,9 @@ class S3Mounts:
             for mount in c.get("volumeMounts") or []:
                 prefix = mount["mountPath"].rstrip("/") + "/"
                 if mount["name"] in volumes and argv[1].startswith(prefix):
-                    data = self.source.s3_object(volumes[mount["name"]],
-                                                 argv[1][len(prefix):])
+                    bucket, key = object_key(volumes[mount["name"]], mount,
+                                             argv[1][len(prefix):])
+                    data = self.source.s3_object(bucket, key)
                     _OUTPUTS[(pod["metadata"]["uid"], c["name"])] = (
                         data.decode(errors="replace") if data is not None
                         else f"cat: {argv[1]}: No such file or directory")
@@ -141,13 +137,45 @@ class S3Mounts:
                 kind = dirs.get(mount["mountPath"])
                 if kind is None or mount["name"] not in volumes:
                     continue
-                prefix = (mount.get("subPath") or "").strip("/")
                 for name, data in _files(kind, seconds).items():
-                    key = f"{prefix}/{name}" if prefix else name
-                    error = self.source.put_s3_object(volumes[mount["name"]], key, data, role or "")
+                    bucket, key = object_key(volumes[mount["name"]], mount, name)
+                    error = self.source.put_s3_object(bucket, key, data, role or "")
                     if error is not None:
                         return f"writing {mount['mountPath']}/{name}: {error}"
         return None
+
+
+def s3_volumes(store: Any, pod: Obj) -> dict[str, tuple[str, str]]:
+    """Pod volume name -> (bucket, key prefix), for volumes whose claim is bound to a
+    Mountpoint PV."""
+    ns = pod["metadata"].get("namespace", "default")
+    out = {}
+    for v in pod["spec"].get("volumes") or []:
+        claim = (v.get("persistentVolumeClaim") or {}).get("claimName")
+        pvc = store.find("persistentvolumeclaims", ns, claim) if claim else None
+        pv_name = ((pvc or {}).get("spec") or {}).get("volumeName")
+        pv = store.find("persistentvolumes", "", pv_name) if pv_name else None
+        csi = ((pv or {}).get("spec") or {}).get("csi") or {}
+        if csi.get("driver") == DRIVER:
+            bucket = (csi.get("volumeAttributes") or {}).get("bucketName", "")
+            out[v["name"]] = (bucket, mount_prefix(pv or {}))
+    return out
+
+
+def mount_prefix(pv: Obj) -> str:
+    """The `prefix` mount option (`prefix data/`, `--prefix=data/`), else ""."""
+    for option in (pv.get("spec") or {}).get("mountOptions") or []:
+        words = str(option).strip().lstrip("-").replace("=", " ").split()
+        if len(words) == 2 and words[0] == "prefix":
+            return words[1]
+    return ""
+
+
+def object_key(volume: tuple[str, str], mount: Obj, relative: str) -> tuple[str, str]:
+    """(bucket, key) of `relative` under a container's mount of a Mountpoint volume."""
+    bucket, prefix = volume
+    parts = [p for p in ((mount.get("subPath") or "").strip("/"), relative.strip("/")) if p]
+    return bucket, prefix + "/".join(parts)
 
 
 # -- what a training run leaves in its mounted output directories ----------------------------

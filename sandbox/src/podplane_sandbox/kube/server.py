@@ -48,6 +48,8 @@ from podplane_sandbox.kube.controllers.scheduler import Scheduler
 from podplane_sandbox.kube.controllers.sets import DaemonSetController, StatefulSetController
 from podplane_sandbox.kube.controllers.training_operator import TrainingOperator
 from podplane_sandbox.kube.controllers.workloads import DeploymentController, ReplicaSetController
+from podplane_sandbox.kube.controllers.workspaces import Workspaces
+from podplane_sandbox.kube.controllers.workspaces import install as install_workspaces
 from podplane_sandbox.kube.crds import CrdManager
 from podplane_sandbox.kube.gate import Gate, StandaloneAccess
 from podplane_sandbox.kube.resources import Registry
@@ -73,6 +75,7 @@ CONTROLLERS: list[type[Controller]] = [
     KubeflowPyTorchJobs,
     RayJobs,
     RayClusters,
+    Workspaces,
     NcclTests,
     LoadBalancerController,
     VolumeBinder,
@@ -118,6 +121,7 @@ class KubeApiServer:
         self.store = Store(self.registry, clock)
         self.crds = CrdManager(self.registry, self.store)
         admission.install(self.store)
+        install_workspaces(self.store)
         pod_identity.install(self.store, node_source, eks_cluster_name)
         self.store.validators.append(validation.validate)
         self.store.load(self.state_dir / STORE_FILE, self.crds.register)

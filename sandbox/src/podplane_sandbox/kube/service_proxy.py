@@ -8,7 +8,8 @@ one ready endpoint and forwards the request; with no ready endpoint it answers 5
 pkg/registry/core/service/storage, ResourceLocation). Here the ready endpoints are the pods the
 selector matches whose Ready condition is True and that are not being deleted (what the
 EndpointSlice controller publishes), taken in turn rather than at random so tests can count.
-Pods running vLLM or SGLang answer through `fake_engine`; any other pod refuses the connection,
+Pods running vLLM or SGLang answer through `fake_engine`, workspace pods through
+`fake_jupyter`; any other pod refuses the connection,
 as a port with nothing listening would. Who may call through it is the gate's question (gate.py:
 the `services/proxy` subresource, verb by HTTP method), asked before a request reaches here.
 
@@ -31,6 +32,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from podplane_sandbox.kube import fake_jupyter
 from podplane_sandbox.kube.errors import KubeError
 from podplane_sandbox.kube.fake_engine import engine_of, engines_of
 from podplane_sandbox.kube.pod_termination import terminations_of
@@ -139,6 +141,8 @@ class ServiceProxy:
         pod = ready[turn % len(ready)]
         target = wanted.get("targetPort", wanted.get("port"))
         container = _container_for(pod, target)
+        if container is not None and fake_jupyter.serves(pod, container):
+            return await self._jupyter(request, pod, container)
         if container is not None and is_router(container):
             status, media, text = self.routers.answer(
                 pod, container, _port_number(container, target), request.method,
@@ -182,9 +186,19 @@ class ServiceProxy:
             raise KubeError(503, f'pod "{name}" is not running', "ServiceUnavailable")
         container = _container_for(pod, port) if port else \
             ((pod.get("spec") or {}).get("containers") or [None])[0]
+        if container is not None and fake_jupyter.serves(pod, container):
+            return await self._jupyter(request, pod, container)
         if container is None or engine_of(container) is None:
             raise refused(pod, "pod")
         return await self._answer(request, pod, container)
+
+    async def _jupyter(self, request: Request, pod: Obj, container: Obj) -> Response:
+        if self.endings.refuses(pod, self.store.clock.now()):
+            raise refused(pod)
+        status, media, text = fake_jupyter.answer(
+            self.store, pod, container, request.method, request.path_params.get("path", ""),
+            dict(request.query_params), await request.body())
+        return Response(text, status_code=status, media_type=media)
 
 
 def proxy_routes(store: Store) -> list[Route]:

@@ -65,6 +65,10 @@ class Store:
         self._seed = seed
         self._rng = random.Random(seed)
         self.engines: Any = None  # the fake engines behind pods (service_proxy.py)
+        self.buckets: Any = None  # S3 as Mountpoint volumes see it (s3_mounts.py)
+        # what lives on volumes rather than in objects (fake_jupyter.py: files on a home
+        # PVC), saved with the objects so a restored world keeps them
+        self.extras: dict[str, Any] = {}
 
     # ---- reads ----------------------------------------------------------------
     def get(self, rt: ResourceType, ns: str, name: str) -> Obj:
@@ -337,7 +341,8 @@ class Store:
     # ---- persistence ----------------------------------------------------------
     def snapshot(self) -> str:
         """Serialized on the loop thread, so it is consistent; writing can happen elsewhere."""
-        data = {"rv": self.rv, "objects": {k: list(v.values()) for k, v in self._objects.items()}}
+        data = {"rv": self.rv, "objects": {k: list(v.values()) for k, v in self._objects.items()},
+                "extras": self.extras}
         self.dirty = False
         return json.dumps(data, separators=(",", ":"))
 
@@ -350,6 +355,7 @@ class Store:
         data = json.loads(path.read_text())
         self.rv = int(data.get("rv", 1))
         objects: dict[str, list[Obj]] = data.get("objects", {})
+        self.extras = data.get("extras") or {}
         for crd in objects.get("apiextensions.k8s.io/customresourcedefinitions", []):
             on_crd(crd)
         for rt_key, objs in objects.items():

@@ -45,6 +45,7 @@ class JobFacts:
     events: tuple[Shape, ...] = ()  # about the job and its pods, oldest first
     logs: tuple[PodLog, ...] = ()  # tails of failed or restarted containers (job_logs.py)
     stall: Shape | None = None  # services/jobs/stall.py: every running pod silent
+    spaces_holding_gpus: tuple[str, ...] = ()  # dev spaces whose running pods hold GPUs
 
 
 # Which finding names the cause when several fail: a GPU fault explains a collective timeout,
@@ -95,6 +96,11 @@ def _next(f: JobFacts, ranked: list[Finding], found: list[Hit],
         return SuggestedCall("job_cancel", {"cluster": f.cluster, "job": name},
                              "Stops every pod of the job and frees its GPUs; work since the "
                              "last checkpoint is lost.", True)
+    if "pending_scheduling" in checks and f.spaces_holding_gpus:
+        return SuggestedCall("space_get", {"cluster": f.cluster,
+                                           "name": f.spaces_holding_gpus[0]},
+                             "None: reads the space (is it in use?) before anyone stops it.",
+                             False)
     if "pending_scheduling" in checks:
         return SuggestedCall("node_list", {"cluster": f.cluster}, "None: reads the nodes' "
                              "health and free GPUs.", False)
@@ -153,10 +159,14 @@ def _pod(f: JobFacts, pod: Shape) -> list[Finding]:
             "nodeName"):
         why = _events_of(f, name, "FailedScheduling")
         if why:
+            held = f.spaces_holding_gpus
             out.append(Finding("pending_scheduling", Status.WARN, f"pod {name} cannot be "
-                               "placed: " + why[-1].detail, "Free GPUs on healthy nodes "
-                               "(node_list), scale the group, or ask for fewer replicas.",
-                               why[-1:]))
+                               "placed: " + why[-1].detail + (
+                                   f" Dev spaces hold GPUs: {', '.join(held)}." if held
+                                   else ""),
+                               ("Stop an idle space (space_set desired=Stopped), free " if held
+                                else "Free ") + "GPUs on healthy nodes (node_list), scale "
+                               "the group, or ask for fewer replicas.", why[-1:]))
     return out
 
 

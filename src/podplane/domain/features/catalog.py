@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from podplane.domain.errors import Conflict, InvalidInput, NotFound
-from podplane.domain.features import fsx, mlflow
+from podplane.domain.features import fsx, mlflow, spaces
 from podplane.domain.features import hyperpod_observability as hpo
 from podplane.domain.features import inference_operator as inference
 from podplane.domain.names import DNS_LABEL_PATTERN
@@ -27,6 +27,7 @@ FSX_LUSTRE = fsx.NAME
 INFERENCE_OPERATOR = inference.NAME
 HYPERPOD_OBSERVABILITY = hpo.NAME
 MLFLOW = mlflow.NAME
+SPACES = spaces.NAME
 # Container Insights through the CloudWatch Observability EKS add-on; its agent runs as
 # amazon-cloudwatch/cloudwatch-agent and needs CloudWatchAgentServerPolicy, which add-on 3.1.0+
 # may take through EKS Pod Identity (CloudWatch docs, "Quick start with the Amazon CloudWatch
@@ -188,6 +189,35 @@ FEATURES += (
                "on while this feature is on.",
                "An add-on, role or OIDC provider of the same name that podplane did not make "
                "is reported and left alone.")),
+)
+# Dev spaces (domain/features/spaces.py has its sources).
+FEATURES += (
+    FeatureSpec(
+        SPACES, "Dev spaces (notebooks)",
+        "JupyterLab and Code Editor spaces on the cluster, with the bucket's data, models and "
+        "outputs mounted where jobs see them.",
+        f"an IAM role for the EBS CSI driver (AmazonEBSCSIDriverPolicy, and HyperPod's volume "
+        f"attach and detach on this cluster), its Pod Identity association for "
+        f"{'/'.join(spaces.EBS_CONTROLLER)} and the {spaces.EBS_ADDON} EKS add-on; "
+        f"StorageClass {spaces.HOME_CLASS} (gp3, the cluster's default) for home volumes; "
+        f"the Spaces controller's role (AmazonSageMakerSpacesControllerPolicy), its "
+        f"association for {'/'.join(spaces.CONTROLLER)} and the {spaces.ADDON} EKS add-on; "
+        "both add-ons tagged as podplane's; "
+        "PersistentVolumes and claims "
+        + ", ".join(spaces.SHARED_CLAIMS.values())
+        + f" in namespace {spaces.NAMESPACE} (the cluster bucket's "
+        + ", ".join(spaces.PREFIXES.values()) + " prefixes, Mountpoint for S3)",
+        core=("cert-manager", "eks-pod-identity-agent", inference.S3_CSI_ADDON),
+        notes=("Switching it off removes the Spaces add-on, and with it every space, its "
+               "compute and its home volume: a destroy (admin and confirm).",
+               "An EBS CSI driver add-on already installed is used and left alone (no role "
+               "or association is made for it); its role needs HyperPod's "
+               "sagemaker:AttachClusterNodeVolume and DetachClusterNodeVolume.",
+               "Add-ons, roles or associations of the same names that podplane did not make "
+               "are reported and left alone.",
+               "Web UI on a custom domain (router role, External DNS) and remote IDE over "
+               "SSM (the SSM managed-instance role) are not set up: podplane reaches spaces "
+               "through the API server.")),
 )
 BY_NAME = {f.name: f for f in FEATURES}
 # Rules across a feature's settings, checked after each setting's own.

@@ -46,6 +46,9 @@ class Resource:
     key: str          # stable and readable: "kube apps/v1 Deployment ray-system/kuberay-operator"
     desired: Shape
     present: bool = True
+    # Overrides the kind's HOLDS_DATA class for this one resource: an add-on whose removal
+    # takes users' volumes with it (the Spaces add-on: its spaces own their home claims).
+    data: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,8 @@ class FeaturePlan:
 
 
 def holds_data(res: Resource) -> bool:
+    if res.data is not None:
+        return res.data
     if res.kind == "kube":
         return res.desired.get("kind") in KUBE_DATA_KINDS
     return HOLDS_DATA.get(res.kind, True)

@@ -16,6 +16,7 @@ from podplane.domain.features import fsx
 from podplane.domain.features import hyperpod_observability as hpo
 from podplane.domain.features import inference_operator as inference
 from podplane.domain.features import mlflow as mlf
+from podplane.domain.features import spaces as sp
 from podplane.domain.features.checkpointing import (
     SERVICE_ACCOUNT,
     checkpoint_policy,
@@ -119,6 +120,8 @@ def resources(name: str, on: bool, settings: Shape, facts: ClusterFacts,
         return hyperpod_observability(on, settings, facts, found)
     if name == cat.MLFLOW:
         return mlflow(on, settings, facts)
+    if name == cat.SPACES:
+        return spaces(on, facts, found)
     return []   # always-on features are observed, never rendered
 
 
@@ -193,6 +196,36 @@ def mlflow(on: bool, settings: Shape, facts: ClusterFacts) -> list[Resource]:
                      {"namespace": ns, "serviceAccount": account,
                       "roleArn": facts.role_arn("mlflow-jobs")}, on),
             *kube(name, [mlf.service_account(arn)], on)]
+
+
+def spaces(on: bool, facts: ClusterFacts, found: Shape | None = None) -> list[Resource]:
+    """The EBS CSI driver's identity and add-on (unless someone else's driver is there:
+    `found`), the home volumes' class, the Spaces controller's identity and add-on, then the
+    shared claims; off removes them in reverse (domain/features/spaces.py). The Spaces add-on
+    counts as data: removing it removes every space with its home volume (ADR 0016)."""
+    name = sp.NAME
+    eks_arn = f"arn:aws:eks:{facts.region}:{facts.account}:cluster/{facts.eks}"
+    ebs: list[Resource] = []
+    if not (found or {}).get(sp.EBS_FOREIGN):
+        ebs = [role(name, facts, sp.EBS_ROLE_PURPOSE, hpo.trust(facts.account, eks_arn),
+                    sp.ebs_hyperpod_policy(facts.hyperpod_arn, eks_arn), on,
+                    managed=(sp.EBS_POLICY,)),
+               association(name, sp.EBS_CONTROLLER, facts.role_arn(sp.EBS_ROLE_PURPOSE), on)]
+    made = addon(name, sp.ADDON, on)
+    return [*ebs, addon(name, sp.EBS_ADDON, on), *kube(name, [sp.home_class()], on),
+            role(name, facts, sp.CONTROLLER_ROLE_PURPOSE, hpo.trust(facts.account, eks_arn),
+                 None, on, managed=(sp.CONTROLLER_POLICY,)),
+            association(name, sp.CONTROLLER, facts.role_arn(sp.CONTROLLER_ROLE_PURPOSE), on),
+            Resource(name, made.kind, made.key, made.desired, on, data=True),
+            *kube(name, sp.shared_volumes(facts.bucket, facts.region), on)]
+
+
+def association(feature: str, account: tuple[str, str], role_arn: str, on: bool) -> Resource:
+    """A Pod Identity association for an add-on's service account: podplane's only while it
+    names podplane's role (services/features/live.py)."""
+    ns, sa = account
+    return Resource(feature, "pod-identity", f"pod identity {ns}/{sa}",
+                    {"namespace": ns, "serviceAccount": sa, "roleArn": role_arn}, on)
 
 
 def autoscaling(on: bool, settings: Shape, facts: ClusterFacts) -> list[Resource]:

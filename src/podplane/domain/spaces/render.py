@@ -16,22 +16,36 @@ from __future__ import annotations
 
 from typing import Any
 
+from podplane.domain.features import spaces as feature
 from podplane.domain.jobs.kinds import GROUP_LABEL, HEALTH_LABEL, MANAGED_BY
 from podplane.domain.spaces.requests import SpaceRequest
 
 Manifest = dict[str, Any]
 API_VERSION, KIND = "workspace.jupyter.org/v1alpha1", "Workspace"
-NAMESPACE = "default"            # hyp's default namespace: `hyp list hyp-space` finds them
 PORT = 8888                      # jupyter-k8s JupyterPort
 HOME = "/home/sagemaker-user"
 IMAGE = "public.ecr.aws/sagemaker/sagemaker-distribution:3.2.0-{kind}"
 GPU = "nvidia.com/gpu"
 TOKEN_KEY = "token"
-# The bucket at the paths jobs use (domain/jobs/render.MOUNTS), through the spaces feature's
-# claims: a Workspace mounts whole claims (VolumeSpec has no subPath), so each prefix is its own
-# Mountpoint for S3 volume.
-SHARED_MOUNTS = {"/data": "space-data", "/models": "space-models", "/outputs": "space-outputs"}
+NAMESPACE, SHARED_CLAIMS = feature.NAMESPACE, feature.SHARED_CLAIMS
 GROUP_ANNOTATION = "podplane.io/instance-group"
+HOME_ANNOTATION = "podplane.io/home"
+SPACE_LABEL = "podplane.io/space"
+
+
+def home_claim_name(name: str) -> str:
+    """podplane's claim for the space's home. Not the operator's `spec.storage` claim, which it
+    deletes with the Workspace (jupyter-k8s resource_manager.go EnsurePVCDeleted): a space
+    deleted and made again finds its home."""
+    return f"space-{name}-home"
+
+
+def home_claim(name: str, gib: int) -> Manifest:
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": home_claim_name(name), "namespace": NAMESPACE,
+                         "labels": {MANAGED_BY: "podplane", SPACE_LABEL: name}},
+            "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": feature.HOME_CLASS,
+                     "resources": {"requests": {"storage": f"{gib}Gi"}}}}
 
 
 def base_path(cluster: str, name: str) -> str:
@@ -64,9 +78,12 @@ def workspace(cluster: str, request: SpaceRequest) -> Manifest:
         # the caller's own and Public ones); podplane's roles decide who changes it here.
         "ownershipType": "Public", "accessType": "OwnerOnly", "appType": request.app,
         "resources": _resources(request),
-        "storage": {"size": f"{request.storage_gib}Gi", "mountPath": HOME},
-        "volumes": [{"name": claim, "persistentVolumeClaimName": claim, "mountPath": path}
-                    for path, claim in SHARED_MOUNTS.items()],
+        # The bucket at the paths jobs use (domain/jobs/render.MOUNTS) through the feature's
+        # claims: a Workspace mounts whole claims (VolumeSpec has no subPath).
+        "volumes": [{"name": "home", "persistentVolumeClaimName": home_claim_name(request.name),
+                     "mountPath": HOME}] + [
+            {"name": claim, "persistentVolumeClaimName": claim, "mountPath": path}
+            for path, claim in SHARED_CLAIMS.items()],
         "containerConfig": {"command": ["jupyter-lab"], "args": _args(cluster, request.name)},
         "env": [{"name": "JUPYTER_TOKEN", "valueFrom": {"secretKeyRef": {
             "name": token_secret(request.name), "key": TOKEN_KEY}}}],
@@ -74,10 +91,12 @@ def workspace(cluster: str, request: SpaceRequest) -> Manifest:
     }
     if request.idle_minutes:
         spec["idleShutdown"] = idle_shutdown(cluster, request.name, request.idle_minutes)
-    annotations = {GROUP_ANNOTATION: request.instance_group} if request.instance_group else {}
+    annotations = {HOME_ANNOTATION: f"{request.storage_gib}Gi"}
+    if request.instance_group:
+        annotations[GROUP_ANNOTATION] = request.instance_group
     return {"apiVersion": API_VERSION, "kind": KIND,
             "metadata": {"name": request.name, "namespace": NAMESPACE, "labels": labels,
-                         **({"annotations": annotations} if annotations else {})},
+                         "annotations": annotations},
             "spec": spec}
 
 

@@ -86,7 +86,8 @@ def view(cluster: str, ws: Obj, pods: list[Obj]) -> SpaceView:
         cpu=requests.get("cpu"), memory=requests.get("memory"),
         gpus=int(requests.get(render.GPU) or 0),
         instance_group=(meta.get("annotations") or {}).get(render.GROUP_ANNOTATION),
-        storage=(spec.get("storage") or {}).get("size"),
+        storage=(spec.get("storage") or {}).get("size")
+        or (meta.get("annotations") or {}).get(render.HOME_ANNOTATION),
         idle_minutes=int(idle.get("idleTimeoutInMinutes") or 0) if idle.get("enabled") else 0,
         console_path=render.console_path(cluster, meta["name"]),
         created_by=(meta.get("annotations") or {}).get(CREATED_BY),
@@ -99,7 +100,8 @@ def _mounts(spec: Obj) -> list[Mount]:
     out = []
     if (home := spec.get("storage")) is not None:
         out.append(Mount(str(home.get("mountPath") or "/home/jovyan"), "home volume"))
-    out += [Mount(str(v["mountPath"]), f"claim {v['persistentVolumeClaimName']}")
+    out += [Mount(str(v["mountPath"]), "home volume" if v.get("name") == "home"
+                  else f"claim {v['persistentVolumeClaimName']}")
             for v in spec.get("volumes") or []]
     return out
 

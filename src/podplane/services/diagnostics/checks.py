@@ -84,7 +84,7 @@ async def permissions(ports: DoctorPorts, who: Identity) -> tuple[Finding, set[s
         fix = ("Run podplane as an IAM user or role of this account that has the policy of "
                "docs/aws-permissions.md." if err.code == "cloud_not_found" else
                "Allow iam:SimulatePrincipalPolicy on podplane's own identity "
-               "(SimulateOwnPolicy in docs/aws-permissions.md).")
+               "(OidcAndSimulate in docs/aws-permissions.md).")
         return Finding("permissions", Status.WARN,
                        f"Cannot simulate the policies of {who.principal_arn}: {err.message}",
                        fix), set()

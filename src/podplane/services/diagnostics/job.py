@@ -14,6 +14,7 @@ from podplane.domain.diagnostics.verdict import Verdict
 from podplane.domain.effects import Effect
 from podplane.domain.errors import PodplaneError
 from podplane.domain.jobs.kinds import NAMESPACE
+from podplane.domain.spaces.views import NAME_LABEL as SPACE_LABEL
 from podplane.services import scope
 from podplane.services.context import Ctx
 from podplane.services.jobs import cluster as jc
@@ -33,7 +34,18 @@ async def diagnose_job(ctx: Ctx, cluster: str, job: str) -> Verdict:
     stall = await stall_of(kube, pods, ctx.app.settings.job_stall_seconds)
     logs = await failed_logs(kube, pods)
     return diagnose(JobFacts(cluster, found, tuple(pods), tuple(nodes.values()),
-                             tuple(events), logs, stall))
+                             tuple(events), logs, stall, await spaces_holding_gpus(kube)))
+
+
+async def spaces_holding_gpus(kube: KubePort) -> tuple[str, ...]:
+    """Dev spaces whose unfinished pods request GPUs (docs/spaces.md): what a pending job
+    waits for when they hold the group's GPUs."""
+    pods = await kube.list("v1", "Pod", namespace=NAMESPACE)
+    return tuple(sorted({p["metadata"]["labels"][SPACE_LABEL] for p in pods
+                         if SPACE_LABEL in (p["metadata"].get("labels") or {})
+                         and scope.requested_gpus(p) > 0
+                         and (p.get("status") or {}).get("phase") not in ("Succeeded",
+                                                                           "Failed")}))
 
 
 def _ended_runs(pod: Shape) -> list[tuple[str, bool]]:

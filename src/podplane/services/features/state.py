@@ -15,7 +15,7 @@ from podplane.domain.manifests.autoscaling import NODECLASS_API
 from podplane.services.cloud_access import Cloud
 from podplane.services.clusters.state import facts_of
 from podplane.services.context import AppState
-from podplane.services.features import fsx
+from podplane.services.features import fsx, spaces
 from podplane.services.features import hyperpod_observability as hpo
 from podplane.services.features import inference_operator as inference
 from podplane.services.features.live import Live
@@ -73,6 +73,8 @@ async def rendered(live: Live, name: str, want: Desired, facts: ClusterFacts
         found = await inference.found(live)
     if name == cat.HYPERPOD_OBSERVABILITY:
         found = await hpo.found(live, want.settings, facts.name)
+    if name == cat.SPACES:
+        found = await spaces.found(live)
     out = resources(name, want.enabled, want.settings, facts, found)
     kinds = SWEPT.get(name, ())
     if kinds:

@@ -6,13 +6,14 @@ from typing import Any
 
 from podplane.cloud.ports_kube import KubePort
 from podplane.domain.errors import Conflict, NotFound
+from podplane.domain.features import spaces as feature
 from podplane.domain.spaces import render
 from podplane.domain.spaces.views import NAME_LABEL
 from podplane.services.context import Ctx
 from podplane.services.features.state import desired_of
 
 Obj = dict[str, Any]
-FEATURE = "spaces"
+FEATURE = feature.NAME
 
 
 class SpacesOff(Conflict):

@@ -66,7 +66,7 @@ async def create_space(ctx: Ctx, cluster: str, request: SpaceRequest, *,
     plan: Shape = {"space": request.name, "image": manifest["spec"]["image"],
                    "instance_group": request.instance_group, "gpus": request.gpus,
                    "home": f"{request.storage_gib}Gi at {render.HOME}",
-                   "mounts": sorted(render.SHARED_MOUNTS),
+                   "mounts": [render.HOME, *render.SHARED_CLAIMS],
                    "console_path": render.console_path(cluster, request.name),
                    "manifest": manifest}
     if await kube.get(render.API_VERSION, render.KIND, request.name, render.NAMESPACE):

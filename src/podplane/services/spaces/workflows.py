@@ -2,14 +2,13 @@
 rename):
 
 - space.create: `token` makes the Secret holding the server's token (kept if it exists, so a
-  resumed step mints no second one), `apply` the Workspace (server-side apply), `ready` waits
-  until the operator reports it Available (its pod Ready behind its Service).
+  resumed step mints no second one), `home` the space's home claim (kept if it exists: a space
+  made again finds its files), `apply` the Workspace (server-side apply), `ready` waits until
+  the operator reports it Available (its pod Ready behind its Service).
 - space.state: `apply` sets `spec.desiredStatus`, `settled` waits for Available or Stopped.
-- space.delete: `delete` the Workspace (the operator's finalizer removes its Deployment,
-  Service and home claim: jupyter-k8s internal/controller/resource_manager.go
-  EnsurePVCDeleted), the token Secret with it; when the home is kept, its volume is set to
-  Retain first (Kubernetes docs, "Change the Reclaim Policy of a PersistentVolume"), so the
-  claim's deletion leaves the volume and its files. `gone` waits until the Workspace is gone.
+- space.delete: `delete` the Workspace (the operator's finalizer removes its Deployment and
+  Service) and the token Secret; the home claim is podplane's, not the operator's, so it stays
+  unless `delete_home`. `gone` waits until the Workspace (and a deleted home) is gone.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ import secrets
 from typing import Any
 
 from podplane.cloud.ports_kube import KubePort
-from podplane.domain.errors import CloudError, Conflict, NotFound
+from podplane.domain.errors import CloudError, NotFound
 from podplane.domain.spaces import render, views
 from podplane.ops.context import StepContext
 from podplane.ops.workflows import Workflow
@@ -36,13 +35,10 @@ Shape = dict[str, Any]
 
 def declare(cloud: Cloud) -> list[Workflow]:
     s = SpaceSteps(cloud)
-    return [Workflow.of(CREATE, ("token", s.token), ("apply", s.apply), ("ready", s.settled)),
+    return [Workflow.of(CREATE, ("token", s.token), ("home", s.home), ("apply", s.apply),
+                        ("ready", s.settled)),
             Workflow.of(STATE, ("apply", s.desire), ("settled", s.settled)),
             Workflow.of(DELETE, ("delete", s.delete), ("gone", s.gone))]
-
-
-def home_claim(name: str) -> str:
-    return f"workspace-{name}-pvc"   # jupyter-k8s GeneratePVCName
 
 
 class SpaceSteps:
@@ -56,9 +52,20 @@ class SpaceSteps:
         kube, name = await self.kube(ctx), ctx.params["space"]
         if await kube.get("v1", "Secret", render.token_secret(name), render.NAMESPACE):
             return {"secret": render.token_secret(name), "made": False}
+        await ctx.phase("minting")  # a crash point before and after the call (crash sweep)
         await kube.apply(render.secret(name, secrets.token_urlsafe(32)))
         ctx.crash_point("after_call")
         return {"secret": render.token_secret(name), "made": True}
+
+    async def home(self, ctx: StepContext) -> Shape:
+        kube, name = await self.kube(ctx), ctx.params["space"]
+        claim = render.home_claim_name(name)
+        if await kube.get("v1", "PersistentVolumeClaim", claim, render.NAMESPACE):
+            return {"home": claim, "made": False}
+        await ctx.phase("claiming")
+        await kube.apply(render.home_claim(name, int(ctx.params["request"]["storage_gib"])))
+        ctx.crash_point("after_call")
+        return {"home": claim, "made": True}
 
     async def apply(self, ctx: StepContext) -> Shape:
         kube = await self.kube(ctx)
@@ -69,6 +76,7 @@ class SpaceSteps:
 
     async def desire(self, ctx: StepContext) -> Shape:
         kube, name = await self.kube(ctx), ctx.params["space"]
+        await ctx.phase("setting")
         await kube.patch(render.API_VERSION, render.KIND, name,
                          {"spec": {"desiredStatus": ctx.params["desired"]}},
                          namespace=render.NAMESPACE)
@@ -95,19 +103,21 @@ class SpaceSteps:
     async def delete(self, ctx: StepContext) -> Shape:
         kube, name = await self.kube(ctx), ctx.params["space"]
         await ctx.phase("deleting")
-        kept = None if ctx.params.get("delete_home") else await _retain_home(kube, name)
-        with contextlib.suppress(NotFound):   # already gone (a resumed step)
-            await kube.delete(render.API_VERSION, render.KIND, name,
-                              namespace=render.NAMESPACE)
-        with contextlib.suppress(NotFound):
-            await kube.delete("v1", "Secret", render.token_secret(name),
-                              namespace=render.NAMESPACE)
+        gone = [(render.API_VERSION, render.KIND, name),
+                ("v1", "Secret", render.token_secret(name))]
+        if ctx.params.get("delete_home"):
+            gone.append(("v1", "PersistentVolumeClaim", render.home_claim_name(name)))
+        for api_version, kind, what in gone:
+            with contextlib.suppress(NotFound):   # already gone (a resumed step)
+                await kube.delete(api_version, kind, what, namespace=render.NAMESPACE)
         ctx.crash_point("after_call")
-        return {"deleted": name, **({"home_volume_kept": kept} if kept else {})}
+        kept = None if ctx.params.get("delete_home") else render.home_claim_name(name)
+        return {"deleted": name, **({"home_kept": kept} if kept else {})}
 
     async def gone(self, ctx: StepContext) -> Shape:
         kube, name, waited = await self.kube(ctx), ctx.params["space"], 0.0
-        while await _exists(kube, name):
+        while await _exists(kube, name) or (ctx.params.get("delete_home") and await kube.get(
+                "v1", "PersistentVolumeClaim", render.home_claim_name(name), render.NAMESPACE)):
             if waited >= GONE_SECONDS:
                 raise CloudError(f"Space {name} is still there after its deletion.",
                                  code="space_not_deleted", retryable=True)
@@ -122,17 +132,3 @@ async def _exists(kube: KubePort, name: str) -> bool:
     except NotFound:
         return False
     return True
-
-
-async def _retain_home(kube: KubePort, name: str) -> str | None:
-    """The home claim's volume, set to Retain; None when there is no bound volume."""
-    claim = await kube.get("v1", "PersistentVolumeClaim", home_claim(name), render.NAMESPACE)
-    volume = ((claim or {}).get("spec") or {}).get("volumeName")
-    if not volume:
-        return None
-    try:
-        await kube.patch("v1", "PersistentVolume", volume,
-                         {"spec": {"persistentVolumeReclaimPolicy": "Retain"}})
-    except NotFound as gone:
-        raise Conflict(f"Space {name}'s home volume {volume} vanished.") from gone
-    return str(volume)

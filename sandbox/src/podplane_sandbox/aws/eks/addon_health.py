@@ -10,6 +10,14 @@ Rules and sources (docs/sandbox.md, "EKS and add-ons"):
   association for its controller (SageMaker docs "Installing the training operator"). The docs
   do not say which error AWS gives, so the sandbox is strict: CREATE_FAILED without cert-manager
   ACTIVE or without a HyperPod cluster, DEGRADED without the association.
+- The Spaces add-on (`amazon-sagemaker-spaces`) runs jupyter-k8s, whose webhook and extension
+  API server serve cert-manager certificates (jupyter-infra/jupyter-k8s
+  `dist/chart/templates/cert-manager`), and its controller acts with the "Spaces Add-on
+  Execution Role", always required (SageMaker docs "Set up permissions"). AWS does not
+  publish the error: the sandbox is strict the same way (CREATE_FAILED without cert-manager
+  ACTIVE, DEGRADED without the controller's Pod Identity association). Its other documented
+  dependency, the EBS CSI driver, shows where AWS shows it: the spaces' home volumes stay
+  Pending without it (kube/controllers/infra.py).
 """
 
 from __future__ import annotations
@@ -20,6 +28,8 @@ from typing import Any
 from podplane_sandbox.aws.eks.catalog import POD_IDENTITY_ACCOUNTS, needs_nodes
 
 TRAINING_OPERATOR = "amazon-sagemaker-hyperpod-training-operator"
+SPACES = "amazon-sagemaker-spaces"
+NEEDS_CERT_MANAGER = (TRAINING_OPERATOR, SPACES)
 NO_NODES_DEGRADE_SECONDS = 20 * 60.0  # CREATING without nodes this long, then DEGRADED
 
 Issue = dict[str, Any]
@@ -70,9 +80,9 @@ def replicas_issue(name: str) -> Issue:
 
 def prerequisite_failure(name: str, facts: ClusterFacts) -> Issue | None:
     """A missing prerequisite that makes creation fail (CREATE_FAILED)."""
-    if name != TRAINING_OPERATOR:
+    if name not in NEEDS_CERT_MANAGER:
         return None
-    if facts.hyperpod_clusters == 0:
+    if name == TRAINING_OPERATOR and facts.hyperpod_clusters == 0:
         return issue("ConfigurationConflict",
                      "No SageMaker HyperPod cluster is orchestrated by this EKS cluster; the "
                      "training operator runs only on HyperPod clusters.")
@@ -85,16 +95,21 @@ def prerequisite_failure(name: str, facts: ClusterFacts) -> Issue | None:
     return None
 
 
+def _controller_acts_as(name: str) -> str:
+    return "call SageMaker (DescribeClusterNode)" if name == TRAINING_OPERATOR else \
+        "manage spaces (presigned URLs, SSM sessions)"
+
+
 def permission_issue(name: str, facts: ClusterFacts) -> Issue | None:
     """The add-on's controller has no Pod Identity association for its service account."""
-    if name != TRAINING_OPERATOR:
+    if name not in (TRAINING_OPERATOR, SPACES):
         return None
     account = POD_IDENTITY_ACCOUNTS[name]
     if account in facts.associations:
         return None
     return issue("AddonPermissionFailure",
                  f"No Pod Identity association for service account {account[0]}/{account[1]}: "
-                 "the operator cannot call SageMaker (DescribeClusterNode).", f"{account[1]}")
+                 f"the operator cannot {_controller_acts_as(name)}.", f"{account[1]}")
 
 
 def nodes_issue(name: str, facts: ClusterFacts) -> Issue | None:

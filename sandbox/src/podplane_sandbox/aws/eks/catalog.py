@@ -32,6 +32,10 @@ ADDONS: dict[str, tuple[str, list[str], str]] = {
     # aws/sagemaker-hyperpod-cli @ 011ca927, charts/inference-operator/migration/helm_to_addon.sh
     "amazon-sagemaker-hyperpod-inference": ("machine-learning", ["v1.0.0-eksbuild.1"],
                                             "hyperpod-inference-system"),
+    # hyp's space templates need 0.1.1 (v1_0) and 0.1.6 (v1_1): aws/sagemaker-hyperpod-cli
+    # hyperpod-space-template MIN_ADDON_VERSION; the namespace is jupyter-k8s's default
+    "amazon-sagemaker-spaces": ("machine-learning", ["v0.1.6-eksbuild.1", "v0.1.1-eksbuild.1"],
+                                "jupyter-k8s-system"),
 }
 
 
@@ -50,6 +54,9 @@ POD_IDENTITY_ACCOUNTS: dict[str, tuple[str, str]] = {
     "aws-mountpoint-s3-csi-driver": ("kube-system", "s3-csi-driver-sa"),
     "amazon-sagemaker-hyperpod-training-operator": ("aws-hyperpod",
                                                     "hp-training-operator-controller-manager"),
+    # SageMaker docs "Set up permissions": the Spaces add-on execution role, always required,
+    # is the controller pod's (names: kube/spaces_addon.py)
+    "amazon-sagemaker-spaces": ("jupyter-k8s-system", "jupyter-k8s-controller-manager"),
 }
 
 
@@ -68,7 +75,8 @@ def addon_info(name: str, k8s_version: str | None) -> dict[str, Any]:
             "compatibilities": [{"clusterVersion": cv, "platformVersions": ["*"],
                                  "defaultVersion": i == 0} for cv in compat],
             "requiresConfiguration": False, "requiresIamPermissions": name in
-            ("vpc-cni", "aws-ebs-csi-driver", "aws-mountpoint-s3-csi-driver"),
+            ("vpc-cni", "aws-ebs-csi-driver", "aws-mountpoint-s3-csi-driver",
+             "amazon-sagemaker-spaces"),
         } for i, v in enumerate(versions)],
     }
 

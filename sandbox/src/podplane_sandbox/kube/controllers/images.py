@@ -60,6 +60,11 @@ PUBLIC: dict[str, frozenset[str]] = {
     # training recipes: LLaMA-Factory's README ("Build Docker": hiyouga/llamafactory:latest);
     # MS-Swift's docs (GetStarted/SWIFT-installation.md, "Mirror", the swift3.8.3 image)
     "docker.io/hiyouga/llamafactory": frozenset({"latest"}),
+    # SageMaker Distribution, the spaces' default images (SageMaker docs "Customize add-on");
+    # tags `<version>-cpu|gpu` for each release (aws/sagemaker-distribution README, "Image
+    # tags"); 3.2.0 is the one jupyter-k8s's idle-shutdown sample runs
+    "public.ecr.aws/sagemaker/sagemaker-distribution": frozenset({
+        "latest-cpu", "latest-gpu", "3.2.0-cpu", "3.2.0-gpu"}),
     "modelscope-registry.us-west-1.cr.aliyuncs.com/modelscope-repo/modelscope": frozenset({
         "ubuntu22.04-cuda12.6.3-py311-torch2.7.1-vllm0.10.1.1-modelscope1.29.2-swift3.8.3"}),
 }
@@ -85,6 +90,8 @@ EKS_REPOSITORIES = frozenset({
     # the inference operator add-on's build (the chart's own image is hyperpod-inference-operator
     # in per-region accounts, charts/inference-operator/values.yaml)
     "eks/hyperpod-inference-operator",
+    "eks/aws-ebs-csi-driver",  # the EBS CSI add-on build
+    "eks/amazon-sagemaker-spaces",  # add-on image; AWS does not publish its repository name
 })
 ECR = re.compile(r"^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com$")
 

@@ -28,12 +28,40 @@ class LoadBalancerController(Controller):
         return None
 
 
+# Dynamic provisioning on EBS is done by the EBS CSI driver's controller (external-provisioner
+# sidecar); the in-tree `kubernetes.io/aws-ebs` provisioner is migrated to the same driver
+# (Kubernetes docs "Storage Classes": AWS EBS, CSI migration GA in 1.25). Without a ready
+# controller the claim stays Pending with the PV controller's ExternalProvisioning event
+# (kubernetes pkg/controller/volume/persistentvolume/pv_controller.go provisionClaim).
+# EKS docs "Store Kubernetes volumes with Amazon EBS": the driver is an add-on to install.
+EXTERNAL = {"ebs.csi.aws.com": ("kube-system", "ebs-csi-controller"),
+            "kubernetes.io/aws-ebs": ("kube-system", "ebs-csi-controller")}
+
+
+def _waiting(provisioner: str) -> str:
+    driver = "ebs.csi.aws.com" if provisioner in EXTERNAL else provisioner
+    return (f"Waiting for a volume to be created either by the external provisioner "
+            f"'{driver}' or manually by the system administrator. If volume creation is "
+            "delayed, please verify that the provisioner is running and correctly registered.")
+
+
+def _reserved_for(ref: Obj, pvc: Obj) -> bool:
+    """A PV whose claimRef names this claim (namespace and name, and its uid if set) is kept
+    for it: Kubernetes docs, "Persistent Volumes", "Reserving a PersistentVolume"."""
+    meta = pvc["metadata"]
+    return (ref.get("namespace"), ref.get("name")) == (meta.get("namespace"), meta["name"]) \
+        and ref.get("uid") in (None, meta.get("uid"))
+
+
 class VolumeBinder(Controller):
     primary = "persistentvolumeclaims"
 
     def keys_for(self, event: Event) -> Iterable[Key]:
         yield from super().keys_for(event)
-        if event.rt_key in ("persistentvolumes", "storage.k8s.io/storageclasses"):
+        meta = event.obj["metadata"]
+        provisioner = event.rt_key == "apps/deployments" and \
+            (meta.get("namespace"), meta["name"]) in EXTERNAL.values()
+        if provisioner or event.rt_key in ("persistentvolumes", "storage.k8s.io/storageclasses"):
             for pvc in self.ctx.store.items(self.primary):
                 if (pvc.get("status") or {}).get("phase") != "Bound":
                     yield (pvc["metadata"]["namespace"], pvc["metadata"]["name"])
@@ -45,7 +73,7 @@ class VolumeBinder(Controller):
         spec = pvc.get("spec") or {}
         want = quantity(((spec.get("resources") or {}).get("requests") or {}).get("storage", 0))
         cls = spec.get("storageClassName")
-        pv = self._match(spec, want, cls) or self._provision(pvc, want, cls)
+        pv = self._match(pvc, want, cls) or self._provision(pvc, want, cls)
         if pv is None:
             if (pvc.get("status") or {}).get("phase") != "Pending":
                 self.ctx.update_status(self.primary, pvc, {"phase": "Pending"})
@@ -74,17 +102,17 @@ class VolumeBinder(Controller):
         )
         return None
 
-    def _match(self, spec: Obj, want: float, cls: str | None) -> Obj | None:
+    def _match(self, pvc: Obj, want: float, cls: str | None) -> Obj | None:
         fits = []
+        spec = pvc.get("spec") or {}
         named = spec.get("volumeName")  # a claim naming its PV binds to that one only
         for pv in self.ctx.store.items("persistentvolumes"):
             if named and pv["metadata"]["name"] != named:
                 continue
             pspec = pv.get("spec") or {}
-            if pspec.get("claimRef") or (pv.get("status") or {}).get("phase") not in (
-                None,
-                "Available",
-            ):
+            ref = pspec.get("claimRef")
+            if (ref and not _reserved_for(ref, pvc)) or (pv.get("status") or {}).get(
+                    "phase") not in (None, "Available"):
                 continue
             if (pspec.get("storageClassName") or "") != (cls or ""):
                 continue
@@ -98,6 +126,10 @@ class VolumeBinder(Controller):
     def _provision(self, pvc: Obj, want: float, cls: str | None) -> Obj | None:
         sc = self.ctx.store.find("storage.k8s.io/storageclasses", "", cls) if cls else None
         if sc is None:
+            return None
+        if not self._provisioner_runs(sc.get("provisioner", "")):
+            if (pvc.get("status") or {}).get("phase") != "Pending":
+                self.ctx.event(pvc, "ExternalProvisioning", _waiting(sc.get("provisioner", "")))
             return None
         storage = ((pvc["spec"].get("resources") or {}).get("requests") or {}).get("storage", "1Gi")
         pv = self.ctx.create(
@@ -122,6 +154,14 @@ class VolumeBinder(Controller):
             },
         )
         return self.ctx.update_status("persistentvolumes", pv, {"phase": "Available"})
+
+
+    def _provisioner_runs(self, provisioner: str) -> bool:
+        where = EXTERNAL.get(provisioner)
+        if where is None:
+            return True
+        dep = self.ctx.store.find("apps/deployments", *where)
+        return bool(((dep or {}).get("status") or {}).get("readyReplicas"))
 
 
 class GarbageCollector(Controller):

@@ -1,0 +1,172 @@
+"""Dev spaces end to end on a podplane-created cluster (a copy of the run's golden world):
+the feature on, a space created, its files (a bucket object a job would read, a file in its
+home), stop and start with the home intact, the same requests again changing nothing, roles,
+and a delete that keeps the home volume. The sandbox runs the workspace operator and a Jupyter
+server that checks the token (docs/sandbox.md)."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pytest
+
+from podplane.domain.spaces import render
+from podplane.services.cloud_access import cloud_of
+from tests.groups.conftest import finish
+from tests.jobs.conftest import CLUSTER, store
+from tests.mcp.conftest import mcp_client, structured
+from tests.stack import Stack
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+API = f"/api/v1/clusters/{CLUSTER}"
+SPACES = f"{API}/spaces"
+NB = {"name": "nb", "cpu": "500m", "memory": "2Gi", "storage_gib": 10}
+
+
+async def _done(stack: Stack, answer: Any) -> dict[str, Any]:
+    assert answer.status_code == 202, answer.text
+    async with stack.client("admin") as api:
+        op = await finish(api, answer.json())
+    assert op["status"] == "succeeded", [(s["name"], s.get("error")) for s in op["steps"]]
+    return op
+
+
+def _bucket(stack: Stack) -> str:
+    names = [b["Name"] for b in stack.aws("s3").list_buckets()["Buckets"]]
+    mine = [n for n in names if CLUSTER in n]
+    assert len(mine) == 1, names
+    return mine[0]
+
+
+async def _write_home(stack: Stack, name: str, path: str, text: str) -> None:
+    """A file saved from the notebook: a PUT to the server's contents API, with its token."""
+    kube = await cloud_of(stack.app.state.podplane).kube_for(CLUSTER)
+    secret = store(stack).find("secrets", "default", render.token_secret(name))
+    token = base64.b64decode(secret["data"]["token"]).decode()
+    where = render.base_path(CLUSTER, name).lstrip("/") + f"api/contents/{path}"
+    status, body = await kube.proxy("PUT", "default", f"workspace-{name}-service", 8888,
+                                    f"{where}?token={token}",
+                                    {"type": "file", "format": "text", "content": text})
+    assert status in (200, 201), (status, body)
+
+
+def _names(listing: dict[str, Any]) -> set[str]:
+    return {e["name"] for e in listing["entries"]}
+
+
+async def test_a_space_before_the_feature_is_refused_and_changes_nothing(
+        cluster: tuple[Stack, str]) -> None:
+    stack, _ = cluster
+    async with stack.client("operator") as api:
+        r = await api.post(SPACES, json=NB)
+        assert r.status_code == 409 and r.json()["code"] == "feature_off", r.text
+        assert (await api.get(SPACES)).json() == []
+
+
+async def test_space_lifecycle(cluster: tuple[Stack, str]) -> None:
+    stack, _ = cluster
+    async with stack.client("admin") as admin:
+        await _done(stack, await admin.patch(f"{API}/features/spaces",
+                                             json={"enabled": True, "confirm": True}))
+    async with stack.client("operator") as api:
+        r = await api.post(SPACES, json={**NB, "gpus": 1})
+        assert r.status_code == 422 and r.json()["field"] == "instance_group", r.text
+        await _done(stack, await api.post(SPACES, json=NB))
+        seen = (await api.get(f"{SPACES}/nb")).json()
+        assert seen["state"] == "Running" and [p["ready"] for p in seen["pods"]] == [True]
+        assert {m["path"] for m in seen["mounts"]} == {
+            render.HOME, "/data", "/models", "/outputs"}
+        again = await api.post(SPACES, json=NB)   # the same request again changes nothing
+        assert again.status_code == 200 and again.json()["changed"] is False, again.text
+
+        stack.aws("s3").put_object(Bucket=_bucket(stack), Key="data/train/hello.txt",
+                                   Body=b"from a job")
+        listing = (await api.get(f"{SPACES}/nb/files", params={"path": "data/train"})).json()
+        assert "hello.txt" in _names(listing), listing
+        await _write_home(stack, "nb", "home/sagemaker-user/notes.txt", "kept")
+
+        await _done(stack, await api.patch(f"{SPACES}/nb", json={"desired": "Stopped"}))
+        stopped = (await api.get(f"{SPACES}/nb")).json()
+        assert stopped["state"] == "Stopped" and stopped["pods"] == [], stopped
+        r = await api.get(f"{SPACES}/nb/files", params={"path": "data"})
+        assert r.status_code == 409, r.text
+        same = await api.patch(f"{SPACES}/nb", json={"desired": "Stopped"})
+        assert same.status_code == 200 and same.json()["changed"] is False, same.text
+
+        await _done(stack, await api.patch(f"{SPACES}/nb", json={"desired": "Running"}))
+        home = (await api.get(f"{SPACES}/nb/files",
+                              params={"path": "home/sagemaker-user"})).json()
+        assert "notes.txt" in _names(home), home
+
+
+async def test_roles(cluster: tuple[Stack, str]) -> None:
+    stack, _ = cluster
+    async with stack.client("viewer") as viewer:
+        assert [s["name"] for s in (await viewer.get(SPACES)).json()] == ["nb"]
+        assert (await viewer.get(f"{SPACES}/nb/files")).status_code == 403
+        assert (await viewer.post(SPACES, json={**NB, "name": "v"})).status_code == 403
+        assert (await viewer.patch(f"{SPACES}/nb", json={"desired": "Stopped"})
+                ).status_code == 403
+    async with stack.client("operator") as api:   # deleting the home is an admin's destroy
+        r = await api.delete(f"{SPACES}/nb", params={"delete_home": "true", "confirm": "true"})
+        assert r.status_code == 403, r.text
+        assert (await api.get(f"{SPACES}/nb")).json()["state"] == "Running"
+
+
+async def test_an_agent_makes_a_space_and_hands_over_its_link_in_three_calls(
+        cluster: tuple[Stack, str]) -> None:
+    stack, _ = cluster
+    async with mcp_client(stack.app, stack.tokens["operator"]) as mcp:
+        calls = 0
+
+        async def call(tool: str, **args: Any) -> dict[str, Any]:
+            nonlocal calls
+            calls += 1
+            result = await mcp.call_tool(tool, args)
+            assert not result.is_error, (tool, result.content[0].text)  # type: ignore[union-attr]
+            return structured(result)["result"]  # type: ignore[no-any-return]
+
+        made = await call("space_create", cluster=CLUSTER, name="agent1", storage_gib=5)
+        done = await call("operation_wait", operation_id=made["id"])
+        assert done["status"] == "succeeded", done
+        space = await call("space_get", cluster=CLUSTER, name="agent1")
+    assert calls == 3 and space["state"] == "Running"
+    assert space["console_path"] == f"/clusters/{CLUSTER}/spaces/agent1"
+
+
+async def test_an_idle_gpu_space_stops_itself_and_frees_its_gpu(
+        cluster: tuple[Stack, str]) -> None:
+    stack, group = cluster
+    async with stack.client("operator") as api:
+        await _done(stack, await api.post(SPACES, json={
+            "name": "gpu1", "instance_group": group, "gpus": 1, "idle_minutes": 10}))
+        plan = (await api.post(SPACES, params={"dry_run": "true"}, json={
+            "name": "gpu2", "instance_group": group, "gpus": 1})).json()["plan"]
+        busy = plan["gpus_free"]
+        stack.advance(25 * 60)   # idle past its timeout and the operator's check interval
+        seen = (await api.get(f"{SPACES}/gpu1")).json()
+        assert (seen["desired"], seen["state"], seen["pods"]) == ("Stopped", "Stopped", [])
+        plan = (await api.post(SPACES, params={"dry_run": "true"}, json={
+            "name": "gpu2", "instance_group": group, "gpus": 1})).json()["plan"]
+        assert plan["gpus_free"] == busy + 1, plan
+
+
+async def test_delete_keeps_the_home_and_a_new_space_finds_it(
+        cluster: tuple[Stack, str]) -> None:
+    stack, _ = cluster
+    async with stack.client("operator") as api:
+        await _done(stack, await api.delete(f"{SPACES}/nb"))
+        assert (await api.get(f"{SPACES}/nb")).status_code == 404
+        assert store(stack).find("persistentvolumeclaims", "default", "space-nb-home")
+        await _done(stack, await api.post(SPACES, json=NB))   # the same name again
+        home = (await api.get(f"{SPACES}/nb/files",
+                              params={"path": "home/sagemaker-user"})).json()
+        assert "notes.txt" in _names(home), home
+    async with stack.client("admin") as admin:
+        r = await admin.delete(f"{SPACES}/nb", params={"delete_home": "true"})
+        assert r.status_code == 428, r.text   # a destroy: confirm first, nothing changed
+        assert store(stack).find("persistentvolumeclaims", "default", "space-nb-home")
+        await _done(stack, await admin.delete(f"{SPACES}/nb", params={
+            "delete_home": "true", "confirm": "true"}))
+    assert store(stack).find("persistentvolumeclaims", "default", "space-nb-home") is None
