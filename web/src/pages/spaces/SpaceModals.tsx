@@ -52,8 +52,10 @@ export function DeleteSpaceModal({ cluster, space, onClose, onDone }: Props) {
   return (
     <ActionModal header={`Delete space ${space.name}?`} action={home ? "Delete space and home" : "Delete space"} busy={run.busy} onClose={onClose} onAction={run.go}>
       <Box variant="p">
-        Its server is deleted. Its home volume ({space.storage ?? "-"}) is kept: a new space of this name finds it. The
-        bucket's files under /data, /models and /outputs are not touched.
+        {home
+          ? `Its server and its home volume (${space.storage ?? "-"}) are deleted.`
+          : `Its server is deleted. Its home volume (${space.storage ?? "-"}) is kept: a new space of this name finds it.`}{" "}
+        The bucket's files under /data, /models and /outputs are not touched.
       </Box>
       {mayDestroy ? (
         <Checkbox checked={home} onChange={(e) => setHome(e.detail.checked)}>
