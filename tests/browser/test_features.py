@@ -5,15 +5,13 @@ through the API. Screenshots at 1440x900."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.cloud import CloudServer, sandbox_and_server
+from tests.browser.cloud import CloudServer, admin_and_cluster, sandbox_and_server
 from tests.browser.conftest import shot, sign_in
 
 CLUSTER = "feat"
@@ -27,30 +25,7 @@ def cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CloudServer]:
 
 @pytest.fixture(scope="module")
 def cloud_token(cloud: CloudServer) -> str:
-    token = cloud.token("ui-admin", "admin")
-    with cloud.api(token) as api:
-        r = api.post("/api/v1/clusters", json={
-            "name": CLUSTER, "region": "us-west-2", "availability_zone": "us-west-2a",
-            "instance_type": "ml.g5.8xlarge", "count": 1, "capacity_type": "on-demand"})
-        assert r.status_code == 202, r.text
-        op = _finish(api, r.json())
-        if op["status"] == "failed":  # a busy machine can starve the sandbox: retry once
-            failed = next(s for s in op["steps"] if s["status"] == "failed")
-            print("create failed at", failed["name"], failed.get("error"))
-            api.post(f"/api/v1/operations/{op['id']}/steps/{failed['name']}/retry")
-            op = _finish(api, op)
-        assert op["status"] == "succeeded", [(s["name"], s["status"], s.get("error"))
-                                             for s in op["steps"]]
-    return token
-
-
-def _finish(api: Any, op: dict[str, Any]) -> dict[str, Any]:
-    deadline = time.monotonic() + 240
-    while True:
-        op = api.get(f"/api/v1/operations/{op['id']}/wait", params={"timeout": 20}).json()
-        if op["status"] in ("succeeded", "failed", "cancelled"):
-            return op
-        assert time.monotonic() < deadline, op
+    return admin_and_cluster(cloud, CLUSTER)
 
 
 @pytest.fixture

@@ -15,9 +15,10 @@ from podplane.services.registry import REGISTRY
 
 TABLE = Path(__file__).parents[2] / "web" / "src" / "permissions.ts"
 # Actions the console names for a request that a service raises to a destroy (admin) by what
-# it would do: fewer nodes terminates instances; pods=0 removes the endpoint (ADR 0016).
+# it would do: fewer nodes terminates instances; pods=0 removes the endpoint; delete_home
+# destroys a space's home volume (ADR 0016).
 ESCALATED = {"instance_group.scale_down": "instance_group.scale",
-             "pool.unassign": "pool.assign"}
+             "pool.unassign": "pool.assign", "space.delete_home": "space.delete"}
 
 
 def console_needs() -> dict[str, str]:

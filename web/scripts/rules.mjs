@@ -17,8 +17,17 @@ const rules = {
   clusterName: pattern("ClusterIn", "name"),
   groupName: pattern("NewGroupIn", "name"),
   subnetId: pattern("NewGroupIn", "subnet_id"),
+  spaceName: pattern("SpaceIn", "name"),
+  spaceCpu: pattern("SpaceIn", "cpu"),
+  spaceMemory: pattern("SpaceIn", "memory"),
 };
+// The space form's defaults and bounds: the request model's own (domain/spaces/requests.py).
+const space = schemas.SpaceIn.properties;
+const pick = (key) =>
+  Object.fromEntries(Object.entries(space).filter(([, p]) => p[key] !== undefined).map(([k, p]) => [k, p[key]]));
+const spaceIn = { default: pick("default"), minimum: pick("minimum"), maximum: pick("maximum"), maxLength: pick("maxLength") };
 const lines = Object.entries(rules).map(([k, v]) => `  ${k}: new RegExp(${JSON.stringify(v)}),`);
 writeFileSync("src/api/generated/rules.ts",
   "// Generated from openapi.json by scripts/rules.mjs: do not edit.\nexport const RULES = {\n" +
-  lines.join("\n") + "\n} as const;\n");
+  lines.join("\n") + "\n} as const;\n\nexport const SPACE_IN = " + JSON.stringify(spaceIn, null, 2) +
+  " as const;\n");

@@ -36,7 +36,15 @@ export type Action =
   | "pool.assign"
   | "pool.unassign"
   | "pool.delete"
-  | "model.download";
+  | "model.download"
+  | "space.list"
+  | "space.get"
+  | "space.logs"
+  | "space.files"
+  | "space.create"
+  | "space.state"
+  | "space.delete"
+  | "space.delete_home";
 
 export const NEEDS: Record<Action, Role> = {
   "token.list": "admin",
@@ -73,6 +81,17 @@ export const NEEDS: Record<Action, Role> = {
   "pool.unassign": "admin",
   "pool.delete": "admin",
   "model.download": "operator",
+  "space.list": "viewer",
+  "space.get": "viewer",
+  "space.logs": "viewer",
+  // A read, but through the space's own server, as the space.
+  "space.files": "operator",
+  "space.create": "operator",
+  // A stop keeps the home volume.
+  "space.state": "operator",
+  "space.delete": "operator",
+  // delete_home=true destroys the files in the home volume.
+  "space.delete_home": "admin",
 };
 
 export function allows(role: string, action: Action): boolean {

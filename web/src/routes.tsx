@@ -8,6 +8,7 @@ import { lazy, type ComponentType, type LazyExoticComponent } from "react";
 import { ENDPOINT_ROUTES } from "./pages/endpoints/routes";
 import { JOB_ROUTES } from "./pages/jobs/routes";
 import { POOL_ROUTES } from "./pages/pools/routes";
+import { SPACE_ROUTES } from "./pages/spaces/routes";
 import type { Action } from "./permissions";
 import { matchPath } from "./router";
 
@@ -57,6 +58,7 @@ export const ROUTES: RouteDef[] = [
   ...JOB_ROUTES,
   ...ENDPOINT_ROUTES,
   ...POOL_ROUTES,
+  ...SPACE_ROUTES,
   {
     pattern: "/operations",
     ...page(() => import("./pages/operations/OperationsList")),

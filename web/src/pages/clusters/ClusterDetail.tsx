@@ -21,6 +21,7 @@ import { FeaturesPanel } from "./FeaturesPanel";
 import { GroupsTable } from "./GroupsTable";
 import { EndpointsLink } from "../endpoints/EndpointsLink";
 import { JobsLink } from "../jobs/JobsLink";
+import { SpacesLink } from "../spaces/SpacesLink";
 import { clusterKey, specOf } from "./model";
 import { NodesTable } from "./NodesTable";
 import { ProgressPanel } from "./ProgressPanel";
@@ -86,6 +87,7 @@ export default function ClusterDetail({ params }: PageProps) {
             { label: "Bucket", value: c.facts?.bucket ?? "-" },
             { label: "Training", value: ready ? <JobsLink cluster={c.name} /> : "-" },
             { label: "Inference", value: ready ? <EndpointsLink cluster={c.name} /> : "-" },
+            { label: "Development", value: ready ? <SpacesLink cluster={c.name} /> : "-" },
           ]}
         />
       </Container>

@@ -3,6 +3,8 @@
 // table, with each step's status, phase, elapsed time, error with hint, and Retry.
 import Alert from "@cloudscape-design/components/alert";
 import Box from "@cloudscape-design/components/box";
+import Container from "@cloudscape-design/components/container";
+import Header from "@cloudscape-design/components/header";
 import Link from "@cloudscape-design/components/link";
 import SpaceBetween from "@cloudscape-design/components/space-between";
 import StatusIndicator from "@cloudscape-design/components/status-indicator";
@@ -59,5 +61,16 @@ export function ProgressPanel({ opId, cluster }: { opId: string; cluster: string
       )}
       <StepsTable op={op} now={now} variant="borderless" />
     </SpaceBetween>
+  );
+}
+
+/** A detail page's "Operation" box around the panel (opened with ?op=<id>). */
+export function OperationContainer({ opId, cluster, header = "Operation" }: { opId: string; cluster: string; header?: string }) {
+  return (
+    <Container header={<Header variant="h2">{header}</Header>}>
+      <div data-testid="progress">
+        <ProgressPanel opId={opId} cluster={cluster} />
+      </div>
+    </Container>
   );
 }

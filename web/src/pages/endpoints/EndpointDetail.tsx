@@ -2,23 +2,20 @@
 // node, the invoke box, its pods' last log lines, and Scale, Update and Delete (with
 // confirmation); an endpoint on a warm pool points to the pool instead (its pods change there).
 // Opened with ?op=<id> (after a deploy or a change) it follows that operation live.
-import Box from "@cloudscape-design/components/box";
 import Button from "@cloudscape-design/components/button";
-import Container from "@cloudscape-design/components/container";
 import Header from "@cloudscape-design/components/header";
 import SpaceBetween from "@cloudscape-design/components/space-between";
-import Table from "@cloudscape-design/components/table";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, unwrap } from "../../api/client";
 import { problemOf } from "../../api/problem";
 import { NotLoaded } from "../../components/NotLoaded";
-import { Status } from "../../components/Status";
+import { PodsTable } from "../../components/PodsTable";
 import { deniedReason } from "../../permissions";
 import { navigate, setSearch, useSearch } from "../../router";
 import type { PageProps } from "../../routes";
 import { usePrincipal } from "../../session";
-import { ProgressPanel } from "../clusters/ProgressPanel";
+import { OperationContainer } from "../clusters/ProgressPanel";
 import { DeleteEndpointModal, ScaleEndpointModal, UpdateEndpointModal } from "./EndpointModals";
 import { EndpointStatus } from "./EndpointStatus";
 import { EndpointSummary, PoolNote } from "./EndpointSummary";
@@ -41,13 +38,7 @@ export default function EndpointDetail({ params }: PageProps) {
     retry: (n, err) => problemOf(err).status !== 404 && n < 2,
   });
   const e = query.data;
-  const progress = op && (
-    <Container header={<Header variant="h2">Operation</Header>}>
-      <div data-testid="progress">
-        <ProgressPanel opId={op} cluster={cluster} />
-      </div>
-    </Container>
-  );
+  const progress = op && <OperationContainer opId={op} cluster={cluster} />;
   if (!e) return <NotLoaded noun="endpoint" name={name} query={query} op={op} progress={progress} />;
   const changed = (opId: string | null) => {
     setModal(null);
@@ -78,19 +69,7 @@ export default function EndpointDetail({ params }: PageProps) {
       {e.pool && <PoolNote cluster={cluster} pool={e.pool} />}
       <EndpointSummary cluster={cluster} e={e} />
       <InvokeBox cluster={cluster} name={name} denied={deniedReason(role, "endpoint.invoke")} />
-      <Table
-        variant="container"
-        items={e.pods}
-        trackBy="name"
-        header={<Header variant="h2" counter={`(${e.pods.length})`}>Pods</Header>}
-        columnDefinitions={[
-          { id: "name", header: "Pod", isRowHeader: true, cell: (p) => p.name },
-          { id: "phase", header: "Phase", cell: (p) => <Status value={p.phase.toLowerCase()} /> },
-          { id: "ready", header: "Ready", cell: (p) => (p.ready ? "yes" : "no") },
-          { id: "node", header: "Node", cell: (p) => p.node ?? "-" },
-        ]}
-        empty={<Box textAlign="center" color="inherit">No pods: scaled to zero, or not created yet.</Box>}
-      />
+      <PodsTable pods={e.pods} empty="No pods: scaled to zero, or not created yet." />
       <EndpointLogs cluster={cluster} name={name} />
       {modal === "scale" && <ScaleEndpointModal cluster={cluster} endpoint={e} onClose={() => setModal(null)} onDone={changed} />}
       {modal === "update" && <UpdateEndpointModal cluster={cluster} endpoint={e} onClose={() => setModal(null)} onDone={changed} />}

@@ -1,4 +1,5 @@
-// Pieces the create forms share (deploy an endpoint, create a warm pool, download a model):
+// Pieces the create forms share (deploy an endpoint, create a warm pool, download a model, a
+// new space):
 // the instance group picker, a number field, the engine and dtype choices, and the submit that
 // turns a refusal into messages at the fields it names.
 import FormField from "@cloudscape-design/components/form-field";
@@ -20,14 +21,19 @@ interface GroupProps {
   value: string;
   onChange: (group: string) => void;
   errorText?: string;
+  /** An optional choice: this label offers "no group" (the value ""). */
+  anyLabel?: string;
 }
 
-export function GroupSelect({ cluster, value, onChange, errorText }: GroupProps) {
+export function GroupSelect({ cluster, value, onChange, errorText, anyLabel }: GroupProps) {
   const groups = useQuery({
     queryKey: ["instance-groups", cluster],
     queryFn: async () => unwrap(api.GET("/api/v1/clusters/{cluster}/instance-groups", { params: { path: { cluster } } })),
   });
-  const choices = (groups.data ?? []).map((g) => ({ value: g.name, label: g.name, description: `${g.current_count ?? 0} × ${g.instance_type}` }));
+  const choices = [
+    ...(anyLabel ? [{ value: "", label: anyLabel }] : []),
+    ...(groups.data ?? []).map((g) => ({ value: g.name, label: g.name, description: `${g.current_count ?? 0} × ${g.instance_type}` })),
+  ];
   return (
     <FormField label="Instance group" errorText={errorText}>
       <Select

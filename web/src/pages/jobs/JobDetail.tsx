@@ -19,7 +19,7 @@ import { deniedReason } from "../../permissions";
 import { navigate, useSearch } from "../../router";
 import type { PageProps } from "../../routes";
 import { usePrincipal } from "../../session";
-import { ProgressPanel } from "../clusters/ProgressPanel";
+import { OperationContainer } from "../clusters/ProgressPanel";
 import { DiagnoseButton } from "../diagnose/DiagnoseButton";
 import { EventsTable, FilesTable, PodsTable } from "./JobTables";
 import { JobLogs } from "./JobLogs";
@@ -40,13 +40,7 @@ export default function JobDetail({ params }: PageProps) {
     retry: (n, err) => problemOf(err).status !== 404 && n < 2,
   });
   const job = query.data;
-  const progress = op && (
-    <Container header={<Header variant="h2">Submit operation</Header>}>
-      <div data-testid="progress">
-        <ProgressPanel opId={op} cluster={cluster} />
-      </div>
-    </Container>
-  );
+  const progress = op && <OperationContainer opId={op} cluster={cluster} header="Submit operation" />;
   if (!job) return <NotLoaded noun="job" name={name} query={query} op={op} progress={progress} />;
   const stopDenied = deniedReason(role, "job.cancel");
   const deleteDenied = deniedReason(role, "job.delete");

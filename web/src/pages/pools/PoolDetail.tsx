@@ -19,7 +19,7 @@ import { deniedReason } from "../../permissions";
 import { followHandler, navigate, setSearch, useSearch } from "../../router";
 import type { PageProps } from "../../routes";
 import { usePrincipal } from "../../session";
-import { ProgressPanel } from "../clusters/ProgressPanel";
+import { OperationContainer } from "../clusters/ProgressPanel";
 import { endpointPath, endpointsKey } from "../endpoints/model";
 import { AssignModal, DeletePoolModal, ScalePoolModal } from "./PoolModals";
 import { podState, poolKey, poolsKey, poolsPath, type Pool } from "./model";
@@ -39,13 +39,7 @@ export default function PoolDetail({ params }: PageProps) {
     retry: (n, err) => problemOf(err).status !== 404 && n < 2,
   });
   const p = query.data;
-  const progress = op && (
-    <Container header={<Header variant="h2">Operation</Header>}>
-      <div data-testid="progress">
-        <ProgressPanel opId={op} cluster={cluster} />
-      </div>
-    </Container>
-  );
+  const progress = op && <OperationContainer opId={op} cluster={cluster} />;
   if (!p) return <NotLoaded noun="pool" name={name} query={query} op={op} progress={progress} />;
   const changed = (opId: string | null) => {
     const deleted = modal?.kind === "delete";
