@@ -17,6 +17,7 @@ FREE_FORM = {
     "EndpointMutationOut.result": "same as OperationOut.result",
     "PoolMutationOut.result": "same as OperationOut.result",
     "DownloadMutationOut.result": "same as OperationOut.result",
+    "SpaceMutationOut.result": "same as OperationOut.result",
     # The Kubernetes objects an endpoint applies, and the engine's OpenAI-compatible answer:
     # their schemas are Kubernetes' and the engine's, not ours.
     "CreatePlanOut.manifests": "the Kubernetes objects, shown as applied",
@@ -25,6 +26,7 @@ FREE_FORM = {
     "PoolPlanOut.manifest": "the pool's Deployment, shown as applied",
     "PoolPlanOut.service": "the endpoint's Service, shown as applied",
     "DownloadPlanOut.manifest": "the download's Job, shown as applied",
+    "SpacePlanOut.manifest": "the space's Workspace, shown as applied",
     "InvokeOut.response": "the engine's OpenAI-compatible answer, passed through",
     # A training job's Kubernetes object as it is applied (HyperPodPyTorchJob or PyTorchJob),
     # shown in the plan for review; its schema is the operator's CRD, not ours.

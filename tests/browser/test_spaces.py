@@ -200,6 +200,16 @@ def test_a_space_sees_what_a_job_wrote_to_the_bucket_and_survives_a_stop(
     expect(files.get_by_role("row", name=re.compile("^metrics.json "))).to_be_visible()
     shot(page, "spaces-detail-started-again")
 
+    # JupyterLab opens in a tab of its own, on the space's own host (ADR 0018)
+    with page.context.expect_page() as opened:
+        page.get_by_role("button", name="Open JupyterLab").click()
+    lab = opened.value
+    lab.wait_for_load_state()
+    expect(lab).to_have_title(re.compile("JupyterLab"))
+    assert lab.url.split("/")[2].startswith(f"{SPACE}.") and "podplane_ticket" not in lab.url
+    assert [c["name"] for c in page.context.cookies(lab.url)] == ["podplane_space"]
+    lab.close()
+
     page.get_by_role("button", name="Delete", exact=True).click()
     dialog = page.get_by_role("dialog")
     dialog.get_by_label("Also delete its home volume").check()  # offered to an admin only

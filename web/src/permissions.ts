@@ -41,6 +41,7 @@ export type Action =
   | "space.get"
   | "space.logs"
   | "space.files"
+  | "space.open"
   | "space.create"
   | "space.state"
   | "space.delete"
@@ -86,6 +87,8 @@ export const NEEDS: Record<Action, Role> = {
   "space.logs": "viewer",
   // A read, but through the space's own server, as the space.
   "space.files": "operator",
+  // A link that runs code as the space, on the space's own host (docs/spaces.md).
+  "space.open": "operator",
   "space.create": "operator",
   // A stop keeps the home volume.
   "space.state": "operator",

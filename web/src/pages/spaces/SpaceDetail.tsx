@@ -24,11 +24,29 @@ import { MountsTable, SpaceSummary } from "./SpaceSummary";
 
 type Modal = Desired | "delete" | null;
 
-function Actions({ s, role, onOpen }: { s: Space; role: string; onOpen: (m: Modal) => void }) {
+// A blank tab first (a popup opened after an await would be blocked), then the space's
+// one-time link; the console's tab stays.
+async function openLab(cluster: string, name: string): Promise<void> {
+  const tab = window.open("about:blank", "_blank");
+  try {
+    const opened = await unwrap(api.POST("/api/v1/clusters/{cluster}/spaces/{name}/open", { params: { path: { cluster, name } } }));
+    if (tab) {
+      tab.opener = null;
+      tab.location.href = opened.url;
+    }
+  } catch (err) {
+    tab?.close();
+    throw err;
+  }
+}
+
+function Actions({ s, role, onOpen, cluster }: { s: Space; role: string; onOpen: (m: Modal) => void; cluster: string }) {
   const changing = deniedReason(role, "space.state");
   const deleting = deniedReason(role, "space.delete");
+  const opening = deniedReason(role, "space.open");
   return (
     <SpaceBetween direction="horizontal" size="xs">
+      <Button variant="primary" disabled={Boolean(opening) || s.state !== "Running"} disabledReason={opening ?? "Start the space first."} onClick={() => void openLab(cluster, s.name)}>Open JupyterLab</Button>
       <Button disabled={Boolean(changing) || s.desired === "Running"} disabledReason={changing} onClick={() => onOpen("Running")}>Start</Button>
       <Button disabled={Boolean(changing) || s.desired === "Stopped"} disabledReason={changing} onClick={() => onOpen("Stopped")}>Stop</Button>
       <Button disabled={Boolean(deleting)} disabledReason={deleting} onClick={() => onOpen("delete")}>Delete</Button>
@@ -64,7 +82,7 @@ export default function SpaceDetail({ params }: PageProps) {
         variant="h1"
         description={`${s.display_name !== s.name ? `${s.display_name}: ` : ""}JupyterLab on ${cluster}`}
         info={<span data-testid="space-state"><SpaceState value={s.state} /></span>}
-        actions={<Actions s={s} role={role} onOpen={setModal} />}
+        actions={<Actions s={s} role={role} onOpen={setModal} cluster={cluster} />}
       >
         {s.name}
       </Header>
