@@ -81,9 +81,7 @@ def workspace(cluster: str, request: SpaceRequest) -> Manifest:
         # The bucket at the paths jobs use (domain/jobs/render.MOUNTS) through the feature's
         # claims: a Workspace mounts whole claims (VolumeSpec has no subPath).
         "volumes": [{"name": "home", "persistentVolumeClaimName": home_claim_name(request.name),
-                     "mountPath": HOME}] + [
-            {"name": claim, "persistentVolumeClaimName": claim, "mountPath": path}
-            for path, claim in SHARED_CLAIMS.items()],
+                     "mountPath": HOME}, *feature.mounts()],
         "containerConfig": {"command": ["jupyter-lab"], "args": _args(cluster, request.name)},
         "env": [{"name": "JUPYTER_TOKEN", "valueFrom": {"secretKeyRef": {
             "name": token_secret(request.name), "key": TOKEN_KEY}}}],
