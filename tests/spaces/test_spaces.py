@@ -33,6 +33,14 @@ async def _done(stack: Stack, answer: Any) -> dict[str, Any]:
     return op
 
 
+async def _spaces_on(stack: Stack) -> None:
+    """The feature on (each test may run alone; on already, the same request changes nothing)."""
+    async with stack.client("admin") as admin:
+        r = await admin.patch(f"{API}/features/spaces", json={"enabled": True})
+        if r.status_code != 200:
+            await _done(stack, r)
+
+
 def _bucket(stack: Stack) -> str:
     names = [b["Name"] for b in stack.aws("s3").list_buckets()["Buckets"]]
     mine = [n for n in names if CLUSTER in n]
@@ -67,9 +75,7 @@ async def test_a_space_before_the_feature_is_refused_and_changes_nothing(
 
 async def test_space_lifecycle(cluster: tuple[Stack, str]) -> None:
     stack, _ = cluster
-    async with stack.client("admin") as admin:
-        await _done(stack, await admin.patch(f"{API}/features/spaces",
-                                             json={"enabled": True, "confirm": True}))
+    await _spaces_on(stack)
     async with stack.client("operator") as api:
         r = await api.post(SPACES, json={**NB, "gpus": 1})
         assert r.status_code == 422 and r.json()["field"] == "instance_group", r.text
@@ -118,6 +124,7 @@ async def test_roles(cluster: tuple[Stack, str]) -> None:
 async def test_an_agent_makes_a_space_and_hands_over_its_link_in_three_calls(
         cluster: tuple[Stack, str]) -> None:
     stack, _ = cluster
+    await _spaces_on(stack)
     async with mcp_client(stack.app, stack.tokens["operator"]) as mcp:
         calls = 0
 
@@ -139,6 +146,7 @@ async def test_an_agent_makes_a_space_and_hands_over_its_link_in_three_calls(
 async def test_an_idle_gpu_space_stops_itself_and_frees_its_gpu(
         cluster: tuple[Stack, str]) -> None:
     stack, group = cluster
+    await _spaces_on(stack)
     async with stack.client("operator") as api:
         await _done(stack, await api.post(SPACES, json={
             "name": "gpu1", "instance_group": group, "gpus": 1, "idle_minutes": 10}))
@@ -178,6 +186,7 @@ async def test_open_in_the_browser_on_the_spaces_own_origin(cluster: tuple[Stack
     API come through with the server's token added; the session opens no other space, a
     ticket works once, a viewer gets no link, a forged cookie nothing."""
     stack, _ = cluster
+    await _spaces_on(stack)
     async with stack.client("operator") as api:
         await _done(stack, await api.post(SPACES, json={**NB, "name": "web"}))
         opened = (await api.post(f"{SPACES}/web/open")).json()
