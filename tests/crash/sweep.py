@@ -497,9 +497,9 @@ def _spaces_on(api: httpx.Client, key: str) -> None:
     r = api.patch(f"/api/v1/clusters/{CLUSTER}/features/spaces", json={"enabled": True},
                   headers={"Idempotency-Key": key})
     assert r.status_code == 202, r.text
-    op = api.get(f"/api/v1/operations/{r.json()['id']}/wait", params={"timeout": 50}).json()
-    while op["status"] not in ("succeeded", "failed", "cancelled"):
-        op = api.get(f"/api/v1/operations/{op['id']}/wait", params={"timeout": 50}).json()
+    op = r.json()
+    while op["status"] not in ("succeeded", "failed", "cancelled"):  # within api's 30 s
+        op = api.get(f"/api/v1/operations/{op['id']}/wait", params={"timeout": 20}).json()
     assert op["status"] == "succeeded", op
 
 
