@@ -49,8 +49,8 @@ class Store:
 
 
 class Mounts(s3_mounts.S3Mounts):
-    def _s3_volumes(self, pod: Any) -> dict[str, str]:
-        return {"bucket": "podplane-b"}
+    def _s3_volumes(self, pod: Any) -> dict[str, tuple[str, str]]:
+        return {"bucket": ("podplane-b", "")}   # (bucket, the PV's prefix option)
 
 
 def run(repo: str, bucket: Bucket, secret: str | None = None,

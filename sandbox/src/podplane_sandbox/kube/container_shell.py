@@ -55,9 +55,10 @@ class Shell:
                 best = (root, m)
         if best is None or best[1]["name"] not in volumes:
             return path, None
-        rest = path[len(best[0]):].strip("/")
-        key = "/".join(p for p in ((best[1].get("subPath") or "").strip("/"), rest) if p)
-        return key, volumes[best[1]["name"]]
+        # the PV's prefix option and the mount's subPath (s3_mounts.object_key)
+        bucket, key = s3_mounts.object_key(volumes[best[1]["name"]], best[1],
+                                           path[len(best[0]):])
+        return key, bucket
 
     def _mounts(self) -> bool:
         return getattr(self.ctx, "s3_mounts", None) is not None
