@@ -43,6 +43,8 @@ DL_BODY = {"name": "m1", "source": "org/tiny", "hf_token": "hf_RefusedTokenRefus
 EP, EP_INVOKE = "/api/v1/clusters/{cluster}/endpoints/{name}", \
     "/api/v1/clusters/{cluster}/endpoints/{name}/invoke"
 NCCL = "/api/v1/clusters/{cluster}/diagnostics/nccl"
+SPACES, SPACE = f"/api/v1/clusters/{CLUSTER}/spaces", "/api/v1/clusters/{cluster}/spaces/{name}"
+SPACE_ROUTES = "/api/v1/clusters/{cluster}/spaces"
 POOLS, POOL = f"/api/v1/clusters/{CLUSTER}/pools", "/api/v1/clusters/{cluster}/pools/{name}"
 POOL_BODY = {"name": "p1", "instance_group": FIRST_GROUP, "model": "Qwen/Qwen2.5-0.5B-Instruct"}
 NCCL_BODY = {"nodes": ["i-0123456789abcdef0", "i-0123456789abcdef1"]}
@@ -229,6 +231,17 @@ REFUSALS = [
       path=ENDPOINTS, body={**EP_BODY, **PUBLIC_LB}),
     R("POST", "/api/v1/clusters/{cluster}/endpoints", "403 role", 403, path=ENDPOINTS,
       body=EP_BODY, role="viewer"),
+    R("POST", SPACE_ROUTES, "409 spaces off", 409, path=SPACES, body={"name": "s1"}),
+    R("POST", SPACE_ROUTES, "422 name", 422, path=SPACES, body={"name": "Bad_Name"}),
+    R("POST", SPACE_ROUTES, "403 role", 403, path=SPACES, body={"name": "s1"}, role="viewer"),
+    R("PATCH", SPACE, "404 space", 404, path=f"{SPACES}/s1", body={"desired": "Stopped"}),
+    R("PATCH", SPACE, "422 desired", 422, path=f"{SPACES}/s1", body={"desired": "Paused"}),
+    R("PATCH", SPACE, "403 role", 403, path=f"{SPACES}/s1", body={"desired": "Stopped"},
+      role="viewer"),
+    R("DELETE", SPACE, "404 space", 404, path=f"{SPACES}/s1"),
+    R("DELETE", SPACE, "403 role", 403, path=f"{SPACES}/s1", role="viewer"),
+    R("POST", SPACE + "/open", "404 space", 404, path=f"{SPACES}/s1/open"),
+    R("POST", SPACE + "/open", "403 role", 403, path=f"{SPACES}/s1/open", role="viewer"),
     R("PATCH", EP, "404 endpoint", 404, path=f"{ENDPOINTS}/e1", body={"replicas": 2}),
     R("PATCH", EP, "422 replicas", 422, path=f"{ENDPOINTS}/e1", body={"replicas": -1}),
     R("PATCH", EP, "403 role", 403, path=f"{ENDPOINTS}/e1", body={"replicas": 2},

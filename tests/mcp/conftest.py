@@ -36,7 +36,8 @@ def structured(result: Any) -> dict[str, Any]:
     return result.structured_content  # type: ignore[no-any-return]
 
 
-SAMPLE = {"operation_id": "op-1", "step": "touch", "name": "bot", "cluster": "gpu",
+SAMPLE = {"desired": "Running", "operation_id": "op-1", "step": "touch", "name": "bot",
+          "cluster": "gpu",
           "group": "workers", "node": "i-0123456789abcdef0", "availability_zone": "us-west-2a",
           "instance_type": "ml.g5.8xlarge", "count": 1, "recipe": "pytorch-ddp",
           "instance_group": "workers", "job": "train", "feature": "kuberay",
