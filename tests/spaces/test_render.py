@@ -6,7 +6,6 @@ import pytest
 from pydantic import TypeAdapter, ValidationError
 
 from podplane.domain.errors import InvalidInput
-
 from podplane.domain.spaces import passes, render, templates, views
 from podplane.domain.spaces.requests import SpaceRequest
 

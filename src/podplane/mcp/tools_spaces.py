@@ -10,9 +10,8 @@ from podplane.domain.spaces.requests import SPACE_NAME_MAX, SpaceRequest
 from podplane.domain.spaces.templates import TemplateRequest
 from podplane.mcp.tool import CLUSTER, DRY_RUN, NEXT_CURSOR, Tool, boolean, fields_of, integer, text
 from podplane.services import pod_logs
-from podplane.services.spaces import access, logs
+from podplane.services.spaces import access, logs, templates
 from podplane.services.spaces import service as spaces
-from podplane.services.spaces import templates
 
 NAME = text("Space.", required=True, pattern=DNS_LABEL_PATTERN, minLength=1,
             maxLength=SPACE_NAME_MAX)
