@@ -267,3 +267,12 @@ async def test_a_template_bounds_and_fills_a_space_before_anything_is_written(
         assert used.status_code == 409 and "tp" in used.json()["detail"], used.text
         gone = await admin.delete(f"{API}/space-templates/odd")
         assert gone.status_code == 200 and gone.json()["changed"] is False, gone.text
+    async with mcp_client(stack.app, stack.tokens["admin"]) as mcp:
+        made = await mcp.call_tool("space_template_set", {
+            "cluster": CLUSTER, "name": "gpu-lab", "max_gpus": 1})
+        listed = await mcp.call_tool("space_template_list", {"cluster": CLUSTER})
+        dropped = await mcp.call_tool("space_template_set", {
+            "cluster": CLUSTER, "name": "gpu-lab", "delete": True})
+    assert structured(made)["result"]["changed"] is True
+    assert [t["name"] for t in structured(listed)["result"]] == ["gpu-lab", "small"]
+    assert structured(dropped)["result"]["plan"]["action"] == "delete"
