@@ -1,13 +1,14 @@
 """Dev spaces in a real browser against a real sandbox (its workspace operator and fake
 JupyterLab). The Spaces page reached from the cluster page; the New space form with the
-server's defaults as placeholders, a bad name, memory and GPU count refused in the page (nothing sent),
-then a good request sent with only the changed value and refused by the server while dev spaces
-are off (its hint shown, nothing made). With the `spaces` feature on (over REST): an admin's template made on
-the Templates page, a space made from the form with that template picked, its create operation followed until it is Running, its mounts and its server's
-log lines; an object written to the cluster bucket under data/ with boto3, as a job writes it,
-seen in the Files panel; Stop and Start through their modals, the file still there. A viewer
-sees New space, Start, Stop, Delete and Files disabled with the reason. An admin is offered to
-delete the home too, an operator is not; the operator's delete keeps the home claim.
+server's defaults as placeholders, a bad name, memory and GPU count refused in the page
+(nothing sent), then a good request sent with only the changed value and refused by the server
+while dev spaces are off (its hint shown, nothing made). With the `spaces` feature on (over
+REST): an admin's template made on the Templates page, a space made from the form with that
+template picked, its create operation followed until it is Running, its mounts and its
+server's log lines; an object written to the cluster bucket under data/ with boto3, as a job
+writes it, seen in the Files panel; Stop and Start through their modals, the file still there.
+A viewer sees New space, Start, Stop, Delete and Files disabled with the reason. An admin is
+offered to delete the home too, an operator is not; the operator's delete keeps the home claim.
 Screenshots at 1440x900."""
 
 from __future__ import annotations
