@@ -193,6 +193,7 @@ def test_a_space_sees_what_a_job_wrote_to_the_bucket_and_survives_a_stop(
     _follow(page)
     expect(page.get_by_test_id("space-state")).to_have_text("Running", timeout=30_000)
     expect(page.get_by_test_id("space-resources")).to_have_text("1 CPU, 2Gi")
+    expect(page.get_by_test_id("space-template")).to_have_text("starter")
     for mount in ("/home/sagemaker-user", "/data", "/models", "/outputs"):
         expect(page.get_by_role("rowheader", name=mount, exact=True)).to_be_visible()
     shot(page, "spaces-detail-running")

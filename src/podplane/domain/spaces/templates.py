@@ -159,6 +159,10 @@ def view(obj: Obj) -> TemplateView:
         else "other")
 
 
+# no template: every default None, every bound None
+_NONE = TemplateView("", "", [], None, None, None, None, None, None, None, None, "")
+
+
 def choose(request: SpaceRequest, tpl: TemplateView | None) -> SpaceChoice:
     """The space's choices: the request's, else the template's defaults, else podplane's; then
     the template's bounds (InvalidInput naming the field and the bound)."""
@@ -176,9 +180,6 @@ def choose(request: SpaceRequest, tpl: TemplateView | None) -> SpaceChoice:
     if tpl:
         _bounded(chosen, tpl)
     return chosen
-
-
-_NONE = TemplateView("", "", [], None, None, None, None, None, None, None, None, "")
 
 
 def _bounded(chosen: SpaceChoice, tpl: TemplateView) -> None:
