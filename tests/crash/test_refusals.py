@@ -246,6 +246,7 @@ REFUSALS = [
     R("POST", SPACE + "/open", "403 role", 403, path=f"{SPACES}/s1/open", role="viewer"),
     R("PUT", TPL, "409 spaces off", 409, path=f"{TPLS}/t1", body={}),
     R("PUT", TPL, "422 max_gpus", 422, path=f"{TPLS}/t1", body={"max_gpus": 99}),
+    R("PUT", TPL, "422 another name", 422, path=f"{TPLS}/t1", body={"name": "t2"}),
     R("PUT", TPL, "403 role", 403, path=f"{TPLS}/t1", body={}, role="operator"),
     R("DELETE", TPL, "409 spaces off", 409, path=f"{TPLS}/t1"),
     R("DELETE", TPL, "403 role", 403, path=f"{TPLS}/t1", role="operator"),

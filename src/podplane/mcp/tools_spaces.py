@@ -47,7 +47,7 @@ TOOLS: tuple[Tool, ...] = (
           "tail": integer("Last N lines.", minimum=1, maximum=pod_logs.MAX_LINES_PER_POD),
           "cursor": integer(NEXT_CURSOR, minimum=0, maximum=10**7)}),
     Tool("space_template_list", "GET", TEMPLATES, templates.list_templates,
-         "List space templates: images, defaults, max_* bounds.", {"cluster": CLUSTER}),
+         "List space templates: images, defaults, bounds.", {"cluster": CLUSTER}),
     Tool("space_template_set", "PUT", TEMPLATES + "/{name}", templates.set_template,
          "Create, update or delete a space template (admin).",
          {"cluster": CLUSTER, **fields_of(TemplateRequest)}, returns_operation=False),

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from podplane.api.auth import ctx_for
 from podplane.api.params import ClusterName, DryRun
 from podplane.api.routers.jobs import answer
+from podplane.domain.errors import InvalidInput
 from podplane.domain.names import DNS_LABEL_MAX, DNS_LABEL_PATTERN
 from podplane.domain.spaces.templates import TemplateRequest, TemplateView
 from podplane.services.context import Ctx
@@ -56,6 +57,9 @@ async def put_template(cluster: ClusterName, name: TemplateName, body: TemplateI
                        ctx: Annotated[Ctx, Depends(ctx_for(svc.set_template))],
                        dry_run: DryRun = False) -> JSONResponse:
     """Create or update the template as given (the same again: changed=false)."""
+    if body.name and body.name != name:
+        raise InvalidInput(f"The body names {body.name!r}, the path {name!r}.", field="name",
+                           hint="Leave name out of the body: the path names the template.")
     request = TemplateRequest(**{**body.__dict__, "name": name,
                                  "dry_run": dry_run or body.dry_run})
     return answer(await svc.set_template(ctx, cluster, request))
