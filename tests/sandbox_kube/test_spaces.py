@@ -421,7 +421,9 @@ async def test_a_template_bounds_resources_and_refuses_bounds_it_cannot_meet(
     def template(name: str, cpu_min: str) -> dict[str, Any]:
         return {"apiVersion": f"{GROUP}/{VERSION}", "kind": "WorkspaceTemplate",
                 "metadata": {"name": name},
-                "spec": {"displayName": name, "defaultImage": image, "resourceBounds": {
+                "spec": {"displayName": name, "defaultImage": image, "defaultVolumes": [
+                    {"name": "data", "persistentVolumeClaimName": "space-data",
+                     "mountPath": "/data"}], "resourceBounds": {
                     "resources": {"cpu": {"min": cpu_min, "max": "2"},
                                   "memory": {"min": "1Gi", "max": "8Gi"}}}}}
 
@@ -438,11 +440,13 @@ async def test_a_template_bounds_resources_and_refuses_bounds_it_cannot_meet(
                                                  "workspacetemplates", template("odd", "4"))
         objs.create_namespaced_custom_object(GROUP, VERSION, "default", "workspacetemplates",
                                              template("small", "500m"))
-        objs.create_namespaced_custom_object(GROUP, VERSION, "default", "workspaces", space(
-            "ivy", {"cpu": "1", "memory": "2Gi"}, {"memory": "2Gi"}))
+        ivy = objs.create_namespaced_custom_object(GROUP, VERSION, "default", "workspaces",
+                                                   space("ivy", {"cpu": "1", "memory": "2Gi"},
+                                                         {"memory": "2Gi"}))
         with pytest.raises(k8s.ApiException) as refused:
             objs.create_namespaced_custom_object(GROUP, VERSION, "default", "workspaces", space(
                 "jack", {"cpu": "4", "memory": "2Gi"}, {"memory": "1Gi"}))
+    assert [v["mountPath"] for v in ivy["spec"]["volumes"]] == ["/data"]   # the default mounts
     assert impossible.value.status == 403
     assert json.loads(impossible.value.body)["message"] == (
         'admission webhook "vworkspacetemplate-v1alpha1.kb.io" denied the request: '

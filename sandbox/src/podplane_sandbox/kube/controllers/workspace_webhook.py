@@ -9,7 +9,8 @@
   defaults fill what the workspace leaves unset (`core_defaulter.go`: image, ownershipType,
   containerConfig, accessType, appType; `storage_defaulter.go`: storage from primaryStorage
   defaultSize, its class and mount path; resources, idle shutdown and access strategy from
-  their defaults), then `template_validator.go` ValidateCreateWorkspace refuses an image not
+  their defaults; `volume_defaulter.go`: defaultVolumes when the workspace has no volumes),
+  then `template_validator.go` ValidateCreateWorkspace refuses an image not
   allowed (`image_validator.go`: allowedImages, else defaultImage alone, unless
   allowCustomImages), requests or limits outside `resourceBounds` and a cpu/memory limit
   below its request (`resource_validator.go`), and a storage size outside minSize/maxSize
@@ -132,6 +133,8 @@ def _defaults(spec: Obj, tpl: Obj) -> None:
     for mine, theirs in CORE:
         if not spec.get(mine) and tpl.get(theirs):
             spec[mine] = clone(tpl[theirs])
+    if not spec.get("volumes") and tpl.get("defaultVolumes"):   # volume_defaulter.go
+        spec["volumes"] = clone(tpl["defaultVolumes"])
     primary = tpl.get("primaryStorage")
     if primary is None:
         return
