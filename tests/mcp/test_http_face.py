@@ -70,10 +70,13 @@ async def test_listed_annotations_equal_the_service_effects(app, tokens_by_role)
     assert set(listed) == {t.name for t in TOOLS}
     for tool in TOOLS:
         a = listed[tool.name].annotations
-        assert a is not None
-        got = (a.read_only_hint, a.destructive_hint, a.idempotent_hint)
+        assert a is not None and listed[tool.name].title is None
+        # What a client concludes with the spec's defaults for what was left out.
+        read_only = bool(a.read_only_hint)
+        got = (read_only, not read_only and a.destructive_hint in (None, True),
+               read_only or bool(a.idempotent_hint), a.open_world_hint)
         want = (tool.effect is Effect.READ, tool.effect is Effect.DESTROY,
-                tool.effect in (Effect.READ, Effect.MUTATE))
+                tool.effect in (Effect.READ, Effect.MUTATE), False)
         assert got == want, tool.name
         assert listed[tool.name].input_schema == tool.advertised_schema()
 

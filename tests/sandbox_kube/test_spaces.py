@@ -18,6 +18,8 @@ import pytest
 import pytest_asyncio
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
+from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import InvalidStatus
 
 from podplane_sandbox.aws.eks.addons import ADDON_SECONDS
 from podplane_sandbox.aws.iam_rules import LAG_SECONDS
@@ -28,6 +30,7 @@ from tests.clusters.helpers import BODY
 from tests.golden import created_stack
 from tests.jobs.conftest import settle, store
 from tests.sandbox_aws.iam_setup import make_role
+from tests.spaces.kernels import replies_to
 from tests.stack import Stack
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -475,3 +478,47 @@ async def test_without_its_webhook_running_workspaces_are_refused(world: Stack) 
     assert 'no endpoints available for service "jupyter-k8s-webhook-service"' in \
         json.loads(refused.value.body)["message"]
     create(world, workspace("henry"))
+
+
+async def _kernel_socket(world: Stack, name: str, kernel: str, token: str,
+                         bearer: bool = True) -> Any:
+    """A WebSocket to a kernel's channels through the API server's service proxy."""
+    with api(world) as c:
+        conf = c.configuration
+        auth = conf.get_api_key_with_prefix("BearerToken") or \
+            conf.get_api_key_with_prefix("authorization")
+        url = (conf.host.replace("https://", "wss://") + "/api/v1/namespaces/default/services/"
+               f"workspace-{name}-service:http/proxy/spaces/{name}/api/kernels/{kernel}/"
+               f"channels?token={token}")
+        ca = ssl.create_default_context(cafile=conf.ssl_ca_cert)
+    return ws_connect(url, ssl=ca, additional_headers={"Authorization": auth} if bearer else {})
+
+
+async def test_a_kernel_runs_cells_over_a_websocket_through_the_service_proxy(
+        world: Stack) -> None:
+    install_spaces(world)
+    if store(world).find("apps/deployments", "default", "workspace-alice") is None:
+        create(world, workspace("alice"))
+        running(world, "alice")
+    started = jupyter(world, "alice", "api/kernels", "POST")
+    assert started.status_code == 201, started.text
+    kernel = started.json()["id"]
+    async with await _kernel_socket(world, "alice", kernel, TOKEN) as socket:
+        got = await replies_to(socket, "print('hello', 42)")
+        kinds = [(m["channel"], m["header"]["msg_type"]) for m in got]
+        assert kinds == [("iopub", "status"), ("iopub", "stream"), ("shell", "execute_reply"),
+                         ("iopub", "status")], kinds
+        assert got[1]["content"] == {"name": "stdout", "text": "hello 42\n"}
+        assert got[2]["parent_header"]["session"] == "s1"
+        assert jupyter(world, "alice", "api/status").json()["connections"] == 1
+        failed = await replies_to(socket, "import os")
+        assert failed[-2]["content"]["status"] == "error", failed
+    for token, bearer, status in ((TOKEN, False, 401), ("wrong", True, 403),
+                                  (TOKEN, True, None)):
+        kid = kernel if status else "no-such-kernel"
+        with pytest.raises(InvalidStatus) as refused:
+            async with await _kernel_socket(world, "alice", kid, token, bearer):
+                pass
+        assert refused.value.response.status_code == (status or 404)
+    assert jupyter(world, "alice", f"api/kernels/{kernel}", "DELETE").status_code == 204
+    assert jupyter(world, "alice", "api/kernels").json() == []

@@ -6,17 +6,23 @@ server that checks the token (docs/sandbox.md)."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from typing import Any
 
 import httpx
 import pytest
+from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from podplane.domain.spaces import render
 from podplane.services.cloud_access import cloud_of
+from tests.conftest import client_for
 from tests.groups.conftest import finish
 from tests.jobs.conftest import CLUSTER, store
 from tests.mcp.conftest import mcp_client, structured
+from tests.served import serving
+from tests.spaces.kernels import replies_to
 from tests.stack import Stack
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -276,3 +282,65 @@ async def test_a_template_bounds_and_fills_a_space_before_anything_is_written(
     assert structured(made)["result"]["changed"] is True
     assert [t["name"] for t in structured(listed)["result"]] == ["gpu-lab", "small"]
     assert structured(dropped)["result"]["plan"]["action"] == "delete"
+
+
+async def _space_session(stack: Stack, name: str, token_name: str) -> str:
+    """A browser's session cookie for the space, from a link opened with a new operator
+    token named `token_name`."""
+    async with stack.client("admin") as api:
+        if (await api.get(f"{SPACES}/{name}")).status_code == 404:
+            await _done(stack, await api.post(SPACES, json={**NB, "name": name}))
+        minted = await api.post("/api/v1/tokens", json={"name": token_name, "role": "operator"})
+    async with client_for(stack.app, minted.json()["token"]) as operator:
+        opened = httpx.URL((await operator.post(f"{SPACES}/{name}/open")).json()["url"])
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=stack.app),
+                                 base_url=f"http://{opened.host}:3099") as browser:
+        return str((await browser.get(opened.raw_path.decode())).cookies["podplane_space"])
+
+
+def _socket(url: str, host: str, path: str, **headers: str) -> Any:
+    """A browser's WebSocket to a space's host, reaching podplane's port on loopback."""
+    where = httpx.URL(url)
+    return ws_connect(f"ws://{host}:{where.port}{path}", host="127.0.0.1", port=where.port,
+                      additional_headers=headers)
+
+
+async def test_kernels_run_through_the_space_host_and_foreign_pages_cannot_open_them(
+        cluster: tuple[Stack, str]) -> None:
+    """JupyterLab's kernel socket, spliced through podplane and the API server's proxy to the
+    space's server; refused without the session, from another origin (another space's
+    pages), passed on as the server answers for a kernel it does not have, and closed once
+    the token it was opened with is revoked."""
+    stack, _ = cluster
+    await _spaces_on(stack)
+    cookie = f"podplane_space={await _space_session(stack, 'web', 'kernel-user')}"
+    host, base = f"web.{CLUSTER}.localhost", f"/spaces/{CLUSTER}/web/"
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=stack.app),
+                                 base_url=f"http://{host}:3099",
+                                 headers={"Cookie": cookie}) as browser:
+        started = await browser.post(f"{base}api/kernels", json={"name": "python3"})
+    assert started.status_code == 201, started.text
+    channels = f"{base}api/kernels/{started.json()['id']}/channels?session_id=s1"
+    async with serving(stack.app) as url:
+        origin = f"http://{host}:{httpx.URL(url).port}"
+        async with _socket(url, host, channels, Cookie=cookie, Origin=origin) as socket:
+            got = await replies_to(socket, "print('from the gateway')")
+            assert got[1]["content"]["text"] == "from the gateway\n", got
+            # the token the space was opened with is revoked: its open socket is closed
+            async with stack.client("admin") as api:
+                assert (await api.delete("/api/v1/tokens/kernel-user")).status_code == 200
+            with pytest.raises(ConnectionClosed):
+                await asyncio.wait_for(socket.recv(), 10)
+        cookie = f"podplane_space={await _space_session(stack, 'web', 'kernel-user-2')}"
+        other = f"http://nb.{CLUSTER}.localhost:{httpx.URL(url).port}"
+        for headers, status in (({"Origin": origin}, 401), ({"Cookie": cookie}, 403),
+                                ({"Cookie": cookie, "Origin": other}, 403)):
+            with pytest.raises(InvalidStatus) as refused:
+                async with _socket(url, host, channels, **headers):
+                    pass
+            assert refused.value.response.status_code == status, headers
+        with pytest.raises(InvalidStatus) as refused:
+            async with _socket(url, host, f"{base}api/kernels/none/channels", Cookie=cookie,
+                               Origin=origin):
+                pass
+        assert refused.value.response.status_code == 404

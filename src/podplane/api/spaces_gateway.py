@@ -6,14 +6,18 @@ goes to podplane as before (services/spaces/gateway.py, docs/spaces.md)."""
 
 from __future__ import annotations
 
-from urllib.parse import parse_qsl, urlencode
+import asyncio
+from collections.abc import Awaitable
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.websockets import WebSocket, WebSocketState
 
 from podplane.api.problems import problem
-from podplane.domain.errors import PodplaneError
+from podplane.cloud.ports_kube import ProxySocket
+from podplane.domain.errors import Forbidden, NotFound, PodplaneError
 from podplane.domain.spaces import passes, render
 from podplane.services.context import AppState
 from podplane.services.spaces import gateway
@@ -31,8 +35,8 @@ class SpacesGateway:
         where = self._space_of(scope) if scope["type"] in ("http", "websocket") else None
         if where is None:
             return await self.app(scope, receive, send)
-        if scope["type"] == "websocket":   # kernels and terminals: not forwarded yet
-            return await send({"type": "websocket.close", "code": 1008})
+        if scope["type"] == "websocket":   # kernels and terminals
+            return await self._socket(WebSocket(scope, receive, send), *where)
         try:
             answer = await self._answer(scope, receive, *where)
         except PodplaneError as refused:
@@ -78,6 +82,57 @@ class SpacesGateway:
         kept = {k: v for k, v in got.items() if k.lower() in KEPT}
         kept.update({"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
         return Response(content, status_code=status, headers=kept)
+
+
+    async def _socket(self, ws: WebSocket, name: str, cluster: str) -> None:
+        """Spliced to the space's server once the handshake passes what a request must, and
+        comes from a page of this space's own origin: cookies ride along on a WebSocket from
+        any page, so without the Origin check another site, or another space under the same
+        domain, could drive this space's kernels (RFC 6455, section 10.2)."""
+        path = (ws.scope.get("raw_path") or ws.scope["path"].encode()).decode("latin-1")
+        try:
+            if not path.startswith(render.base_path(cluster, name)):
+                raise NotFound("Not a path of this space.")
+            if urlsplit(ws.headers.get("origin", "")).netloc.lower() != \
+                    ws.headers.get("host", "").lower():
+                raise Forbidden("A space's sockets open only from its own pages.")
+            grant = await gateway.session_of(self.state, _cookie(ws.headers), cluster, name)
+            offered = [p.strip() for p in ws.headers.get("sec-websocket-protocol", "").split(",")
+                       if p.strip()]
+            async with gateway.socket(self.state, grant, path,
+                                      ws.scope["query_string"].decode("latin-1"),
+                                      offered) as upstream:
+                await ws.accept(subprotocol=upstream.subprotocol)
+                await _splice(ws, upstream, gateway.session_ended(self.state, grant))
+        except PodplaneError as refused:
+            if ws.application_state is WebSocketState.CONNECTING:
+                await ws.send_denial_response(problem(refused.status, refused.code,
+                                                      refused.title, refused.message,
+                                                      hint=refused.hint))
+        if ws.application_state is WebSocketState.CONNECTED:
+            await ws.close()
+
+
+async def _splice(ws: WebSocket, upstream: ProxySocket, ended: Awaitable[None]) -> None:
+    """Messages both ways until either side closes or the session ends."""
+    async def down() -> None:
+        async for message in upstream.messages():
+            await (ws.send_text(message) if isinstance(message, str)
+                   else ws.send_bytes(message))
+
+    async def up() -> None:
+        while (message := await ws.receive())["type"] != "websocket.disconnect":
+            text = message.get("text")
+            await upstream.send(text if text is not None else message.get("bytes") or b"")
+
+    tasks = [asyncio.create_task(down()), asyncio.create_task(up()),
+             asyncio.ensure_future(ended)]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _cookie(headers: Headers) -> str | None:

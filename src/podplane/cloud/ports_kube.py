@@ -6,7 +6,8 @@ NotFound, Conflict, InvalidInput (with the API's field causes), CloudError other
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Literal, NamedTuple, Protocol
 
 Manifest = dict[str, Any]
@@ -107,7 +108,27 @@ class KubePort(Protocol):
         """As `proxy`, bytes in and out: (status, headers, body). `path` may carry a query."""
         ...
 
+    def proxy_socket(
+        self, namespace: str, service: str, port: int, path: str, subprotocols: Sequence[str],
+    ) -> AbstractAsyncContextManager[ProxySocket]:
+        """A WebSocket to a Service through the same proxy (the API server's proxy is
+        upgrade-aware), offering `subprotocols`. A refused handshake raises PodplaneError
+        with the status the API server or the application answered."""
+        ...
+
     async def close(self) -> None: ...
+
+
+class ProxySocket(Protocol):
+    """One open WebSocket to an application in the cluster."""
+
+    subprotocol: str | None   # what the application chose of those offered
+
+    async def send(self, message: str | bytes) -> None: ...
+
+    def messages(self) -> AsyncIterator[str | bytes]:
+        """What the application sends, until it closes the socket."""
+        ...
 
 
 class KubeConnectorPort(Protocol):

@@ -42,9 +42,8 @@ def visible_tools(role: Role) -> list[Tool]:
 
 def mcp_tool(tool: Tool) -> types.Tool:
     return types.Tool(
-        name=tool.name, title=tool.title, description=tool.describe(),
-        input_schema=tool.advertised_schema(),
-        annotations=types.ToolAnnotations.model_validate(tool.annotations()),
+        name=tool.name, description=tool.describe(), input_schema=tool.advertised_schema(),
+        annotations=types.ToolAnnotations.model_validate(tool.advertised_annotations()),
     )
 
 

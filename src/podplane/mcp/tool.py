@@ -20,6 +20,8 @@ from podplane.domain.names import REF_PATTERN
 from podplane.services.registry import ServiceSpec, effect_of
 
 CONFIRM = "confirm"
+ANNOTATION_DEFAULTS = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False,
+                       "openWorldHint": True}
 STATUS_TOOL = "operation_wait"
 # String rules the server checks but does not advertise (ADR 0009): every agent loads the
 # catalogue on connect, and a name's regex costs more tokens than it teaches. A call that breaks
@@ -67,13 +69,20 @@ class Tool:
         return [f for _, f, _, _ in string.Formatter().parse(self.path) if f]
 
     def annotations(self) -> dict[str, Any]:
-        # Our tools only touch this control plane's own API: a closed world. The title is the
-        # tool's own (MCP 2025-06-18 puts it on the tool); repeating it here only costs tokens.
+        # Our tools only touch this control plane's own API: a closed world. No title: ours
+        # would only restate the name, which clients show when a tool has none (MCP
+        # 2025-06-18, Tool.title and ToolAnnotations.title are optional).
         return {**mcp_hints(self.effect), "openWorldHint": False}
 
-    @property
-    def title(self) -> str:
-        return self.name.replace("_", " ").capitalize()
+    def advertised_annotations(self) -> dict[str, Any]:
+        """The hints as tools/list sends them: only those that differ from the defaults a
+        client assumes (MCP 2025-06-18 ToolAnnotations: readOnlyHint false, destructiveHint
+        true, idempotentHint false, openWorldHint true; the last three mean nothing for a
+        read-only tool). Every agent loads these on connect, so each default costs tokens."""
+        hints = self.annotations()
+        if hints["readOnlyHint"]:
+            return {"readOnlyHint": True, "openWorldHint": False}
+        return {k: v for k, v in hints.items() if v != ANNOTATION_DEFAULTS[k]}
 
     def input_schema(self) -> dict[str, Any]:
         props = {name: p.schema for name, p in self.params.items()}

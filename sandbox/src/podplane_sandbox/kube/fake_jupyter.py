@@ -14,7 +14,8 @@ authentication, the `token` URL parameter; "Config file and command line options
   contents model of a directory (its entries) or a text file, relative to the root dir
   (`--ServerApp.root_dir=`, else the home volume's mount path, else `/`), over the
   container's volume mounts (jupyter_files.py); PUT of a text file writes it (201). 404
-  otherwise. `lab` and the base itself: a small HTML page.
+  otherwise. `lab` and the base itself: a small HTML page. `api/kernels` and the kernels'
+  WebSocket: fake_kernel.py.
 - Every authenticated request except the idle endpoint is activity (last_activity = now).
 - The idle endpoint the operator probes (jupyter-k8s `config/samples/idle-shutdown`: GET
   `/api/idle` on port 8888 from inside the pod, answered by the images' idle extension with
@@ -29,6 +30,7 @@ import json
 import weakref
 from typing import Any
 
+from podplane_sandbox.kube import fake_kernel as kernel
 from podplane_sandbox.kube import jupyter_files as files
 from podplane_sandbox.kube.util import iso, parse_iso
 
@@ -82,8 +84,9 @@ def _started(store: Any, pod: Obj) -> float:
 
 def _status(store: Any, pod: Obj) -> Obj:
     last = _activity(store, pod)[pod["metadata"]["uid"]]
+    kernels = kernel.kernels_of(store, pod).values()
     return {"started": iso(_started(store, pod)), "last_activity": iso(last),
-            "kernels": 0, "connections": 0}
+            "kernels": len(kernels), "connections": sum(k.connections for k in kernels)}
 
 
 def idle_probe(store: Any, pod: Obj, probe: Obj) -> tuple[int, Obj]:
@@ -105,6 +108,26 @@ def idle_probe(store: Any, pod: Obj, probe: Obj) -> tuple[int, Obj]:
 
 def answer(store: Any, pod: Obj, container: Obj, method: str, path: str,
            query: dict[str, str], body: bytes) -> Answer:
+    rest = _rest_of(store, pod, container, path, query)
+    if not isinstance(rest, str):
+        return rest
+    return _route(store, pod, container, method, rest, body)
+
+
+def socket_kernel(store: Any, pod: Obj, container: Obj, path: str, query: dict[str, str]
+                  ) -> kernel.Kernel | int:
+    """The kernel a WebSocket to `path` is for, or the HTTP status its handshake gets."""
+    rest = _rest_of(store, pod, container, path, query)
+    if not isinstance(rest, str):
+        return rest[0]
+    found = kernel.channel_kernel(store, pod, rest)
+    return 404 if found is None else found
+
+
+def _rest_of(store: Any, pod: Obj, container: Obj, path: str, query: dict[str, str]
+             ) -> str | Answer:
+    """The path under the server's base URL of an authenticated request (counted as
+    activity), or the refusal it gets."""
     expected = token(store, pod, container)
     if expected is None or query.get("token") != expected:
         return _json(403, {"message": "Forbidden", "reason": None})
@@ -114,7 +137,7 @@ def answer(store: Any, pod: Obj, container: Obj, method: str, path: str,
     rest = full[len(base):] if len(full) >= len(base) else ""
     if rest.rstrip("/") != "api/idle":
         _activity(store, pod)[pod["metadata"]["uid"]] = store.clock.now()
-    return _route(store, pod, container, method, rest.strip("/"), body)
+    return rest.strip("/")
 
 
 def _route(store: Any, pod: Obj, container: Obj, method: str, rest: str, body: bytes) -> Answer:
@@ -122,6 +145,9 @@ def _route(store: Any, pod: Obj, container: Obj, method: str, rest: str, body: b
         return _json(200, _status(store, pod))
     if rest == "api/idle" and method == "GET":
         return _json(200, {"lastActiveTimestamp": _status(store, pod)["last_activity"]})
+    if rest == "api/kernels" or rest.startswith("api/kernels/"):
+        code, body_out = kernel.rest(store, pod, method, rest)
+        return (code, "application/json", "") if body_out is None else _json(code, body_out)
     if rest == "api/contents" or rest.startswith("api/contents/"):
         rel = rest[len("api/contents"):].strip("/")
         if method == "GET":
@@ -137,7 +163,7 @@ def _route(store: Any, pod: Obj, container: Obj, method: str, rest: str, body: b
     return _json(404, {"message": "Not Found", "reason": None})
 
 
-def _json(code: int, obj: Obj) -> Answer:
+def _json(code: int, obj: Obj | list[Obj]) -> Answer:
     return code, "application/json", json.dumps(obj)
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from starlette.responses import Response
+from starlette.websockets import WebSocket
 
 from podplane_sandbox.contracts import (
     SANDBOX_ADMIN_ARN,
@@ -47,14 +48,15 @@ class Gate:
         self._verified: dict[str, tuple[Signer, float]] = {}
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["path"] not in OPEN_PATHS:
+        # A WebSocket's handshake is a GET with Upgrade: authenticated and authorized like one
+        # (kube-apiserver runs its filters before the upgrade-aware proxy handler takes over:
+        # k8s.io/apiserver pkg/server/config.go DefaultBuildHandlerChain).
+        if scope["type"] in ("http", "websocket") and scope["path"] not in OPEN_PATHS:
             headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
             try:
                 self.check(headers.get("authorization"), scope)
             except KubeError as err:
-                body = json.dumps(err.status()).encode()
-                await Response(body, err.code, media_type="application/json")(
-                    scope, receive, send)
+                await refuse(err, scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
@@ -97,7 +99,8 @@ class Gate:
         parts = [p for p in path.split("/") if p]
         proxied = _service_proxy(parts)
         if proxied:
-            return authz.Request(_verb(scope["method"], True, {}), "", f"{parts[4]}/proxy",
+            return authz.Request(_verb(scope.get("method", "GET"), True, {}), "",
+                                 f"{parts[4]}/proxy",
                                  proxied, True)
         if not (parts[:2] == ["api", "v1"] and len(parts) > 2) and \
                 not (parts[:1] == ["apis"] and len(parts) > 3):
@@ -108,8 +111,21 @@ class Gate:
             return None  # the app answers 404
         query = parse_qs(scope.get("query_string", b"").decode())
         resource = f"{t.rt.plural}/{t.sub}" if t.sub else t.rt.plural
-        return authz.Request(_verb(scope["method"], bool(t.name), query), t.rt.group, resource,
+        return authz.Request(_verb(scope.get("method", "GET"), bool(t.name), query),
+                             t.rt.group, resource,
                              t.namespace, t.rt.namespaced)
+
+
+async def refuse(err: KubeError, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """The API server's Status for a refused request; for a WebSocket handshake, as the HTTP
+    answer to it (the ASGI websocket.http.response extension), as kube-apiserver answers an
+    upgrade it refuses."""
+    answer = Response(json.dumps(err.status()).encode(), err.code,
+                      media_type="application/json")
+    if scope["type"] == "websocket":
+        await WebSocket(scope, receive, send).send_denial_response(answer)
+    else:
+        await answer(scope, receive, send)
 
 
 def _service_proxy(parts: list[str]) -> str:

@@ -30,11 +30,13 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from podplane_sandbox.kube import fake_jupyter
+from podplane_sandbox.kube import fake_jupyter, fake_kernel
 from podplane_sandbox.kube.errors import KubeError
 from podplane_sandbox.kube.fake_engine import engine_of, engines_of
+from podplane_sandbox.kube.gate import refuse
 from podplane_sandbox.kube.pod_termination import terminations_of
 from podplane_sandbox.kube.selectors import match_label_selector
 from podplane_sandbox.kube.sglang_router import SglangRouters, is_router
@@ -125,8 +127,23 @@ class ServiceProxy:
                                also=lambda p: self.endings.still_routed(p, now))
 
     async def handle(self, request: Request) -> Response:
-        ns = request.path_params["namespace"]
-        name, port = split_service(request.path_params["service"])
+        pod, container, port = self._service_target(request.path_params)
+        if container is not None and fake_jupyter.serves(pod, container):
+            return await self._jupyter(request, pod, container)
+        if container is not None and is_router(container):
+            status, media, text = self.routers.answer(
+                pod, container, port, request.method,
+                request.path_params.get("path", ""), await request.body())
+            return Response(text, status_code=status, media_type=media)
+        if container is None or engine_of(container) is None:
+            raise refused(pod)
+        return await self._answer(request, pod, container)
+
+    def _service_target(self, params: Any) -> tuple[Obj, Obj | None, str]:
+        """The endpoint a request through a Service goes to, its container there (None:
+        nothing declares the target port) and the port's number."""
+        ns = params["namespace"]
+        name, port = split_service(params["service"])
         svc = self.store.find("services", ns, name)
         if svc is None:
             raise KubeError(404, f'services "{name}" not found', "NotFound",
@@ -141,16 +158,7 @@ class ServiceProxy:
         pod = ready[turn % len(ready)]
         target = wanted.get("targetPort", wanted.get("port"))
         container = _container_for(pod, target)
-        if container is not None and fake_jupyter.serves(pod, container):
-            return await self._jupyter(request, pod, container)
-        if container is not None and is_router(container):
-            status, media, text = self.routers.answer(
-                pod, container, _port_number(container, target), request.method,
-                request.path_params.get("path", ""), await request.body())
-            return Response(text, status_code=status, media_type=media)
-        if container is None or engine_of(container) is None:
-            raise refused(pod)
-        return await self._answer(request, pod, container)
+        return pod, container, _port_number(container or {}, target)
 
     async def _answer(self, request: Request, pod: Obj, container: Obj) -> Response:
         path, body = request.path_params.get("path", "").strip("/"), await request.body()
@@ -201,9 +209,39 @@ class ServiceProxy:
         return Response(text, status_code=status, media_type=media)
 
 
-def proxy_routes(store: Store) -> list[Route]:
+    async def socket(self, ws: WebSocket) -> None:
+        """A WebSocket through a Service: kube-apiserver's proxy is upgrade-aware and splices
+        the two connections (kubernetes pkg/registry/core/service/proxy.go, ProxyREST.Connect
+        with k8s.io/apimachinery pkg/util/proxy/upgradeaware.go). Here only the fake Jupyter
+        server's kernels accept one; anything else is refused as a dial would fail."""
+        try:
+            pod, container, _ = self._service_target(ws.path_params)
+            if container is None or not fake_jupyter.serves(pod, container) or \
+                    self.endings.refuses(pod, self.store.clock.now()):
+                raise refused(pod)
+        except KubeError as err:
+            return await refuse(err, ws.scope, ws.receive, ws.send)
+        found = fake_jupyter.socket_kernel(self.store, pod, container,
+                                           ws.path_params.get("path", ""),
+                                           dict(ws.query_params))
+        if isinstance(found, int):
+            return await ws.send_denial_response(Response(status_code=found))
+        await ws.accept()   # no subprotocol: the JSON wire protocol (fake_kernel.py)
+        found.connections += 1
+        try:
+            while True:
+                await fake_kernel.on_message(self.store, found, await ws.receive_json(),
+                                             ws.send_json)
+        except (WebSocketDisconnect, ValueError):
+            pass   # the client went away, or sent what is not a JSON message
+        finally:
+            found.connections -= 1
+
+
+def proxy_routes(store: Store) -> list[BaseRoute]:
     handler = ServiceProxy(store)
-    return [Route(PREFIX + "/{path:path}", handler.handle, methods=METHODS),
+    return [WebSocketRoute(PREFIX + "/{path:path}", handler.socket),
+            Route(PREFIX + "/{path:path}", handler.handle, methods=METHODS),
             Route(PREFIX, handler.handle, methods=METHODS),
             Route(POD_PREFIX + "/{path:path}", handler.handle_pod, methods=METHODS),
             Route(POD_PREFIX, handler.handle_pod, methods=METHODS)]

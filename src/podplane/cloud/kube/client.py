@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
 from typing import Any, TypeVar
 
 import httpx2
@@ -22,8 +22,16 @@ from lightkube.resources import core_v1
 from lightkube.resources.apiextensions_v1 import CustomResourceDefinition
 from lightkube.types import CascadeType, PatchType
 
+from podplane.cloud.kube import sockets
 from podplane.cloud.kube.config import EksAccess
-from podplane.cloud.ports_kube import Manifest, Manifests, PatchKind, Propagation, WatchEvent
+from podplane.cloud.ports_kube import (
+    Manifest,
+    Manifests,
+    PatchKind,
+    Propagation,
+    ProxySocket,
+    WatchEvent,
+)
 from podplane.domain.errors import CloudError, Conflict, InvalidInput, NotFound, PodplaneError
 
 PATCH_TYPES = {
@@ -358,6 +366,13 @@ class LightkubeKube:
 
         answer = await self._call(send, idempotent=method == "GET")
         return answer.status_code, dict(answer.headers), answer.content
+
+    @contextlib.asynccontextmanager
+    async def proxy_socket(self, namespace: str, service: str, port: int, path: str,
+                           subprotocols: Sequence[str]) -> AsyncIterator[ProxySocket]:
+        async with sockets.proxy_socket(self.access, namespace, service, port, path,
+                                        subprotocols) as socket:
+            yield socket
 
     async def _call(self, request: Callable[[], Awaitable[T]], *, idempotent: bool = True) -> T:
         """A request counted in flight, so that a retired client closes only after it."""

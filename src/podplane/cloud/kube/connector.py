@@ -4,13 +4,14 @@ in-process EKS token. Clients are cached: a cluster is always reached the same w
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import contextlib
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from podplane.cloud.kube.client import LightkubeKube
 from podplane.cloud.kube.config import EksAccess
 from podplane.cloud.ports_aws import EksPort
-from podplane.cloud.ports_kube import KubePort, Manifest, Manifests, WatchEvent
+from podplane.cloud.ports_kube import KubePort, Manifest, Manifests, ProxySocket, WatchEvent
 from podplane.domain.errors import CloudError, NotFound
 
 
@@ -110,6 +111,13 @@ class ClusterKube:
                         ) -> tuple[int, dict[str, str], bytes]:
         return await (await self._client()).proxy_raw(method, namespace, service, port, path,
                                                       headers, body)
+
+    @contextlib.asynccontextmanager
+    async def proxy_socket(self, namespace: str, service: str, port: int, path: str,
+                           subprotocols: Sequence[str]) -> AsyncIterator[ProxySocket]:
+        async with (await self._client()).proxy_socket(namespace, service, port, path,
+                                                       subprotocols) as socket:
+            yield socket
 
     async def close(self) -> None:
         await self._connector.forget(self._name)

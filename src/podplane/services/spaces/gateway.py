@@ -8,13 +8,17 @@ neither send the viewer's podplane cookie (host-only, another host) nor read ano
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import secrets
 import time
 import weakref
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from podplane.cloud.ports_kube import KubePort, ProxySocket
 from podplane.domain.effects import Effect, Role
 from podplane.domain.errors import Forbidden, Unauthenticated
 from podplane.domain.principal import Principal
@@ -117,14 +121,38 @@ async def session_of(app: AppState, cookie: str | None, cluster: str, name: str)
     return grant
 
 
+async def session_ended(app: AppState, grant: Pass) -> None:
+    """Returns once a socket opened with this session must close: the session expired, or the
+    podplane token or sign-in it came from was revoked (at once in this process)."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(auth.until_revoked(app, grant.token_id),
+                               timeout=max(0.0, grant.expires - time.time()))
+
+
 async def forward(app: AppState, grant: Pass, method: str, path: str, query: str,
                   headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
     """One request to the space's server as podplane (the cluster's Kubernetes access)."""
+    kube, target = await _target(app, grant, path, query)
+    sent = {k: v for k, v in headers.items() if k.lower() in FORWARDED}
+    return await kube.proxy_raw(method, render.NAMESPACE, access.service_name(grant.space),
+                                render.PORT, target, sent, body)
+
+
+@contextlib.asynccontextmanager
+async def socket(app: AppState, grant: Pass, path: str, query: str, subprotocols: list[str]
+                 ) -> AsyncIterator[ProxySocket]:
+    """A WebSocket to the space's server (JupyterLab's kernels and terminals), as `forward`."""
+    kube, target = await _target(app, grant, path, query)
+    async with kube.proxy_socket(render.NAMESPACE, access.service_name(grant.space),
+                                 render.PORT, target, subprotocols) as upstream:
+        yield upstream
+
+
+async def _target(app: AppState, grant: Pass, path: str, query: str) -> tuple[KubePort, str]:
+    """The cluster's client and the path with the server's token added."""
     ctx = Ctx(principal=Principal(grant.who, Role.OPERATOR, grant.token_id, "ui"), app=app)
     _, kube = await kube_of(ctx, grant.cluster)
     token = access.token_of(await kube.get("v1", "Secret", render.token_secret(grant.space),
                                            render.NAMESPACE))
-    sent = {k: v for k, v in headers.items() if k.lower() in FORWARDED}
     params = f"{query}&token={quote(token)}" if query else f"token={quote(token)}"
-    return await kube.proxy_raw(method, render.NAMESPACE, access.service_name(grant.space),
-                                render.PORT, f"{path.lstrip('/')}?{params}", sent, body)
+    return kube, f"{path.lstrip('/')}?{params}"
