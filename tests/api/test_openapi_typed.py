@@ -27,6 +27,7 @@ FREE_FORM = {
     "PoolPlanOut.service": "the endpoint's Service, shown as applied",
     "DownloadPlanOut.manifest": "the download's Job, shown as applied",
     "SpacePlanOut.manifest": "the space's Workspace, shown as applied",
+    "TemplatePlanOut.manifest": "the space template's WorkspaceTemplate, shown as applied",
     "InvokeOut.response": "the engine's OpenAI-compatible answer, passed through",
     # A training job's Kubernetes object as it is applied (HyperPodPyTorchJob or PyTorchJob),
     # shown in the plan for review; its schema is the operator's CRD, not ours.

@@ -1,13 +1,14 @@
 """Dev spaces in a real browser against a real sandbox (its workspace operator and fake
 JupyterLab). The Spaces page reached from the cluster page; the New space form with the
-request model's defaults, a bad name, memory and GPU count refused in the page (nothing sent),
-then a good request sent with only the changed value and refused by the server while dev spaces
-are off (its hint shown, nothing made). With the `spaces` feature on (over REST): a space made
-from the form, its create operation followed until it is Running, its mounts and its server's
-log lines; an object written to the cluster bucket under data/ with boto3, as a job writes it,
-seen in the Files panel; Stop and Start through their modals, the file still there. A viewer
-sees New space, Start, Stop, Delete and Files disabled with the reason. An admin is offered to
-delete the home too, an operator is not; the operator's delete keeps the home claim.
+server's defaults as placeholders, a bad name, memory and GPU count refused in the page
+(nothing sent), then a good request sent with only the changed value and refused by the server
+while dev spaces are off (its hint shown, nothing made). With the `spaces` feature on (over
+REST): an admin's template made on the Templates page, a space made from the form with that
+template picked, its create operation followed until it is Running, its mounts and its
+server's log lines; an object written to the cluster bucket under data/ with boto3, as a job
+writes it, seen in the Files panel; Stop and Start through their modals, the file still there.
+A viewer sees New space, Start, Stop, Delete and Files disabled with the reason. An admin is
+offered to delete the home too, an operator is not; the operator's delete keeps the home claim.
 Screenshots at 1440x900."""
 
 from __future__ import annotations
@@ -60,10 +61,11 @@ def test_new_space_form_checks_then_the_server_refuses_while_spaces_are_off(
 
     page.get_by_role("button", name="New space").click()
     expect(page).to_have_url(f"{cloud.url}/clusters/{CLUSTER}/new-space")
-    # the request model's defaults (domain/spaces/requests.py), read from the OpenAPI document
-    for label, value in (("CPU", "1"), ("Memory", "4Gi"), ("GPUs", "0"),
-                         ("Home volume (GiB)", "20"), ("Idle stop (minutes)", "60")):
-        expect(page.get_by_label(label, exact=True)).to_have_value(value)
+    # empty fields take the template's defaults, else the server's: shown as placeholders
+    expect(page.get_by_label("GPUs", exact=True)).to_have_value("0")
+    for label, value in (("CPU", "1"), ("Memory", "4Gi"), ("Home volume (GiB)", "20"),
+                         ("Idle stop (minutes)", "60")):
+        expect(page.get_by_label(label, exact=True)).to_have_attribute("placeholder", value)
     create = page.get_by_role("button", name="Create space")
     expect(create).to_be_disabled()  # no name yet
 
@@ -158,17 +160,40 @@ def test_a_space_sees_what_a_job_wrote_to_the_bucket_and_survives_a_stop(
     # Workspace does not exist yet, and a slow run reads it once before (404, then retried)
     watch.allow_error("status of 404")
     _feature_on(cloud, cloud_token)
-    sign_in(page, cloud_token, f"/clusters/{CLUSTER}/new-space")
+    # an admin's template for first notebooks, made on the Templates page; never
+    # idle-stopped: the sandbox's clock runs ten virtual minutes a second
+    sign_in(page, cloud_token, f"/clusters/{CLUSTER}/spaces")
+    page.get_by_role("button", name="Templates").click()
+    expect(page.get_by_text("No templates: spaces get podplane's defaults.")).to_be_visible()
+    page.get_by_role("button", name="New template").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_label("Template name").fill("starter")
+    dialog.get_by_label("Default memory").fill("2Gi")
+    dialog.get_by_label("Max CPU").fill("2")
+    dialog.get_by_label("Idle stop (minutes, 0 never)").fill("0")
+    with page.expect_request(lambda r: r.method == "PUT") as put:
+        dialog.get_by_role("button", name="Save template").click()
+    assert put.value.post_data_json == {"memory": "2Gi", "max_cpu": "2", "idle_minutes": 0}
+    row = page.get_by_role("row", name=re.compile("starter"))
+    expect(row).to_contain_text("2Gi (max 16Gi)")
+    expect(row).to_contain_text("never")
+    shot(page, "spaces-templates")
+
+    page.goto(f"{cloud.url}/clusters/{CLUSTER}/new-space")
     page.get_by_label("Space name").fill(SPACE)
-    # never idle-stopped: the sandbox's clock runs ten virtual minutes a second
-    page.get_by_label("Idle stop (minutes)").fill("0")
+    page.get_by_role("button", name=re.compile("^Template")).click()
+    page.get_by_role("option").filter(has_text="starter").first.click()
+    expect(page.get_by_label("Memory", exact=True)).to_have_attribute("placeholder", "2Gi")
+    expect(page.get_by_label("CPU", exact=True)).to_have_accessible_description(
+        re.compile("At most 2"))
     with page.expect_request(lambda r: r.method == "POST" and r.url.endswith(SPACES)) as req:
         page.get_by_role("button", name="Create space").click()
-    assert req.value.post_data_json == {"name": SPACE, "idle_minutes": 0}
+    assert req.value.post_data_json == {"name": SPACE, "template": "starter"}
     expect(page).to_have_url(re.compile(f"/clusters/{CLUSTER}/spaces/{SPACE}\\?op=op-"))
     _follow(page)
     expect(page.get_by_test_id("space-state")).to_have_text("Running", timeout=30_000)
-    expect(page.get_by_test_id("space-resources")).to_have_text("1 CPU, 4Gi")
+    expect(page.get_by_test_id("space-resources")).to_have_text("1 CPU, 2Gi")
+    expect(page.get_by_test_id("space-template")).to_have_text("starter")
     for mount in ("/home/sagemaker-user", "/data", "/models", "/outputs"):
         expect(page.get_by_role("rowheader", name=mount, exact=True)).to_be_visible()
     shot(page, "spaces-detail-running")

@@ -9,13 +9,14 @@ from typing import Any
 import pytest
 
 from podplane.bootstrap import build_app
-from podplane.cli import clusters, diagnose, groups, operations
+from podplane.cli import clusters, diagnose, groups, operations, spaces
 from podplane.cli.table import Command
 from podplane.domain.instance_groups import CapacityType
 from podplane.settings import Settings
 
 ROWS = [*clusters.COMMANDS, *groups.GROUP_COMMANDS, *groups.NODE_COMMANDS,
-        *operations.COMMANDS, *diagnose.COMMANDS]
+        *operations.COMMANDS, *diagnose.COMMANDS, *spaces.COMMANDS,
+        *spaces.TEMPLATE_COMMANDS]
 
 
 @pytest.fixture(scope="module")
@@ -90,3 +91,13 @@ def test_rows_build_the_requests_the_commands_always_sent() -> None:
     nodes = _row(groups.NODE_COMMANDS, "list").request({"cluster": "gpu", "group": "workers"})
     assert nodes == ("GET", "/api/v1/clusters/gpu/nodes",
                      {"params": {"instance_group": "workers"}})
+
+
+def test_a_template_row_sends_only_what_was_given() -> None:
+    put = _row(spaces.TEMPLATE_COMMANDS, "set").request(
+        {"cluster": "gpu", "name": "lab", "images": ["r/lab:1"], "cpu": None,
+         "max_cpu": "2", "memory": None, "max_memory": None, "max_gpus": 1,
+         "storage_gib": None, "max_storage_gib": None, "idle_minutes": 0, "dry_run": False})
+    assert put == ("PUT", "/api/v1/clusters/gpu/space-templates/lab", {"json": {
+        "images": ["r/lab:1"], "max_cpu": "2", "max_gpus": 1, "idle_minutes": 0,
+        "dry_run": False}})

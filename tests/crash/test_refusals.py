@@ -45,6 +45,8 @@ EP, EP_INVOKE = "/api/v1/clusters/{cluster}/endpoints/{name}", \
 NCCL = "/api/v1/clusters/{cluster}/diagnostics/nccl"
 SPACES, SPACE = f"/api/v1/clusters/{CLUSTER}/spaces", "/api/v1/clusters/{cluster}/spaces/{name}"
 SPACE_ROUTES = "/api/v1/clusters/{cluster}/spaces"
+TPL, TPLS = "/api/v1/clusters/{cluster}/space-templates/{name}", \
+    f"/api/v1/clusters/{CLUSTER}/space-templates"
 POOLS, POOL = f"/api/v1/clusters/{CLUSTER}/pools", "/api/v1/clusters/{cluster}/pools/{name}"
 POOL_BODY = {"name": "p1", "instance_group": FIRST_GROUP, "model": "Qwen/Qwen2.5-0.5B-Instruct"}
 NCCL_BODY = {"nodes": ["i-0123456789abcdef0", "i-0123456789abcdef1"]}
@@ -242,6 +244,12 @@ REFUSALS = [
     R("DELETE", SPACE, "403 role", 403, path=f"{SPACES}/s1", role="viewer"),
     R("POST", SPACE + "/open", "404 space", 404, path=f"{SPACES}/s1/open"),
     R("POST", SPACE + "/open", "403 role", 403, path=f"{SPACES}/s1/open", role="viewer"),
+    R("PUT", TPL, "409 spaces off", 409, path=f"{TPLS}/t1", body={}),
+    R("PUT", TPL, "422 max_gpus", 422, path=f"{TPLS}/t1", body={"max_gpus": 99}),
+    R("PUT", TPL, "422 another name", 422, path=f"{TPLS}/t1", body={"name": "t2"}),
+    R("PUT", TPL, "403 role", 403, path=f"{TPLS}/t1", body={}, role="operator"),
+    R("DELETE", TPL, "409 spaces off", 409, path=f"{TPLS}/t1"),
+    R("DELETE", TPL, "403 role", 403, path=f"{TPLS}/t1", role="operator"),
     R("PATCH", EP, "404 endpoint", 404, path=f"{ENDPOINTS}/e1", body={"replicas": 2}),
     R("PATCH", EP, "422 replicas", 422, path=f"{ENDPOINTS}/e1", body={"replicas": -1}),
     R("PATCH", EP, "403 role", 403, path=f"{ENDPOINTS}/e1", body={"replicas": 2},

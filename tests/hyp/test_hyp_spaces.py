@@ -49,3 +49,25 @@ async def test_hyp_and_podplane_see_each_others_spaces(podplane_cluster: Stack,
     async with stack.client("viewer") as api:
         ours = (await api.get(f"{SPACES}/ours")).json()
         assert (ours["desired"], ours["state"]) == ("Stopped", "Stopped"), ours
+
+    # templates both ways: podplane's is hyp's to list, hyp's is podplane's to list and use
+    async with stack.client("admin") as api:
+        r = await api.put(f"/api/v1/clusters/{C}/space-templates/lab", json={"max_cpu": "2"})
+        assert r.status_code == 200, r.text
+    names = {t["metadata"]["name"] for t in hyp.json("list", "hyp-space-template", "-o",
+                                                       "json")}
+    assert "lab" in names, names
+    image = "public.ecr.aws/sagemaker/sagemaker-distribution:3.2.0-cpu"
+    (hyp.home / "tpl.yaml").write_text(
+        "apiVersion: workspace.jupyter.org/v1alpha1\nkind: WorkspaceTemplate\n"
+        "metadata:\n  name: hyp-lab\n  namespace: default\n"
+        f"spec:\n  displayName: Hyp lab\n  defaultImage: {image}\n"
+        "  resourceBounds:\n    resources:\n      cpu: {min: '0', max: '1'}\n")
+    hyp.run("create", "hyp-space-template", "--file", "tpl.yaml")
+    async with stack.client("operator") as api:
+        listed = {t["name"]: t for t in (await api.get(
+            f"/api/v1/clusters/{C}/space-templates")).json()}
+        assert (listed["hyp-lab"]["made_by"], listed["hyp-lab"]["max_cpu"]) == ("other", "1")
+        r = await api.post(SPACES, json={"name": "bounded", "template": "hyp-lab",
+                                         "cpu": "2"})
+        assert r.status_code == 422 and r.json()["field"] == "cpu", r.text

@@ -108,6 +108,9 @@ ROUTES: dict[tuple[str, str], Role | None] = {
     ("GET", "/api/v1/clusters/{cluster}/spaces/{name}/logs"): V,
     ("GET", "/api/v1/clusters/{cluster}/spaces/{name}/files"): O,  # runs as the space
     ("POST", "/api/v1/clusters/{cluster}/spaces/{name}/open"): O,
+    ("GET", "/api/v1/clusters/{cluster}/space-templates"): V,
+    ("PUT", "/api/v1/clusters/{cluster}/space-templates/{name}"): A,
+    ("DELETE", "/api/v1/clusters/{cluster}/space-templates/{name}"): A,
     ("GET", "/api/v1/clusters/{cluster}/pools"): V,
     ("POST", "/api/v1/clusters/{cluster}/pools"): O,
     ("GET", "/api/v1/clusters/{cluster}/pools/{name}"): V,
@@ -143,7 +146,7 @@ TOOL_ROLES: dict[str, Role] = {
     "endpoint_create": O, "endpoint_list": V, "endpoint_get": V, "endpoint_scale": O,
     "endpoint_delete": A, "endpoint_invoke": O, "endpoint_logs": V, "endpoint_update": O,
     "space_create": O, "space_list": V, "space_get": V, "space_set": O, "space_delete": O,
-    "space_files": O, "space_logs": V,
+    "space_files": O, "space_logs": V, "space_template_list": V, "space_template_set": A,
     "pool_scale": O, "pool_assign": O, "model_download": O, "model_list": V,
     "feature_list": V, "feature_get": V, "feature_plan": V, "feature_set": O,
 }

@@ -416,6 +416,52 @@ async def test_a_template_fills_defaults_and_bounds_what_it_allows(world: Stack)
     assert "exceeds maximum 50Gi" in message
 
 
+async def test_a_template_bounds_resources_and_refuses_bounds_it_cannot_meet(
+        world: Stack) -> None:
+    install_spaces(world)
+    image = "public.ecr.aws/sagemaker/sagemaker-distribution:latest-cpu"
+
+    def template(name: str, cpu_min: str) -> dict[str, Any]:
+        return {"apiVersion": f"{GROUP}/{VERSION}", "kind": "WorkspaceTemplate",
+                "metadata": {"name": name},
+                "spec": {"displayName": name, "defaultImage": image, "defaultVolumes": [
+                    {"name": "data", "persistentVolumeClaimName": "space-data",
+                     "mountPath": "/data"}], "resourceBounds": {
+                    "resources": {"cpu": {"min": cpu_min, "max": "2"},
+                                  "memory": {"min": "1Gi", "max": "8Gi"}}}}}
+
+    def space(name: str, requests: dict[str, str], limits: dict[str, str]) -> dict[str, Any]:
+        return {"apiVersion": f"{GROUP}/{VERSION}", "kind": "Workspace",
+                "metadata": {"name": name},
+                "spec": {"displayName": name, "templateRef": {"name": "small"},
+                         "resources": {"requests": requests, "limits": limits}}}
+
+    with api(world) as c:
+        objs = k8s.CustomObjectsApi(c)
+        with pytest.raises(k8s.ApiException) as impossible:
+            objs.create_namespaced_custom_object(GROUP, VERSION, "default",
+                                                 "workspacetemplates", template("odd", "4"))
+        objs.create_namespaced_custom_object(GROUP, VERSION, "default", "workspacetemplates",
+                                             template("small", "500m"))
+        ivy = objs.create_namespaced_custom_object(GROUP, VERSION, "default", "workspaces",
+                                                   space("ivy", {"cpu": "1", "memory": "2Gi"},
+                                                         {"memory": "2Gi"}))
+        with pytest.raises(k8s.ApiException) as refused:
+            objs.create_namespaced_custom_object(GROUP, VERSION, "default", "workspaces", space(
+                "jack", {"cpu": "4", "memory": "2Gi"}, {"memory": "1Gi"}))
+    assert [v["mountPath"] for v in ivy["spec"]["volumes"]] == ["/data"]   # the default mounts
+    assert impossible.value.status == 403
+    assert json.loads(impossible.value.body)["message"] == (
+        'admission webhook "vworkspacetemplate-v1alpha1.kb.io" denied the request: '
+        'resourceBounds for "cpu" has min 4 greater than max 2: no value can satisfy these '
+        'bounds (template "odd")')
+    assert refused.value.status == 403
+    assert json.loads(refused.value.body)["message"] == (
+        'admission webhook "vworkspace-v1alpha1.kb.io" denied the request: workspace violates '
+        "template 'small' constraints: 2 violations: Memory limit must be greater than or "
+        "equal to memory request; cpu request 4 exceeds maximum 2 allowed by template 'small'")
+
+
 async def test_without_its_webhook_running_workspaces_are_refused(world: Stack) -> None:
     install_spaces(world)
     with api(world) as c:

@@ -5,14 +5,16 @@ from __future__ import annotations
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from podplane.domain.spaces import passes, render, views
+from podplane.domain.errors import InvalidInput
+from podplane.domain.spaces import passes, render, templates, views
 from podplane.domain.spaces.requests import SpaceRequest
 
 REQUEST = TypeAdapter(SpaceRequest)
 
 
 def _ws(**spec: object) -> dict[str, object]:
-    return render.workspace("c1", REQUEST.validate_python({"name": "nb", **spec}))
+    return render.workspace("c1", templates.choose(REQUEST.validate_python({"name": "nb",
+                                                                           **spec}), None))
 
 
 def test_a_first_space_mounts_home_and_the_bucket_at_the_jobs_paths() -> None:
@@ -116,3 +118,19 @@ def test_a_spaces_link_follows_the_public_url() -> None:
     public = SimpleNamespace(settings=Settings(public_url="https://pp.example.com",
                                                spaces_domain="spaces.example.com"))
     assert space_origin(public, "c1", "nb") == "https://nb.c1.spaces.example.com"  # type: ignore[arg-type]
+
+
+def test_a_template_fills_what_a_space_leaves_out_and_bounds_what_it_asks() -> None:
+    tpl = templates.view(templates.template(templates.TemplateRequest(
+        name="t", images=["r/lab:1"], memory="2Gi", max_cpu="2", max_gpus=1,
+        storage_gib=5, max_storage_gib=10, idle_minutes=0)))
+    chosen = templates.choose(REQUEST.validate_python({"name": "nb", "template": "t"}), tpl)
+    assert (chosen.image, chosen.cpu, chosen.memory, chosen.storage_gib,
+            chosen.idle_minutes) == ("r/lab:1", "1", "2Gi", 5, 0)
+    ws = render.workspace("c1", chosen)
+    assert ws["spec"]["templateRef"] == {"name": "t"} and "idleShutdown" not in ws["spec"]
+    for asked, field in (({"cpu": "2500m"}, "cpu"), ({"gpus": 2}, "gpus"),
+                         ({"image": "r/other:1"}, "image")):
+        with pytest.raises(InvalidInput) as refused:
+            templates.choose(REQUEST.validate_python({"name": "nb", **asked}), tpl)
+        assert refused.value.extra["field"] == field

@@ -225,6 +225,65 @@ async def test_open_in_the_browser_on_the_spaces_own_origin(cluster: tuple[Stack
         assert r.status_code == 403, r.text
 
 
+async def test_a_template_bounds_and_fills_a_space_before_anything_is_written(
+        cluster: tuple[Stack, str]) -> None:
+    """An admin's template: everyone lists it; a space outside its bounds is refused naming
+    the field and the bound, with nothing written; a space asking for nothing gets its
+    defaults and is admitted by the operator's webhook; a template in use stays."""
+    stack, _ = cluster
+    await _spaces_on(stack)
+    small = {"memory": "2Gi", "max_cpu": "2", "max_memory": "8Gi", "storage_gib": 5,
+             "max_storage_gib": 10, "idle_minutes": 30}
+    async with stack.client("operator") as api:
+        r = await api.put(f"{API}/space-templates/small", json=small)
+        assert r.status_code == 403, r.text
+    async with stack.client("admin") as admin:
+        bad = await admin.put(f"{API}/space-templates/odd", json={**small, "cpu": "4"})
+        assert bad.status_code == 422 and bad.json()["field"] == "cpu", bad.text
+        made = await admin.put(f"{API}/space-templates/small", json=small)
+        assert made.status_code == 200 and made.json()["changed"] is True, made.text
+        again = await admin.put(f"{API}/space-templates/small", json=small)
+        assert again.json()["changed"] is False, again.text
+    async with stack.client("viewer") as viewer:
+        [seen] = (await viewer.get(f"{API}/space-templates")).json()
+    assert (seen["name"], seen["max_cpu"], seen["memory"], seen["storage_gib"],
+            seen["idle_minutes"], seen["made_by"]) == ("small", "2", "2Gi", 5, 30, "podplane")
+    assert seen["images"][0].endswith("-cpu")
+
+    async with stack.client("operator") as api:
+        for extra, field, words in (({"cpu": "4"}, "cpu", "maximum 2"),
+                                    ({"storage_gib": 50}, "storage_gib", "maximum 10"),
+                                    ({"image": "docker.io/library/python:3.12"}, "image",
+                                     "not allowed")):
+            r = await api.post(SPACES, json={"name": "tp", "template": "small", **extra})
+            assert r.status_code == 422 and r.json()["field"] == field, r.text
+            assert words in r.json()["detail"], r.text
+        missing = await api.post(SPACES, json={"name": "tp", "template": "nope"})
+        assert missing.status_code == 404, missing.text
+        assert store(stack).find("workspace.jupyter.org/workspaces", "default", "tp") is None
+        assert store(stack).find("secrets", "default", render.token_secret("tp")) is None
+        assert store(stack).find("persistentvolumeclaims", "default", "space-tp-home") is None
+
+        await _done(stack, await api.post(SPACES, json={"name": "tp", "template": "small"}))
+        space = (await api.get(f"{SPACES}/tp")).json()
+    assert (space["template"], space["memory"], space["storage"], space["idle_minutes"]) == (
+        "small", "2Gi", "5Gi", 30), space
+    async with stack.client("admin") as admin:
+        used = await admin.delete(f"{API}/space-templates/small")
+        assert used.status_code == 409 and "tp" in used.json()["detail"], used.text
+        gone = await admin.delete(f"{API}/space-templates/odd")
+        assert gone.status_code == 200 and gone.json()["changed"] is False, gone.text
+    async with mcp_client(stack.app, stack.tokens["admin"]) as mcp:
+        made = await mcp.call_tool("space_template_set", {
+            "cluster": CLUSTER, "name": "gpu-lab", "max_gpus": 1})
+        listed = await mcp.call_tool("space_template_list", {"cluster": CLUSTER})
+        dropped = await mcp.call_tool("space_template_set", {
+            "cluster": CLUSTER, "name": "gpu-lab", "delete": True})
+    assert structured(made)["result"]["changed"] is True
+    assert [t["name"] for t in structured(listed)["result"]] == ["gpu-lab", "small"]
+    assert structured(dropped)["result"]["plan"]["action"] == "delete"
+
+
 async def _space_session(stack: Stack, name: str, token_name: str) -> str:
     """A browser's session cookie for the space, from a link opened with a new operator
     token named `token_name`."""

@@ -23,8 +23,10 @@ const rules = {
 };
 // The space form's defaults and bounds: the request model's own (domain/spaces/requests.py).
 const space = schemas.SpaceIn.properties;
+// An optional field (`int | None`) keeps its bounds inside its anyOf.
+const own = (p, key) => p[key] ?? (key === "default" ? undefined : (p.anyOf ?? []).find((s) => s[key] !== undefined)?.[key]);
 const pick = (key) =>
-  Object.fromEntries(Object.entries(space).filter(([, p]) => p[key] !== undefined).map(([k, p]) => [k, p[key]]));
+  Object.fromEntries(Object.entries(space).filter(([, p]) => own(p, key) !== undefined && own(p, key) !== null).map(([k, p]) => [k, own(p, key)]));
 const spaceIn = { default: pick("default"), minimum: pick("minimum"), maximum: pick("maximum"), maxLength: pick("maxLength") };
 const lines = Object.entries(rules).map(([k, v]) => `  ${k}: new RegExp(${JSON.stringify(v)}),`);
 writeFileSync("src/api/generated/rules.ts",

@@ -45,7 +45,9 @@ export type Action =
   | "space.create"
   | "space.state"
   | "space.delete"
-  | "space.delete_home";
+  | "space.delete_home"
+  | "space_template.list"
+  | "space_template.set";
 
 export const NEEDS: Record<Action, Role> = {
   "token.list": "admin",
@@ -95,6 +97,8 @@ export const NEEDS: Record<Action, Role> = {
   "space.delete": "operator",
   // delete_home=true destroys the files in the home volume.
   "space.delete_home": "admin",
+  "space_template.list": "viewer",
+  "space_template.set": "admin",
 };
 
 export function allows(role: string, action: Action): boolean {

@@ -29,6 +29,7 @@ from podplane.api.routers import (
     operations,
     pools,
     session,
+    space_templates,
     spaces,
     tokens,
 )
@@ -40,7 +41,7 @@ API_ROUTERS = [health.router, session.router, tokens.router, audit.router, opera
                clusters.router, inspect.router, instance_groups.router, nodes.router,
                doctor.router, jobs.router, features.router, diagnostics.router,
                endpoints.router, diagnostics_nccl.router, pools.router,
-               models.router, spaces.router]
+               models.router, spaces.router, space_templates.router]
 
 
 def create_app(state: AppState, lifespan: Lifespan | None = None) -> FastAPI:

@@ -49,13 +49,19 @@ COMMANDS = (
                 Arg("group", Annotated[str | None, typer.Option("--group", help=(
                     "Instance group (required with --gpus)."))], None, to="body",
                     key="instance_group"),
-                Arg("cpu", Annotated[str, typer.Option("--cpu")], "1", to="body"),
-                Arg("memory", Annotated[str, typer.Option("--memory")], "4Gi", to="body"),
+                Arg("template", Annotated[str | None, typer.Option("--template", help=(
+                    "Its defaults fill what is not given; its bounds apply."))], None,
+                    to="body"),
+                Arg("image", Annotated[str | None, typer.Option("--image")], None, to="body"),
+                # unset: the template's default, else 1 CPU, 4Gi, 20 GiB, 60 minutes
+                Arg("cpu", Annotated[str | None, typer.Option("--cpu")], None, to="body"),
+                Arg("memory", Annotated[str | None, typer.Option("--memory")], None,
+                    to="body"),
                 Arg("gpus", Annotated[int, typer.Option("--gpus", min=0)], 0, to="body"),
-                Arg("storage", Annotated[int, typer.Option("--storage-gib", min=1)], 20,
-                    to="body", key="storage_gib"),
-                Arg("idle", Annotated[int, typer.Option("--idle-minutes", min=0, help=(
-                    "Stop after this long idle; 0 never."))], 60, to="body",
+                Arg("storage", Annotated[int | None, typer.Option("--storage-gib", min=1)],
+                    None, to="body", key="storage_gib"),
+                Arg("idle", Annotated[int | None, typer.Option("--idle-minutes", min=0, help=(
+                    "Stop after this long idle; 0 never."))], None, to="body",
                     key="idle_minutes"),
                 DRY_BODY, WAIT), show=show_change),
     Command("get", "GET", SPACES + "/{name}", "A space with its mounts and pods.",
@@ -86,6 +92,48 @@ COMMANDS = (
 )
 
 
+TEMPLATES = "clusters/{cluster}/space-templates"
+TEMPLATE = Arg("name", Annotated[str, typer.Argument(help="The template's name.")])
+
+
+def _maybe(kind: Any, flag: str, key: str, help_text: str | None = None) -> Arg:
+    """An optional template field: unset, the server's default is kept."""
+    return Arg(key, Annotated[kind | None, typer.Option(flag, help=help_text)], None,
+               to="body")
+
+
+TEMPLATE_COMMANDS = (
+    Command("list", "GET", TEMPLATES, "Space templates (also those made with hyp).",
+            (CLUSTER,), show=table(
+                ("template", lambda t: t["name"]), ("default image", lambda t: (
+                    t["images"] or ["any"])[0]),
+                ("cpu", lambda t: f"{t['cpu'] or '-'} (max {t['max_cpu'] or '-'})"),
+                ("memory", lambda t: f"{t['memory'] or '-'} (max {t['max_memory'] or '-'})"),
+                ("gpus max", lambda t: t["max_gpus"] if t["max_gpus"] is not None else "-"),
+                ("made by", lambda t: t["made_by"]))),
+    Command("set", "PUT", TEMPLATES + "/{name}",
+            "Create or update a template as given (admin); unset fields take the defaults.", (
+                CLUSTER, TEMPLATE,
+                Arg("images", Annotated[list[str] | None, typer.Option(
+                    "--image", help="Allowed image (repeat); the first is the default.")],
+                    None, to="body"),
+                _maybe(str, "--cpu", "cpu"), _maybe(str, "--max-cpu", "max_cpu"),
+                _maybe(str, "--memory", "memory"), _maybe(str, "--max-memory", "max_memory"),
+                _maybe(int, "--max-gpus", "max_gpus"),
+                _maybe(int, "--storage-gib", "storage_gib"),
+                _maybe(int, "--max-storage-gib", "max_storage_gib"),
+                _maybe(int, "--idle-minutes", "idle_minutes", "0 never."),
+                DRY_BODY), show=show_change),
+    Command("delete", "DELETE", TEMPLATES + "/{name}",
+            "Delete a template (admin); refused while spaces use it.",
+            (CLUSTER, TEMPLATE, DRY_QUERY), show=show_change),
+)
+
+
 def install(app: typer.Typer) -> None:
-    app.add_typer(mount(typer.Typer(no_args_is_help=True, help="Dev spaces: notebooks next "
-                                    "to the cluster's data."), COMMANDS), name="space")
+    space = mount(typer.Typer(no_args_is_help=True, help="Dev spaces: notebooks next to the "
+                              "cluster's data."), COMMANDS)
+    space.add_typer(mount(typer.Typer(no_args_is_help=True, help="Templates an admin "
+                                      "defines and spaces pick from."), TEMPLATE_COMMANDS),
+                    name="template")
+    app.add_typer(space, name="space")

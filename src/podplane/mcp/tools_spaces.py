@@ -7,14 +7,16 @@ from __future__ import annotations
 
 from podplane.domain.names import DNS_LABEL_PATTERN
 from podplane.domain.spaces.requests import SPACE_NAME_MAX, SpaceRequest
+from podplane.domain.spaces.templates import TemplateRequest
 from podplane.mcp.tool import CLUSTER, DRY_RUN, NEXT_CURSOR, Tool, boolean, fields_of, integer, text
 from podplane.services import pod_logs
-from podplane.services.spaces import access, logs
+from podplane.services.spaces import access, logs, templates
 from podplane.services.spaces import service as spaces
 
 NAME = text("Space.", required=True, pattern=DNS_LABEL_PATTERN, minLength=1,
             maxLength=SPACE_NAME_MAX)
 SPACES = "/api/v1/clusters/{cluster}/spaces"
+TEMPLATES = "/api/v1/clusters/{cluster}/space-templates"
 
 TOOLS: tuple[Tool, ...] = (
     Tool("space_create", "POST", SPACES, spaces.create_space,
@@ -44,4 +46,9 @@ TOOLS: tuple[Tool, ...] = (
          {"cluster": CLUSTER, "name": NAME,
           "tail": integer("Last N lines.", minimum=1, maximum=pod_logs.MAX_LINES_PER_POD),
           "cursor": integer(NEXT_CURSOR, minimum=0, maximum=10**7)}),
+    Tool("space_template_list", "GET", TEMPLATES, templates.list_templates,
+         "List space templates: images, defaults, bounds.", {"cluster": CLUSTER}),
+    Tool("space_template_set", "PUT", TEMPLATES + "/{name}", templates.set_template,
+         "Create, update or delete a space template (admin).",
+         {"cluster": CLUSTER, **fields_of(TemplateRequest)}, returns_operation=False),
 )

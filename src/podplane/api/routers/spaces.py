@@ -55,6 +55,7 @@ class SpaceStateIn(BaseModel):
 class SpacePlanOut(BaseModel):
     space: str
     image: str | None = None
+    template: str | None = None
     instance_group: str | None = None
     gpus: int | None = None
     gpus_free: int | None = None

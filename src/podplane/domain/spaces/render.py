@@ -18,7 +18,7 @@ from typing import Any
 
 from podplane.domain.features import spaces as feature
 from podplane.domain.jobs.kinds import GROUP_LABEL, HEALTH_LABEL, MANAGED_BY
-from podplane.domain.spaces.requests import SpaceRequest
+from podplane.domain.spaces.requests import SpaceChoice
 
 Manifest = dict[str, Any]
 API_VERSION, KIND = "workspace.jupyter.org/v1alpha1", "Workspace"
@@ -68,11 +68,11 @@ def secret(name: str, token: str) -> Manifest:
             "stringData": {TOKEN_KEY: token}}
 
 
-def workspace(cluster: str, request: SpaceRequest) -> Manifest:
+def workspace(cluster: str, request: SpaceChoice) -> Manifest:
     labels = {MANAGED_BY: "podplane"}
     spec: Manifest = {
-        "displayName": request.display_name or request.name,
-        "image": IMAGE.format(kind="gpu" if request.gpus else "cpu"),
+        "displayName": request.display_name,
+        "image": request.image,
         "desiredStatus": "Running",
         # Public: anyone the cluster's RBAC lets list Workspaces sees it (hyp list shows only
         # the caller's own and Public ones); podplane's roles decide who changes it here.
@@ -87,6 +87,9 @@ def workspace(cluster: str, request: SpaceRequest) -> Manifest:
             "name": token_secret(request.name), "key": TOKEN_KEY}}}],
         "affinity": _affinity(request.instance_group),
     }
+    if request.template:
+        # the operator's webhook bounds it too, and hyp shows which template it came from
+        spec["templateRef"] = {"name": request.template}
     if request.idle_minutes:
         spec["idleShutdown"] = idle_shutdown(cluster, request.name, request.idle_minutes)
     annotations = {HOME_ANNOTATION: f"{request.storage_gib}Gi"}
@@ -112,7 +115,7 @@ def _args(cluster: str, name: str) -> list[str]:
             f"--ServerApp.preferred_dir={HOME}"]
 
 
-def _resources(request: SpaceRequest) -> Manifest:
+def _resources(request: SpaceChoice) -> Manifest:
     requests: Manifest = {"cpu": request.cpu, "memory": request.memory}
     limits: Manifest = {"memory": request.memory}
     if request.gpus:

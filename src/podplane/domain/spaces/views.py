@@ -45,6 +45,7 @@ class SpaceView:
     console_path: str     # the space's page in podplane's console
     created_by: str | None
     made_by: str          # podplane | other (made with hyp or kubectl)
+    template: str | None = None   # the WorkspaceTemplate it was made from
     mounts: list[Mount] = field(default_factory=list)
     pods: list[SpacePod] = field(default_factory=list)
 
@@ -93,6 +94,7 @@ def view(cluster: str, ws: Obj, pods: list[Obj]) -> SpaceView:
         created_by=(meta.get("annotations") or {}).get(CREATED_BY),
         made_by="podplane" if (meta.get("labels") or {}).get(MANAGED_BY) == "podplane"
         else "other",
+        template=(spec.get("templateRef") or {}).get("name"),
         mounts=_mounts(spec), pods=[_pod(p) for p in pods])
 
 

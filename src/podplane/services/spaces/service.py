@@ -9,6 +9,7 @@ from typing import Any
 from podplane.domain.effects import Effect
 from podplane.domain.errors import InvalidInput
 from podplane.domain.spaces import render, views
+from podplane.domain.spaces import templates as tp
 from podplane.domain.spaces.requests import Desired, SpaceRequest
 from podplane.domain.spaces.views import SpaceView
 from podplane.services import scope
@@ -19,6 +20,7 @@ from podplane.services.mutation import Outcome, key_used, replay, start, unchang
 from podplane.services.registry import escalate_to_admin, service
 from podplane.services.scope import kube_of
 from podplane.services.spaces import cluster as sc
+from podplane.services.spaces import templates
 from podplane.services.spaces.errors import SpaceExists
 from podplane.services.spaces.workflows import CREATE, DELETE, STATE
 
@@ -49,23 +51,28 @@ async def get_space(ctx: Ctx, cluster: str, name: str) -> SpaceView:
 async def create_space(ctx: Ctx, cluster: str, request: SpaceRequest, *,
                        idempotency_key: str | None = None) -> Outcome:
     ref, kube = await kube_of(ctx, cluster)
-    manifest = render.workspace(cluster, request)
     body = {k: v for k, v in asdict(request).items() if k != "dry_run"}
-    params: Shape = {"cluster_ref": ref.params(), "space": request.name, "request": body,
-                     "manifest": manifest}
-    if await key_used(ctx, idempotency_key):
+    params: Shape = {"cluster_ref": ref.params(), "space": request.name, "request": body}
+    if await key_used(ctx, idempotency_key):   # the stored params hold what was derived
         return await replay(ctx, CREATE, target(cluster, request.name), params,
                             idempotency_key)
     await sc.require_feature(ctx, cluster)
-    if request.gpus and not request.instance_group:
+    # the template's defaults and bounds, checked before anything is written (422 naming the
+    # field and the bound, as the operator's webhook would refuse it with a 403)
+    template = await templates.find(kube, cluster, request.template) \
+        if request.template else None
+    chosen = tp.choose(request, template)
+    manifest = render.workspace(cluster, chosen)
+    params |= {"manifest": manifest, "home_gib": chosen.storage_gib}
+    if chosen.gpus and not chosen.instance_group:
         raise InvalidInput("A space with GPUs names its instance group.",
                            field="instance_group")
-    if request.instance_group:
+    if chosen.instance_group:
         described = await scope.describe(cloud_of(ctx.app).aws.hyperpod, ref)
-        scope.chosen_group(described, cluster, request.instance_group)   # 404/422 naming it
-    plan: Shape = {"space": request.name, "image": manifest["spec"]["image"],
-                   "instance_group": request.instance_group, "gpus": request.gpus,
-                   "home": f"{request.storage_gib}Gi at {render.HOME}",
+        scope.chosen_group(described, cluster, chosen.instance_group)   # 404/422 naming it
+    plan: Shape = {"space": request.name, "image": chosen.image, "template": chosen.template,
+                   "instance_group": chosen.instance_group, "gpus": chosen.gpus,
+                   "home": f"{chosen.storage_gib}Gi at {render.HOME}",
                    "mounts": [render.HOME, *render.SHARED_CLAIMS],
                    "console_path": render.console_path(cluster, request.name),
                    "manifest": manifest}

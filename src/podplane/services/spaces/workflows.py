@@ -63,7 +63,9 @@ class SpaceSteps:
         if await kube.get("v1", "PersistentVolumeClaim", claim, render.NAMESPACE):
             return {"home": claim, "made": False}
         await ctx.phase("claiming")
-        await kube.apply(render.home_claim(name, int(ctx.params["request"]["storage_gib"])))
+        # home_gib: the size chosen with the template; older operations held it in the request
+        gib = ctx.params.get("home_gib") or ctx.params["request"]["storage_gib"]
+        await kube.apply(render.home_claim(name, int(gib)))
         ctx.crash_point("after_call")
         return {"home": claim, "made": True}
 

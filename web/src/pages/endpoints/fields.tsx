@@ -52,14 +52,15 @@ interface NumberProps {
   label: string;
   description?: string;
   value: string;
+  placeholder?: string;
   onChange: (value: string) => void;
   errorText?: string;
 }
 
-export function NumberField({ label, description, value, onChange, errorText }: NumberProps) {
+export function NumberField({ label, description, value, placeholder, onChange, errorText }: NumberProps) {
   return (
     <FormField label={label} description={description} errorText={errorText}>
-      <Input ariaLabel={label} type="number" value={value} onChange={(e) => onChange(e.detail.value)} />
+      <Input ariaLabel={label} type="number" value={value} placeholder={placeholder} onChange={(e) => onChange(e.detail.value)} />
     </FormField>
   );
 }

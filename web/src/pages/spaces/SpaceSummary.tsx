@@ -1,5 +1,5 @@
-// A space's summary (state and why, what it asks of its node, its home and idle stop, who made
-// it) and where its volumes are mounted.
+// A space's summary (state and why, what it asks of its node, its home and idle stop, the
+// template it was made from, who made it) and where its volumes are mounted.
 import Box from "@cloudscape-design/components/box";
 import Container from "@cloudscape-design/components/container";
 import Header from "@cloudscape-design/components/header";
@@ -23,6 +23,7 @@ export function SpaceSummary({ s }: { s: Space }) {
           { label: "Idle stop", value: s.idle_minutes ? `after ${s.idle_minutes} min` : "never" },
           { label: "App", value: s.app },
           { label: "Image", value: s.image || "-" },
+          { label: "Template", value: <span data-testid="space-template">{s.template ?? "none"}</span> },
           { label: "Made by", value: s.made_by === "podplane" ? `podplane (${s.created_by ?? "-"})` : "other (hyp, kubectl)" },
         ]}
       />

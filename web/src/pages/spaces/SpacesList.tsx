@@ -4,6 +4,7 @@ import Box from "@cloudscape-design/components/box";
 import Button from "@cloudscape-design/components/button";
 import Header from "@cloudscape-design/components/header";
 import Link from "@cloudscape-design/components/link";
+import SpaceBetween from "@cloudscape-design/components/space-between";
 import Table from "@cloudscape-design/components/table";
 import { useQuery } from "@tanstack/react-query";
 import { api, unwrap } from "../../api/client";
@@ -12,7 +13,7 @@ import { deniedReason } from "../../permissions";
 import { followHandler, navigate } from "../../router";
 import type { PageProps } from "../../routes";
 import { usePrincipal } from "../../session";
-import { MOVING, newSpacePath, resourcesText, spacePath, spacesKey } from "./model";
+import { MOVING, newSpacePath, resourcesText, spacePath, spacesKey, templatesPath } from "./model";
 import { SpaceState } from "./SpaceState";
 
 export default function SpacesList({ params }: PageProps) {
@@ -39,9 +40,12 @@ export default function SpacesList({ params }: PageProps) {
             counter={`(${items.length})`}
             description={`JupyterLab on ${cluster}, with a home volume and the cluster bucket at /data, /models and /outputs.`}
             actions={
-              <Button variant="primary" disabled={Boolean(denied)} disabledReason={denied} onClick={() => navigate(newSpacePath(cluster))}>
-                New space
-              </Button>
+              <SpaceBetween direction="horizontal" size="xs">
+                <Button onClick={() => navigate(templatesPath(cluster))}>Templates</Button>
+                <Button variant="primary" disabled={Boolean(denied)} disabledReason={denied} onClick={() => navigate(newSpacePath(cluster))}>
+                  New space
+                </Button>
+              </SpaceBetween>
             }
           >
             Spaces
@@ -62,6 +66,7 @@ export default function SpacesList({ params }: PageProps) {
           { id: "resources", header: "Resources", cell: (s) => resourcesText(s) },
           { id: "group", header: "Instance group", cell: (s) => s.instance_group ?? "any" },
           { id: "home", header: "Home", cell: (s) => s.storage ?? "-" },
+          { id: "template", header: "Template", cell: (s) => s.template ?? "-" },
           { id: "made", header: "Made by", cell: (s) => (s.made_by === "podplane" ? (s.created_by ?? "podplane") : "other (hyp, kubectl)") },
         ]}
         empty={

@@ -6,6 +6,7 @@ import type { SpaceRequest } from "./model";
 export interface SpaceForm {
   name: string;
   group: string;
+  template: string;
   cpu: string;
   memory: string;
   gpus: string;
@@ -14,14 +15,17 @@ export interface SpaceForm {
 }
 
 const D = SPACE_IN.default;
+// CPU, memory, home and idle stop left empty take the template's defaults, else the server's
+// (1, 4Gi, 20 GiB, 60 minutes): the placeholders show which.
 export const EMPTY: SpaceForm = {
-  name: "", group: "", cpu: D.cpu, memory: D.memory,
-  gpus: String(D.gpus), storage: String(D.storage_gib), idle: String(D.idle_minutes),
+  name: "", group: "", template: "", cpu: "", memory: "",
+  gpus: String(D.gpus), storage: "", idle: "",
 };
 
 type Bounded = keyof typeof SPACE_IN.maximum;
 
 function whole(text: string, field: Bounded): string | undefined {
+  if (text.trim() === "" && field !== "gpus") return undefined;
   const n = Number(text);
   const [lo, hi] = [SPACE_IN.minimum[field], SPACE_IN.maximum[field]];
   return text.trim() !== "" && Number.isInteger(n) && n >= lo && n <= hi ? undefined : `A whole number from ${lo} to ${hi}.`;
@@ -34,22 +38,23 @@ export function problems(f: SpaceForm): Partial<Record<keyof SpaceRequest, strin
   const name = f.name.trim();
   if (name && !(RULES.spaceName.test(name) && name.length <= SPACE_IN.maxLength.name))
     out.name = `1-${SPACE_IN.maxLength.name} lowercase letters, digits or '-', starting and ending with a letter or digit.`;
-  if (!RULES.spaceCpu.test(f.cpu.trim())) out.cpu = "A CPU quantity: 2, 0.5 or 500m.";
-  if (!RULES.spaceMemory.test(f.memory.trim())) out.memory = "A memory quantity in Mi or Gi: 4Gi.";
+  if (f.cpu.trim() && !RULES.spaceCpu.test(f.cpu.trim())) out.cpu = "A CPU quantity: 2, 0.5 or 500m.";
+  if (f.memory.trim() && !RULES.spaceMemory.test(f.memory.trim())) out.memory = "A memory quantity in Mi or Gi: 4Gi.";
   out.gpus = whole(f.gpus, "gpus");
   out.storage_gib = whole(f.storage, "storage_gib");
   out.idle_minutes = whole(f.idle, "idle_minutes");
   return Object.fromEntries(Object.entries(out).filter(([, v]) => v)) as typeof out;
 }
 
-/** The create body: the name, and what differs from the request model's defaults. */
+/** The create body: the name, and only what was filled in (the rest: the template's). */
 export function spaceBody(f: SpaceForm): SpaceRequest {
   const body: SpaceRequest = { name: f.name.trim() };
   if (f.group) body.instance_group = f.group;
-  if (f.cpu.trim() !== D.cpu) body.cpu = f.cpu.trim();
-  if (f.memory.trim() !== D.memory) body.memory = f.memory.trim();
+  if (f.template) body.template = f.template;
+  if (f.cpu.trim()) body.cpu = f.cpu.trim();
+  if (f.memory.trim()) body.memory = f.memory.trim();
   if (Number(f.gpus) !== D.gpus) body.gpus = Number(f.gpus);
-  if (Number(f.storage) !== D.storage_gib) body.storage_gib = Number(f.storage);
-  if (Number(f.idle) !== D.idle_minutes) body.idle_minutes = Number(f.idle);
+  if (f.storage.trim()) body.storage_gib = Number(f.storage);
+  if (f.idle.trim()) body.idle_minutes = Number(f.idle);
   return body;
 }

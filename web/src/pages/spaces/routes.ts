@@ -27,6 +27,12 @@ export const SPACE_ROUTES: RouteDef[] = [
     contentType: "form",
   },
   {
+    pattern: "/clusters/:cluster/space-templates",
+    ...page(() => import("./SpaceTemplates")),
+    crumbs: (p) => [...crumbs(p.cluster), { text: "Templates", href: `/clusters/${p.cluster}/space-templates` }],
+    contentType: "table",
+  },
+  {
     pattern: "/clusters/:cluster/spaces/:space",
     ...page(() => import("./SpaceDetail")),
     crumbs: (p) => [...crumbs(p.cluster), { text: p.space, href: `/clusters/${p.cluster}/spaces/${p.space}` }],

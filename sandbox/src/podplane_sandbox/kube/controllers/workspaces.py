@@ -48,6 +48,8 @@ OWNED = ("apps/deployments", "services", "persistentvolumeclaims")
 
 def install(store: Any) -> None:
     store.admit.setdefault(WORKSPACES, []).append(workspace_webhook.admitter(store))
+    store.admit.setdefault(workspace_webhook.TEMPLATES, []).append(
+        workspace_webhook.template_admitter(store))
 
 
 class Workspaces(Controller):
