@@ -20,12 +20,12 @@ import yaml
 
 from podplane.domain.errors import InvalidInput
 from podplane.domain.jobs.recipes import RECIPES, recipe
-from podplane.domain.jobs.render import manifest_from
 from podplane.domain.jobs.scripts import SCRIPTS_DIR, config_map
 from podplane.services.jobs.scripts import files
 from podplane_sandbox.kube.image_contents import start_failure
 from tests.clusters.test_kubeflow_manifests import SHARED_CRDS
 from tests.hyp.conftest import HYP
+from tests.jobs.conftest import manifest_from
 
 HYP_PYTHON = str(Path(HYP).parent / "python")
 FACTS = {"bucket": "podplane-alpha-bucket", "gpus_per_node": 8, "efa_per_node": 32}
