@@ -240,6 +240,8 @@ def test_your_own_container_gets_a_recipe_jobs_mounts_placement_and_budget() -> 
     # your log lines are unknown: no start/hang pattern that could fail a healthy job
     assert "logMonitoringConfiguration" not in own("HyperPodPyTorchJob")["spec"]["runPolicy"]
     jsonschema.validate(own("PyTorchJob"), pytorchjob_schema())
+    quiet = _first_container(own("PyTorchJob", env={"NCCL_DEBUG": "WARN"}))["env"]
+    assert [e["value"] for e in quiet if e["name"] == "NCCL_DEBUG"] == ["WARN"]  # yours, once
 
 
 def test_your_own_command_runs_only_if_the_image_has_it() -> None:

@@ -188,19 +188,22 @@ def _text(value: Any) -> str:
 
 
 def _env(work: Workload, job: str, where: Placement) -> list[Manifest]:
-    """podplane's variables, then the recipe's launcher's or your own (later entries win:
-    the kubelet keeps the last value of a repeated name, kubelet_pods.go
-    `makeEnvironmentVariables`)."""
+    """podplane's variables (the MLflow feature's too), then the recipe launcher's, or yours:
+    a name you set replaces podplane's, so each name appears once (e.g. NCCL_DEBUG=WARN)."""
     env = [{"name": "PODPLANE_JOB", "value": job}]
     if work.recipe:
         env.append({"name": "PODPLANE_RECIPE", "value": work.recipe.name})
     env += [{"name": "CHECKPOINT_DIR", "value": "/checkpoints"},
             {"name": "OUTPUT_DIR", "value": "/outputs"},
             {"name": "NCCL_DEBUG", "value": "INFO"}]
-    if work.container is not None:
-        return env + [{"name": k, "value": v} for k, v in work.container.env.items()]
-    assert work.recipe is not None
-    return env + launcher_env(work.recipe, where)
+    if where.mlflow_arn:  # the run logs to MLflow as the feature's identity (features.md)
+        env += mlflow_env(where.mlflow_arn, job)
+    if work.container is None:
+        assert work.recipe is not None
+        return env + launcher_env(work.recipe, where)
+    yours = work.container.env
+    return [e for e in env if e["name"] not in yours] + [
+        {"name": k, "value": v} for k, v in yours.items()]
 
 
 def _pod_template(work: Workload, job: str, where: Placement) -> Manifest:
@@ -232,8 +235,7 @@ def _pod_template(work: Workload, job: str, where: Placement) -> Manifest:
             {"key": HEALTH_LABEL, "operator": "In", "values": ["Schedulable"]},
             {"key": GROUP_LABEL, "operator": "In", "values": [where.instance_group]}]}]}}}
     spec: Manifest = {"containers": [container], "volumes": volumes, "affinity": affinity}
-    if where.mlflow_arn:  # the run logs to MLflow as the feature's identity (features.md)
-        env += mlflow_env(where.mlflow_arn, job)
+    if where.mlflow_arn:  # its role may log to the tracking server (features.md)
         spec["serviceAccountName"] = MLFLOW_ACCOUNT
     return {"metadata": {"labels": {MANAGED_BY: "podplane", **_recipe_label(work)}},
             "spec": spec}
