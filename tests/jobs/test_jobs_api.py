@@ -259,6 +259,19 @@ async def test_your_own_container_is_refused_naming_the_field(
             assert r.status_code == 422, (change, r.text)
             named = r.json().get("field") or r.json()["detail"]  # schema refusals: "loc: msg"
             assert named.startswith(field), (change, r.json())
+        settings = stack.app.state.podplane.settings  # an admin restricts registries
+        settings.allowed_image_registries = ["public.ecr.aws"]
+        try:
+            for change, field in (({"container": OWN}, "container.image"),
+                                  ({"recipe": "pytorch-ddp",
+                                    "params": {"image": OWN["image"]}}, "params.image")):
+                r = await api.post(JOBS, json={**base, **change})
+                assert r.status_code == 422 and r.json()["field"] == field, r.text
+            r = await api.post(JOBS, params={"dry_run": "true"},
+                               json={**base, "recipe": "pytorch-ddp"})
+            assert r.status_code == 200, r.text  # a recipe's own image is podplane's choice
+        finally:
+            settings.allowed_image_registries = []
         assert (await api.get(f"{JOBS}/own")).status_code == 404
     assert jobs_in_kubernetes(stack) == before
 
