@@ -65,7 +65,9 @@ class Container:
                                          description="argv, e.g. [\"python\", "
                                          "\"/data/train.py\"].")]
     args: Annotated[list[Word], Field(max_length=MAX_ARGS)] = field(default_factory=list)
-    env: Annotated[dict[EnvName, EnvValue], Field(max_length=MAX_ENV)] = \
+    # no name outside the pattern (the schema says so too: patternProperties alone allows any)
+    env: Annotated[dict[EnvName, EnvValue], Field(
+        max_length=MAX_ENV, json_schema_extra={"additionalProperties": False})] = \
         field(default_factory=dict)
 
 
