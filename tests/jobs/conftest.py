@@ -87,4 +87,4 @@ async def job(api: httpx.AsyncClient, name: str) -> dict[str, Any]:
 
 def manifest_from(body: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
     """The manifest a job.submit operation that stored `body` applies (its apply step)."""
-    return render.manifest_from(restored(body), facts)
+    return render.manifest_from(restored(body), render.Facts(**facts))

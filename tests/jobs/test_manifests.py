@@ -277,3 +277,14 @@ def test_your_own_container_is_refused_naming_the_field() -> None:
         with pytest.raises(InvalidInput) as refused:
             workload_of(restored({**base, **change}))
         assert refused.value.extra["field"] == field, change
+
+
+def test_your_own_words_reach_the_program_unchanged() -> None:
+    """No shell reads an exec-form argv; a RayJob's entrypoint is pasted into `bash -ce`, so
+    each word is quoted once and bash gives the program exactly your words (ADR 0017)."""
+    words = ["python3", "/data/x.py", "$(touch /tmp/pwned)", "a b; rm -rf /", "it's", "`id`",
+             "--flag={x}", "\n"]
+    pytorch = _first_container(own("PyTorchJob", command=words, args=[]))
+    assert pytorch["command"] == words and "args" not in pytorch
+    entrypoint = own("RayJob", command=words, args=[])["spec"]["entrypoint"]
+    assert shlex.split(entrypoint) == words

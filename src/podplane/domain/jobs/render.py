@@ -61,6 +61,18 @@ class Placement:
     mlflow_arn: str | None = None  # the mlflow feature's tracking server (logged to when set)
 
 
+@dataclass(frozen=True)
+class Facts:
+    """The cluster's stable facts a submission stores beside its request (as JSON) and
+    renders from, so a resumed or replayed operation applies what its plan showed."""
+
+    gpus_per_node: int
+    efa_per_node: int
+    bucket: str | None = None
+    fsx_claim: str | None = None
+    mlflow_arn: str | None = None
+
+
 def prefixes(bucket: str | None, job: str) -> dict[str, str | None]:
     """Where a job's checkpoints and outputs land in the cluster's bucket."""
     return {kind: f"s3://{bucket}/{kind}/{job}/" if bucket else None
@@ -241,15 +253,13 @@ def _pod_template(work: Workload, job: str, where: Placement) -> Manifest:
             "spec": spec}
 
 
-def manifest_from(request: JobRequest, facts: dict[str, Any]) -> Manifest:
+def manifest_from(request: JobRequest, facts: Facts) -> Manifest:
     """The manifest an operation applies, from what it stored: the request as sent and the
-    cluster's stable facts (bucket, GPUs and EFA per node). Pure, so a resumed or replayed
-    operation renders exactly what the plan showed."""
+    cluster's stable facts (bucket, GPUs and EFA per node). Pure."""
     work = workload_of(request)
     replicas = request.replicas or work.default_replicas
     gpus = request.gpus_per_replica
     where = Placement(request.instance_group, replicas,
-                      facts["gpus_per_node"] if gpus is None else gpus,
-                      facts["efa_per_node"], facts.get("bucket"), facts.get("fsx_claim"),
-                      facts.get("mlflow_arn"))
+                      facts.gpus_per_node if gpus is None else gpus, facts.efa_per_node,
+                      facts.bucket, facts.fsx_claim, facts.mlflow_arn)
     return render(work, request.name, where, request.max_restarts, request.elastic)

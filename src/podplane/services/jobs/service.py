@@ -117,12 +117,11 @@ async def submit_job(ctx: Ctx, cluster: str, request: JobRequest, *,
     gpus = await jc.group_gpus(kube, request.instance_group)
     bucket = await scope.bucket_of(ctx, cluster) if await _has_claim(kube) else None
     fsx = FSX_CLAIM if await _has_claim(kube, FSX_CLAIM) else None
-    facts = {"bucket": bucket, "gpus_per_node": gpus.gpus_per_node,
-             "efa_per_node": gpus.efa_per_node, "fsx_claim": fsx,
-             "mlflow_arn": await _mlflow_arn(kube)}
+    facts = rj.Facts(gpus.gpus_per_node, gpus.efa_per_node, bucket, fsx,
+                     await _mlflow_arn(kube))
     body = stored(request)
     op_params = {"cluster_ref": ref.params(), "job": request.name, "kind": work.kind,
-                 "request": body, "facts": facts}
+                 "request": body, "facts": asdict(facts)}
     if await key_used(ctx, idempotency_key):  # a replay returns its operation
         return await start(ctx, SUBMIT, target(cluster, request.name), op_params,
                            idempotency_key, {})
@@ -143,8 +142,8 @@ async def submit_job(ctx: Ctx, cluster: str, request: JobRequest, *,
     if not bucket:
         plan["notes"].append("The cluster has no shared S3 claim: /data, /models, "
                              "/checkpoints and /outputs are not mounted.")
-    if facts["mlflow_arn"]:
-        plan["notes"].append(f"Logs to SageMaker MLflow ({facts['mlflow_arn']}), experiment "
+    if facts.mlflow_arn:
+        plan["notes"].append(f"Logs to SageMaker MLflow ({facts.mlflow_arn}), experiment "
                              f"{request.name!r}.")
     if fsx:
         plan["notes"].append(f"FSx for Lustre (claim {fsx}) is mounted at {rj.FSX_PATH}.")

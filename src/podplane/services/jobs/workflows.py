@@ -18,7 +18,7 @@ from typing import Any
 
 from podplane.domain.errors import CloudError, NotFound
 from podplane.domain.jobs.kinds import KINDS, NAMESPACE, RAY
-from podplane.domain.jobs.render import manifest_from
+from podplane.domain.jobs.render import Facts, manifest_from
 from podplane.domain.jobs.requests import restored
 from podplane.domain.jobs.workloads import workload_of
 from podplane.ops.context import StepContext
@@ -53,7 +53,7 @@ class JobSteps:
     async def apply(self, ctx: StepContext) -> Shape:
         kube = await self._kube(ctx)
         request = restored(ctx.params["request"])
-        manifest = manifest_from(request, ctx.params["facts"])
+        manifest = manifest_from(request, Facts(**ctx.params["facts"]))
         chosen, job = workload_of(request).recipe, request.name
         await ctx.phase("applying")  # a crash point before and after the call (crash sweep)
         await scripts.apply(kube, chosen, job)  # first: its pods mount it
