@@ -271,7 +271,9 @@ def test_your_own_container_is_refused_naming_the_field() -> None:
         with pytest.raises(ValidationError) as err:
             restored({**base, "container": {**good, **change}})
         assert err.value.errors()[0]["loc"] == loc, (change, err.value.errors())
+    huge = {**good, "args": ["a" * 4096] * 9}  # 36 KiB: within each bound, over the total
     checked = [({}, "recipe"), ({"recipe": "pytorch-ddp", "container": good}, "container"),
+               ({"container": huge}, "container"),
                ({"container": good, "params": {"epochs": 1}}, "params")]
     for change, field in checked:
         with pytest.raises(InvalidInput) as refused:

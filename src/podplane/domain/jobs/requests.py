@@ -45,8 +45,9 @@ MAX_RESTARTS = 20
 # takes without quoting (Kubernetes accepts more: apimachinery validation `IsEnvVarName`).
 ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"
 # Bounds that keep a job object far below etcd's 1.5 MiB request limit (etcd docs, "System
-# limits": --max-request-bytes) whatever its replicas: 64 + 256 words of 4 KiB, 64 variables.
-MAX_WORD, MAX_COMMAND, MAX_ARGS, MAX_ENV = 4096, 64, 256, 64
+# limits": --max-request-bytes): words of 4 KiB, and 32 KiB in all (argv and environment,
+# workloads.py), which a PyTorchJob carries twice (its Master and Worker templates).
+MAX_WORD, MAX_COMMAND, MAX_ARGS, MAX_ENV, MAX_CONTAINER_BYTES = 4096, 64, 256, 64, 32 * 1024
 Word = Annotated[str, Field(min_length=1, max_length=MAX_WORD)]
 EnvName = Annotated[str, Field(pattern=ENV_NAME_PATTERN)]
 EnvValue = Annotated[str, Field(max_length=MAX_WORD)]

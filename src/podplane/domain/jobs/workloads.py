@@ -11,7 +11,7 @@ from typing import Any
 from podplane.domain.errors import InvalidInput
 from podplane.domain.jobs.kinds import HYPERPOD
 from podplane.domain.jobs.recipes import JobKind, Recipe, Resources, recipe
-from podplane.domain.jobs.requests import Container, JobRequest
+from podplane.domain.jobs.requests import MAX_CONTAINER_BYTES, Container, JobRequest
 
 BYO_RESOURCES = Resources()  # a recipe's defaults: 4 CPU, 16 GiB, EFA when the node has it
 
@@ -71,6 +71,16 @@ def workload_of(request: JobRequest) -> Workload:
         if request.params:
             raise InvalidInput("params belong to recipes; pass your own values in "
                                "container.args or container.env.", field="params")
+        _check_size(request.container)
         return Workload(request.container.kind, container=request.container)
     chosen = recipe(request.recipe or "")
     return Workload(chosen.kind, chosen, chosen.resolve(request.params))
+
+
+def _check_size(container: Container) -> None:
+    words = [*container.command, *container.args, *container.env, *container.env.values()]
+    size = sum(len(word.encode()) for word in words)
+    if size > MAX_CONTAINER_BYTES:
+        raise InvalidInput(f"container's command, args and env are {size} bytes, over "
+                           f"{MAX_CONTAINER_BYTES}.", field="container",
+                           hint="Put long settings in a file under /data and pass its path.")
