@@ -205,6 +205,42 @@ def test_delete_through_the_modal(page: Page, cloud: CloudServer, cloud_token: s
     assert {"job.submit", "job.delete"} <= actions, actions
 
 
+OWN_IMAGE = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
+
+
+def test_your_own_container_from_the_console_runs_to_succeeded(
+        page: Page, cloud: CloudServer, cloud_token: str, watch: Watch) -> None:
+    """After the delete (the node's GPU is free): your image and argv, one word per line, a
+    bad variable name refused at its field, then the job followed to Succeeded and listed
+    with its image."""
+    sign_in(page, cloud_token, f"/clusters/{CLUSTER}/submit-job")
+    page.get_by_label("Job name").fill("own-console")
+    page.get_by_text("Your own container", exact=True).click()
+    _choose(page, "Instance group", "accelerated-1")
+    page.get_by_label("Image").fill(OWN_IMAGE)
+    page.get_by_label("Command").fill("python\n/data/my_script.py")
+    page.get_by_label("Environment").fill("BAD-NAME=1")
+    watch.allow_error("status of 422")  # the refusal the test provokes
+    page.get_by_role("button", name="Submit job").click()
+    expect(page.get_by_label("Environment")).to_have_accessible_description(
+        re.compile("should match pattern"))
+    page.get_by_label("Environment").fill("MY_FLAG=on")
+    with page.expect_request(lambda r: r.method == "POST" and r.url.endswith(JOBS)) as req:
+        page.get_by_role("button", name="Submit job").click()
+    assert req.value.post_data_json == {
+        "name": "own-console", "instance_group": "accelerated-1",
+        "container": {"kind": "PyTorchJob", "image": OWN_IMAGE,
+                      "command": ["python", "/data/my_script.py"], "env": {"MY_FLAG": "on"}}}
+    expect(page.get_by_test_id("progress-status")).to_have_text("succeeded", timeout=60_000)
+    for _ in range(12):  # the sandbox's training loop ends on its own, as the clock steps
+        _advance(cloud, 10)
+    expect(page.get_by_test_id("job-status")).to_have_text("Succeeded", timeout=30_000)
+    shot(page, "jobs-own-container")
+    page.get_by_role("link", name="Jobs", exact=True).click()
+    expect(page.get_by_role("row", name=re.compile("^own-console "))).to_contain_text(
+        OWN_IMAGE)
+
+
 @pytest.fixture(scope="module")
 def make_viewer(cloud: CloudServer, cloud_token: str) -> str:
     with cloud.api(cloud_token) as api:

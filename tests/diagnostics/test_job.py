@@ -69,3 +69,24 @@ async def test_a_job_failed_by_a_node_fault_points_at_the_node_and_its_repair(
         for job in ("diag", "diag-again"):  # leave no job running (tests/jobs' rule)
             r = await operator.post(f"/api/v1/clusters/{CLUSTER}/jobs/{job}/cancel")
             assert r.status_code in (200, 202), r.text
+
+
+async def test_your_own_command_missing_from_its_image_is_named(
+        cluster: tuple[Stack, str]) -> None:  # noqa: F811
+    """A bring-your-own job whose argv names a program its image lacks never starts (runc:
+    executable file not found, StartError exit 128); the diagnosis says so, not 'read the
+    logs' (there are none)."""
+    stack, group = cluster
+    own = {"image": "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime",
+           "command": ["deepspeed", "/data/my_script.py"]}
+    async with stack.client("viewer") as viewer, stack.client("operator") as operator:
+        await submit(operator, name="no-such", instance_group=group, max_restarts=0,
+                     container=own)
+        settle(stack, 10)
+        settle(stack, 10)
+        verdict = (await viewer.get(diagnosis("no-such"))).json()
+    assert verdict["status"] == "fail", verdict
+    found = {f["check"]: f for f in verdict["findings"]}
+    assert 'exec: "deepspeed": executable file not found in $PATH' in \
+        found["start_error"]["detail"], verdict
+    assert "exit_code" not in found

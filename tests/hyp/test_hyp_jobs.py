@@ -13,6 +13,8 @@ from tests.jobs.conftest import group_of, submit
 from tests.stack import Stack
 
 JOBS = f"/api/v1/clusters/{BODY['name']}/jobs"
+# an image no recipe uses (the sandbox pulls only images it knows, kube/controllers/images.py)
+OWN_IMAGE = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-devel"
 
 
 @pytest.mark.slow
@@ -42,3 +44,31 @@ async def test_hyp_and_podplane_see_each_others_jobs(stack: Stack, hyp: Hyp) -> 
     logs = hyp.run("get-logs", "hyp-pytorch-job", "--job-name", "from-podplane",
                    "--pod-name", "from-podplane-pod-0").stdout
     assert "initializing process group (backend=nccl, world_size=1)" in logs, logs
+    await _your_own_job_is_seen_by_hyp(stack, hyp, group)
+
+
+async def _your_own_job_is_seen_by_hyp(stack: Stack, hyp: Hyp, group: str) -> None:
+    """A bring-your-own HyperPodPyTorchJob (your image and argv; the image lacks the elastic
+    agent, so the command installs it first, as the sandbox's image contents require) on the
+    GPU `from-podplane` frees when it ends: `hyp` lists, describes and logs it."""
+    own = {"kind": "HyperPodPyTorchJob", "image": OWN_IMAGE,
+           "command": ["sh", "-c", "pip install hyperpod-elastic-agent==1.1.3 && exec "
+                       "hyperpodrun --nnodes=1 --nproc-per-node=1 /data/my_script.py"]}
+    async with stack.client("operator") as api:
+        for _ in range(60):
+            settle(stack, 10)
+            if (await api.get(f"{JOBS}/from-podplane")).json()["status"] == "Succeeded":
+                break
+        await submit(api, name="own-job", instance_group=group, container=own)
+        for _ in range(60):
+            settle(stack, 10)
+            view = (await api.get(f"{JOBS}/own-job")).json()
+            if view["status"] in ("Succeeded", "Failed"):
+                break
+    assert (view["status"], view["recipe"], view["image"]) == ("Succeeded", None, OWN_IMAGE)
+    assert status_of(hyp, "own-job") == "Completed"
+    described = hyp.run("describe", "hyp-pytorch-job", "--job-name", "own-job").stdout
+    assert OWN_IMAGE in described and "'app.kubernetes.io/managed-by': 'podplane'" in described
+    logs = hyp.run("get-logs", "hyp-pytorch-job", "--job-name", "own-job",
+                   "--pod-name", "own-job-pod-0").stdout
+    assert "[rank 0] step 10 " in logs, logs

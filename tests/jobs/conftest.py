@@ -13,6 +13,8 @@ import httpx
 import pytest
 import pytest_asyncio
 
+from podplane.domain.jobs import render
+from podplane.domain.jobs.requests import restored
 from tests.clusters.helpers import BODY
 from tests.golden import created_stack
 from tests.groups.conftest import finish
@@ -81,3 +83,8 @@ async def job(api: httpx.AsyncClient, name: str) -> dict[str, Any]:
     r = await api.get(f"{JOBS}/{name}")
     assert r.status_code == 200, r.text
     return dict(r.json())
+
+
+def manifest_from(body: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
+    """The manifest a job.submit operation that stored `body` applies (its apply step)."""
+    return render.manifest_from(restored(body), render.Facts(**facts))

@@ -24,7 +24,7 @@ from podplane.domain.inference.pool_requests import PoolRequest
 from podplane.domain.inference.render import render as render_endpoint
 from podplane.domain.inference.requests import EndpointRequest
 from podplane.domain.jobs.recipes import RECIPES, Recipe
-from podplane.domain.jobs.render import manifest_from
+from tests.jobs.conftest import manifest_from
 
 FACTS = {"bucket": "podplane-alpha-bucket", "gpus_per_node": 8, "efa_per_node": 32}
 HOSTILE = [

@@ -226,6 +226,96 @@ async def test_the_cli_submits_lists_gets_and_follows_logs(cluster: tuple[Stack,
         assert logs.count("initializing process group") == 1
 
 
+OWN = {"kind": "PyTorchJob", "image": "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime",
+       "command": ["python", "/data/my_script.py"], "args": ["--epochs", "1"],
+       "env": {"MY_FLAG": "on"}}
+
+
+async def ran_to_the_end(stack: Stack, api: Any, name: str) -> dict[str, Any]:
+    """The job's view once it ended (the sandbox's training loop ends on its own)."""
+    for _ in range(60):
+        settle(stack, 10)
+        view = await job(api, name)
+        if view["status"] in ("Succeeded", "Failed"):
+            return view
+    raise AssertionError(f"{name} did not end: {view['status']}")
+
+
+async def test_your_own_container_is_refused_naming_the_field(
+        cluster: tuple[Stack, str]) -> None:
+    stack, group = cluster
+    base = {"name": "own", "instance_group": group}
+    cases = [({}, "recipe"), ({"recipe": "pytorch-ddp", "container": OWN}, "container"),
+             ({"container": OWN, "params": {"epochs": 1}}, "params"),
+             ({"container": {**OWN, "image": "Not An Image"}}, "container.image"),
+             ({"container": {**OWN, "command": []}}, "container.command"),
+             ({"container": {**OWN, "env": {"BAD-NAME": "x"}}}, "container.env.BAD-NAME"),
+             ({"container": {**OWN, "kind": "TFJob"}}, "container.kind"),
+             ({"container": OWN, "elastic": True}, "elastic")]
+    before = jobs_in_kubernetes(stack)
+    async with stack.client("operator") as api:
+        for change, field in cases:
+            r = await api.post(JOBS, json={**base, **change})
+            assert r.status_code == 422, (change, r.text)
+            named = r.json().get("field") or r.json()["detail"]  # schema refusals: "loc: msg"
+            assert named.startswith(field), (change, r.json())
+        settings = stack.app.state.podplane.settings  # an admin restricts registries
+        settings.allowed_image_registries = ["public.ecr.aws"]
+        try:
+            for change, field in (({"container": OWN}, "container.image"),
+                                  ({"recipe": "pytorch-ddp",
+                                    "params": {"image": OWN["image"]}}, "params.image")):
+                r = await api.post(JOBS, json={**base, **change})
+                assert r.status_code == 422 and r.json()["field"] == field, r.text
+            r = await api.post(JOBS, params={"dry_run": "true"},
+                               json={**base, "recipe": "pytorch-ddp"})
+            assert r.status_code == 200, r.text  # a recipe's own image is podplane's choice
+        finally:
+            settings.allowed_image_registries = []
+        assert (await api.get(f"{JOBS}/own")).status_code == 404
+    assert jobs_in_kubernetes(stack) == before
+
+
+async def test_your_own_container_runs_to_succeeded_from_rest_and_the_cli(
+        cluster: tuple[Stack, str]) -> None:
+    """Your image and argv, with the recipe jobs' mounts, placement, budget, logs and events;
+    listed as podplane's with no recipe and its image."""
+    stack, group = cluster
+    async with stack.client("operator") as api:
+        await submit(api, name="own-rest", instance_group=group, container=OWN)
+        view = await ran_to_the_end(stack, api, "own-rest")
+        assert view["status"] == "Succeeded" and view["kind"] == "PyTorchJob", view
+        assert (view["recipe"], view["image"], view["managed_by"]) == (
+            None, OWN["image"], "podplane")
+        assert view["restarts"] == {"budget": 2, "spent": 0, "remaining": 2}
+        assert view["pods"][0]["node_verdict"]["health"] == "Schedulable"
+        pod = pods(stack, **{"training.kubeflow.org/job-name": "own-rest"})["own-rest-master-0"]
+        container = pod["spec"]["containers"][0]
+        assert (container["command"], container["args"]) == (OWN["command"], OWN["args"])
+        assert {m["mountPath"] for m in container["volumeMounts"]} >= {
+            "/data", "/models", "/checkpoints", "/outputs"}
+        logs = (await api.get(f"{JOBS}/own-rest/logs", params={"limit": 1000})).json()
+        assert any("step 10 " in line["line"] for line in logs["lines"]), logs
+        events = (await api.get(f"{JOBS}/own-rest/events")).json()
+        assert any(e["object"] == "own-rest-master-0" and e["reason"] == "Scheduled"
+                   for e in events), events
+        row = next(j for j in (await api.get(JOBS)).json() if j["name"] == "own-rest")
+        assert (row["recipe"], row["image"]) == (None, OWN["image"])
+
+    async with serving(stack.app) as url:
+        env = {"PODPLANE_URL": url, "PODPLANE_TOKEN": stack.tokens["operator"],
+               "COLUMNS": "200"}
+        args = ["job", "submit", CLUSTER, "own-cli", "--group", group, "--image",
+                OWN["image"], "--env", "MY_FLAG=on", "--", "python", "/data/my_script.py"]
+        done = await asyncio.to_thread(CliRunner().invoke, cli, args, env=env)
+        assert done.exit_code == 0 and "succeeded" in done.output, done.output
+        async with stack.client("operator") as api:
+            assert (await ran_to_the_end(stack, api, "own-cli"))["status"] == "Succeeded"
+        listed = await asyncio.to_thread(CliRunner().invoke, cli, ["job", "list", CLUSTER],
+                                         env=env)
+        assert "own-cli" in listed.output and OWN["image"] in listed.output, listed.output
+
+
 async def test_elastic_is_refused_on_a_spot_group_last(cluster: tuple[Stack, str]) -> None:
     """Last in the module: the new group's operation keeps stepping the clock."""
     stack, _ = cluster

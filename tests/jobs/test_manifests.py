@@ -17,15 +17,18 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
+from pydantic import ValidationError
 
 from podplane.domain.errors import InvalidInput
 from podplane.domain.jobs.recipes import RECIPES, recipe
-from podplane.domain.jobs.render import manifest_from
+from podplane.domain.jobs.requests import restored
 from podplane.domain.jobs.scripts import SCRIPTS_DIR, config_map
+from podplane.domain.jobs.workloads import workload_of
 from podplane.services.jobs.scripts import files
 from podplane_sandbox.kube.image_contents import start_failure
 from tests.clusters.test_kubeflow_manifests import SHARED_CRDS
 from tests.hyp.conftest import HYP
+from tests.jobs.conftest import manifest_from
 
 HYP_PYTHON = str(Path(HYP).parent / "python")
 FACTS = {"bucket": "podplane-alpha-bucket", "gpus_per_node": 8, "efa_per_node": 32}
@@ -72,8 +75,8 @@ def pytorchjob_schema() -> dict[str, Any]:
 
 @pytest.mark.slow
 def test_hyperpod_jobs_pass_the_official_sdk_models_which_can_fail() -> None:
-    jobs = rendered("HyperPodPyTorchJob")
-    assert len(jobs) >= 4 and any("elasticPolicy" in j["spec"] for j in jobs)
+    jobs = [*rendered("HyperPodPyTorchJob"), own("HyperPodPyTorchJob")]
+    assert len(jobs) >= 5 and any("elasticPolicy" in j["spec"] for j in jobs)
     assert all(j["apiVersion"] == "sagemaker.amazonaws.com/v1" for j in jobs)
     broken = copy.deepcopy(jobs[0]["spec"])
     broken["runPolicy"]["jobMaxRetries"] = 3  # not a field: the SDK's RunPolicy forbids it
@@ -180,3 +183,110 @@ def test_the_image_is_a_parameter_and_refuses_what_is_not_a_reference() -> None:
         with pytest.raises(InvalidInput) as err:
             recipe("pytorch-ddp").resolve({"image": bad})
         assert err.value.extra["field"] == "params.image", bad
+
+
+OWN_IMAGE = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
+
+
+def own(kind: str, **container: Any) -> dict[str, Any]:
+    """A bring-your-own job's manifest as its operation applies it."""
+    body = {"kind": kind, "image": OWN_IMAGE, "command": ["python", "/data/my_script.py"],
+            "args": ["--epochs", "1"], "env": {"MY_FLAG": "on"}, **container}
+    return manifest_from({"name": "mine", "instance_group": "workers", "max_restarts": 4,
+                          "container": body}, FACTS)
+
+
+def _templates(job: dict[str, Any]) -> list[dict[str, Any]]:
+    spec = job["spec"]
+    if job["kind"] == "RayJob":
+        cluster = spec["rayClusterSpec"]
+        return [cluster["headGroupSpec"]["template"],
+                *(g["template"] for g in cluster["workerGroupSpecs"])]
+    return [r["template"] for r in spec.get("replicaSpecs") or []] + \
+        [r["template"] for r in (spec.get("pytorchReplicaSpecs") or {}).values()]
+
+
+def test_your_own_container_gets_a_recipe_jobs_mounts_placement_and_budget() -> None:
+    """Everything but the command is the recipe jobs' contract: the bucket's paths (so
+    `python /data/my_script.py` reads the bucket), the health-gated group, GPUs and EFA, the
+    restart budget; made by podplane without a recipe label; your argv and env as given."""
+    budgets = {"HyperPodPyTorchJob": ("runPolicy", "jobMaxRetryCount"),
+               "PyTorchJob": ("runPolicy", "backoffLimit"), "RayJob": (None, "backoffLimit")}
+    for kind, (section, key) in budgets.items():
+        job = own(kind)
+        assert job["kind"] == kind and job["metadata"]["labels"] == {
+            "app.kubernetes.io/managed-by": "podplane"}
+        assert (job["spec"][section] if section else job["spec"])[key] == 4
+        for t in _templates(job):
+            c = t["spec"]["containers"][0]
+            assert c["image"] == OWN_IMAGE
+            assert {m["mountPath"]: m.get("subPath") for m in c["volumeMounts"]} == {
+                "/dev/shm": None, "/data": "data", "/models": "models",
+                "/checkpoints": "checkpoints/mine", "/outputs": "outputs/mine"}
+            assert c["env"][-1] == {"name": "MY_FLAG", "value": "on"}
+            assert "PODPLANE_RECIPE" not in {e["name"] for e in c["env"]}
+            terms = t["spec"]["affinity"]["nodeAffinity"][
+                "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+            assert {e["key"]: e["values"] for e in terms[0]["matchExpressions"]} == {
+                "sagemaker.amazonaws.com/node-health-status": ["Schedulable"],
+                "sagemaker.amazonaws.com/instance-group-name": ["workers"]}
+            if kind != "RayJob":
+                assert (c["command"], c["args"]) == (["python", "/data/my_script.py"],
+                                                     ["--epochs", "1"])
+                assert c["resources"]["limits"] == {"nvidia.com/gpu": 8,
+                                                    "vpc.amazonaws.com/efa": 32}
+    assert own("RayJob")["spec"]["entrypoint"] == "python /data/my_script.py --epochs 1"
+    assert "rayVersion" not in own("RayJob")["spec"]["rayClusterSpec"]
+    # your log lines are unknown: no start/hang pattern that could fail a healthy job
+    assert "logMonitoringConfiguration" not in own("HyperPodPyTorchJob")["spec"]["runPolicy"]
+    jsonschema.validate(own("PyTorchJob"), pytorchjob_schema())
+    quiet = _first_container(own("PyTorchJob", env={"NCCL_DEBUG": "WARN"}))["env"]
+    assert [e["value"] for e in quiet if e["name"] == "NCCL_DEBUG"] == ["WARN"]  # yours, once
+
+
+def test_your_own_command_runs_only_if_the_image_has_it() -> None:
+    """The sandbox's image contents judge your argv as the kubelet would: `python` is in the
+    PyTorch image; a program it lacks fails to start (runc: executable file not found)."""
+    runs = _first_container(own("PyTorchJob"))
+    assert start_failure(runs) is None
+    missing = start_failure(_first_container(own("PyTorchJob", command=["deepspeed", "x.py"])))
+    assert missing is not None and missing.exit_code == 128
+    assert 'exec: "deepspeed": executable file not found in $PATH' in missing.message
+
+
+def test_your_own_container_is_refused_naming_the_field() -> None:
+    base = {"name": "mine", "instance_group": "workers"}
+    good = {"image": OWN_IMAGE, "command": ["python", "x.py"]}
+    typed = [({"image": "Bad Image"}, ("container", "image")),
+             ({"image": "x:tag;rm"}, ("container", "image")),
+             ({"command": []}, ("container", "command")),
+             ({"command": [""]}, ("container", "command", 0)),
+             ({"command": ["x"] * 65}, ("container", "command")),
+             ({"args": ["a" * 4097]}, ("container", "args", 0)),
+             ({"env": {"1ABC": "x"}}, ("container", "env", "1ABC", "[key]")),
+             ({"env": {"A-B": "x"}}, ("container", "env", "A-B", "[key]")),
+             ({"kind": "MPIJob"}, ("container", "kind")),
+             ({"shell": "sh"}, ("container", "shell"))]
+    for change, loc in typed:
+        with pytest.raises(ValidationError) as err:
+            restored({**base, "container": {**good, **change}})
+        assert err.value.errors()[0]["loc"] == loc, (change, err.value.errors())
+    huge = {**good, "args": ["a" * 4096] * 9}  # 36 KiB: within each bound, over the total
+    checked = [({}, "recipe"), ({"recipe": "pytorch-ddp", "container": good}, "container"),
+               ({"container": huge}, "container"),
+               ({"container": good, "params": {"epochs": 1}}, "params")]
+    for change, field in checked:
+        with pytest.raises(InvalidInput) as refused:
+            workload_of(restored({**base, **change}))
+        assert refused.value.extra["field"] == field, change
+
+
+def test_your_own_words_reach_the_program_unchanged() -> None:
+    """No shell reads an exec-form argv; a RayJob's entrypoint is pasted into `bash -ce`, so
+    each word is quoted once and bash gives the program exactly your words (ADR 0017)."""
+    words = ["python3", "/data/x.py", "$(touch /tmp/pwned)", "a b; rm -rf /", "it's", "`id`",
+             "--flag={x}", "\n"]
+    pytorch = _first_container(own("PyTorchJob", command=words, args=[]))
+    assert pytorch["command"] == words and "args" not in pytorch
+    entrypoint = own("RayJob", command=words, args=[])["spec"]["entrypoint"]
+    assert shlex.split(entrypoint) == words

@@ -75,6 +75,32 @@ async def test_every_recipe_from_mcp_in_five_calls_runs_to_succeeded(
             _check_outputs(stack, view, job)
 
 
+async def test_your_own_container_from_mcp_runs_to_succeeded(
+        cluster: tuple[Stack, str]) -> None:
+    """An agent's own workload (image and argv, a script in the bucket): plan, submit, wait,
+    read; the pods are placed and mounted as a recipe job's."""
+    stack, group = cluster
+    own = {"image": "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime",
+           "command": ["python", "/data/my_script.py"]}
+    body = {"cluster": "alpha", "name": "own-mcp", "instance_group": group, "container": own}
+    async with mcp_client(stack.app, stack.tokens["operator"]) as client:
+        agent = Counted(client)
+        plan = (await agent("job_submit", **body, dry_run=True))["result"]["plan"]
+        assert (plan["recipe"], plan["image"], plan["kind"]) == (
+            None, own["image"], "PyTorchJob"), plan
+        submitted = await agent("job_submit", **body)
+        waited = await agent("operation_wait", operation_id=submitted["result"]["id"])
+        assert waited["result"]["status"] == "succeeded", waited
+        for _ in range(60):
+            settle(stack, 10)
+            view = (await agent("job_get", cluster="alpha", job="own-mcp"))["result"]
+            if view["status"] in ("Succeeded", "Failed"):
+                break
+    assert view["status"] == "Succeeded" and view["recipe"] is None, view
+    _check_kubernetes(stack, "PyTorchJob", "own-mcp", group)
+    assert scripts_map(stack, "own-mcp") is None  # no recipe, no training scripts
+
+
 def _check_kubernetes(stack: Stack, kind: str, job: str, group: str) -> None:
     kind_ = KINDS[kind]
     found = pods(stack, **kind_.selector(job))

@@ -180,3 +180,25 @@ async def test_cancel_suspends_then_delete_removes_everything(
         assert (await finish(admin, r.json()))["status"] == "succeeded"
         assert "stoprl" not in rayjobs(stack)
         assert (await admin.get(f"{JOBS}/stoprl")).status_code == 404
+
+
+async def test_your_own_rayjob_runs_to_succeeded(cluster: tuple[Stack, str]) -> None:
+    """A RayJob of your own: your Ray image for the head and workers, your argv as the
+    entrypoint, the recipe jobs' mounts; no rayVersion (optional in the CRD)."""
+    stack, group = cluster
+    own = {"kind": "RayJob", "image": "rayproject/ray-llm:2.56.0-py312-cu130",
+           "command": ["python3", "/data/my_ray_script.py"], "args": ["--steps", "5"]}
+    async with stack.client("operator") as api:
+        r = await api.post(JOBS, json={"name": "own-rl", "instance_group": group,
+                                       "container": own})
+        assert r.status_code == 202, r.text
+        assert (await finish(api, r.json()))["status"] == "succeeded"
+        done = await until(stack, api, "own-rl", "Succeeded", "Failed")
+        assert (done["status"], done["recipe"], done["image"]) == (
+            "Succeeded", None, own["image"]), done
+        assert done["ray"]["driver_pod"] is not None
+    rj = kubectl_json(stack, "get", "rayjob", "own-rl")
+    assert rj["spec"]["entrypoint"] == "python3 /data/my_ray_script.py --steps 5"
+    assert "rayVersion" not in rj["spec"]["rayClusterSpec"] and "runtimeEnvYAML" not in rj["spec"]
+    head = rj["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["containers"][0]
+    assert {m["mountPath"] for m in head["volumeMounts"]} >= {"/data", "/models", "/outputs"}

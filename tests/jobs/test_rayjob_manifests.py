@@ -14,8 +14,8 @@ import yaml
 
 from podplane.domain.errors import InvalidInput
 from podplane.domain.jobs.recipes import recipe
-from podplane.domain.jobs.render import manifest_from
 from tests.clusters.test_kubeflow_manifests import SHARED_CRDS
+from tests.jobs.conftest import manifest_from
 
 FACTS = {"bucket": "podplane-alpha-bucket", "gpus_per_node": 8, "efa_per_node": 32}
 

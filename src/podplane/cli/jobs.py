@@ -66,8 +66,18 @@ def recipes(url: UrlOpt = URL, token: TokenOpt = "") -> None:
 @job_app.command("submit")
 def submit(
     cluster: Cluster, name: Job,
-    recipe: Annotated[str, typer.Option("--recipe", help="See `podplane job recipes`.")],
     group: Annotated[str, typer.Option("--group", help="The instance group.")],
+    command: Annotated[list[str] | None, typer.Argument(
+        help="With --image: the argv to run, after `--` (e.g. -- python /data/train.py).",
+        show_default=False)] = None,
+    recipe: Annotated[str | None, typer.Option("--recipe",
+                                               help="See `podplane job recipes`.")] = None,
+    image: Annotated[str | None, typer.Option("--image", help="Your own image, instead of "
+                                              "a recipe.")] = None,
+    kind: Annotated[str, typer.Option("--kind", help="With --image: PyTorchJob, "
+                                      "HyperPodPyTorchJob or RayJob.")] = "PyTorchJob",
+    env: Annotated[list[str] | None, typer.Option("--env", "-e", help="With --image: "
+                                                  "NAME=value (repeat).")] = None,
     replicas: Annotated[int | None, typer.Option("--replicas", min=1)] = None,
     gpus: Annotated[int | None, typer.Option("--gpus-per-replica", min=0)] = None,
     param: Annotated[list[str] | None, typer.Option("--param", "-p",
@@ -76,22 +86,39 @@ def submit(
     elastic: Annotated[bool, typer.Option("--elastic")] = False,
     dry_run: DryRun = False, wait: Wait = True, url: UrlOpt = URL, token: TokenOpt = "",
 ) -> None:
-    """Submit a job from a recipe (the plan checks parameters, GPUs and Spot)."""
+    """Submit a job from a recipe, or your own image and command (the plan checks
+    parameters, GPUs and Spot)."""
     body = {"name": name, "recipe": recipe, "instance_group": group, "replicas": replicas,
             "gpus_per_replica": gpus, "params": dict(parse_param(p) for p in param or []),
-            "max_restarts": max_restarts, "elastic": elastic, "dry_run": dry_run}
+            "max_restarts": max_restarts, "elastic": elastic, "dry_run": dry_run,
+            "container": _container(image, kind, command or [], env or [])}
     token = token_or_env(token)
     answer = Remote(url, token).call("POST", _jobs(cluster),
                                      json={k: v for k, v in body.items() if v is not None})
     _show(answer, url, token, wait)
 
 
+def _container(image: str | None, kind: str, command: list[str],
+               env: list[str]) -> dict[str, Any] | None:
+    """Your own workload's body (the server checks it and names a bad field); None without
+    --image. The whole argv is the container's command: no shell reads it."""
+    if image is None:
+        if command or env:
+            raise typer.BadParameter("a command or --env needs --image")
+        return None
+    pairs = [text.partition("=") for text in env]
+    if any(not sep or not key for key, sep, _ in pairs):
+        raise typer.BadParameter("--env takes NAME=value")
+    return {"kind": kind, "image": image, "command": command,
+            "env": {key: value for key, _, value in pairs}}
+
+
 @job_app.command("list")
 def job_list(cluster: Cluster, url: UrlOpt = URL, token: TokenOpt = "") -> None:
     """Every training job on the cluster (also those submitted with `hyp`)."""
-    table = Table("job", "kind", "recipe", "status", "replicas", "created")
+    table = Table("job", "kind", "recipe / image", "status", "replicas", "created")
     for j in Remote(url, token_or_env(token)).call("GET", _jobs(cluster)):
-        table.add_row(j["name"], j["kind"], j["recipe"] or "", j["status"],
+        table.add_row(j["name"], j["kind"], j["recipe"] or j["image"] or "", j["status"],
                       str(j["replicas"]), j["created_at"] or "")
     out.print(table)
 
@@ -101,7 +128,8 @@ def job_get(cluster: Cluster, job: Job, url: UrlOpt = URL, token: TokenOpt = "")
     """Status, restart budget, last fault, and each pod's node with its health verdict."""
     j = Remote(url, token_or_env(token)).call("GET", _jobs(cluster, job))
     r = j["restarts"]
-    out.print(f"{j['name']} ({j['kind']}, recipe {j['recipe']}): [bold]{j['status']}[/]  "
+    made = f"recipe {j['recipe']}" if j["recipe"] else f"image {j['image']}"
+    out.print(f"{j['name']} ({j['kind']}, {escape(made)}): [bold]{j['status']}[/]  "
               f"restarts {r['spent']}/{r['budget']} spent")
     if j["last_fault"]:
         f = j["last_fault"]

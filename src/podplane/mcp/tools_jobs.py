@@ -24,8 +24,8 @@ TOOLS: tuple[Tool, ...] = (
          "The cluster's training jobs with their status, also those submitted with `hyp` or "
          "kubectl.", {"cluster": CLUSTER}),
     Tool("job_submit", "POST", JOBS, jobs.submit_job,
-         "Submit a training job from a recipe onto an instance group; its GPUs must fit the "
-         "group's free GPUs.",
+         "Submit a training job from a recipe, or your own `container`, onto an instance "
+         "group; its GPUs must fit the group's free GPUs.",
          {"cluster": CLUSTER, **fields_of(JobRequest)}),
     Tool("job_get", "GET", JOBS + "/{job}", jobs.get_job,
          "A job: status, restarts spent of its budget, the last fault (node, why), each pod "

@@ -50,7 +50,8 @@ BASE = "/clusters/{cluster}/jobs"
 
 @dataclass(frozen=True, kw_only=True)
 class JobIn(JobRequest):
-    """Submit a job from a recipe (GET /api/v1/recipes) onto one instance group."""
+    """Submit a job onto one instance group: a recipe (GET /api/v1/recipes), or `container`,
+    your own image and command (docs/training.md, "Bring your own workload")."""
 
 
 class ParamOut(BaseModel):
@@ -88,7 +89,11 @@ class RecipeOut(BaseModel):
 class JobSummaryOut(BaseModel):
     name: str
     kind: str
-    recipe: str | None
+    recipe: str | None = Field(description="Null for your own workload and for jobs not "
+                               "submitted by podplane.")
+    image: str | None = Field(description="The image its (first) pods run.")
+    managed_by: str | None = Field(description="app.kubernetes.io/managed-by: `podplane` "
+                                   "for jobs podplane submitted.")
     status: str = Field(description="Submitted, Pending, Running, Succeeded, Failed or "
                         "Cancelled.")
     created_at: str | None
@@ -243,7 +248,8 @@ class EventOut(BaseModel):
 class SubmitPlanOut(BaseModel):
     job: str
     kind: str
-    recipe: str
+    recipe: str | None
+    image: str
     instance_group: str
     capacity_type: str
     replicas: int
@@ -319,7 +325,8 @@ async def submit_job(cluster: ClusterName, body: JobIn,
                      ctx: Annotated[Ctx, Depends(ctx_for(svc.submit_job))],
                      dry_run: DryRun = False, idempotency_key: IdempotencyKey = None
                      ) -> JSONResponse:
-    """Submit a job from a recipe: parameters, group, GPUs and Spot checked in the plan."""
+    """Submit a job from a recipe or your own container: parameters, group, GPUs and Spot
+    checked in the plan."""
     request = JobRequest(**{**body.__dict__, "dry_run": dry_run or body.dry_run})
     return answer(await svc.submit_job(ctx, cluster, request, idempotency_key=idempotency_key))
 

@@ -5,7 +5,9 @@ hangs (job_hangs.py: silent pods, the operator's log-monitoring rules), scheduli
 pods still Pending, and the health of the nodes its last fault named.
 
 Sources: Kubernetes "Debug Pods" / container states (waiting reasons ErrImagePull,
-ImagePullBackOff, CreateContainerConfigError; terminated reason OOMKilled, exitCode), the
+ImagePullBackOff, CreateContainerConfigError; terminated reason OOMKilled, StartError (the
+runtime could not exec the command: containerd's reason, runc's `executable file not found
+in $PATH`, sandbox/.../image_contents.py cites the reports), exitCode), the
 scheduler's FailedScheduling event; the job status fields of domain/jobs/views.py (the
 HyperPod training operator's FIELDS.md, the Kubeflow PyTorchJob CRD); node health labels of
 ../shared/crds/hyperpod-node-labels.md.
@@ -151,6 +153,12 @@ def _pod(f: JobFacts, pod: Shape) -> list[Finding]:
             out.append(Finding("oom_killed", Status.FAIL, f"{said} ran out of memory "
                                "(OOMKilled).", "Lower the batch size or raise the memory "
                                "limit.", (_ended(said, ended),)))
+        elif ended.get("reason") == "StartError":  # runc could not exec the command
+            out.append(Finding("start_error", Status.FAIL, f"{said} could not start its "
+                               f"command: {ended.get('message') or 'no message'}",
+                               "Run a command the image has (or one the command installs "
+                               "first), or use an image that has it; then resubmit.",
+                               (_ended(said, ended),)))
         elif ended and int(ended.get("exitCode") or 0) != 0:
             out.append(Finding("exit_code", Status.FAIL, f"{said} exited with code "
                                f"{ended.get('exitCode')}.", "Read its last log lines "

@@ -1,4 +1,4 @@
-"""KubeRay RayJob (ray.io/v1): the manifest of a Ray recipe, which pods belong to a RayJob, and
+"""KubeRay RayJob (ray.io/v1): the manifest of a Ray workload, which pods belong to a RayJob, and
 its status in podplane's words. Pure. Sources: the upstream CRD
 (../shared/crds/kuberay/ray.io_rayjobs.yaml) and ray-project/kuberay
 `ray-operator/controllers/ray/rayjob_controller.go` (docs/training.md, "KubeRay RayJob").
@@ -22,7 +22,8 @@ import shlex
 from typing import Any
 
 from podplane.domain.jobs.kinds import RAY
-from podplane.domain.jobs.recipes import VERL_VERSION, Recipe
+from podplane.domain.jobs.recipes import VERL_VERSION
+from podplane.domain.jobs.workloads import Workload
 
 Shape = dict[str, Any]
 TTL_SECONDS = 300  # the cluster is kept 5 minutes after the job ends, for inspection
@@ -37,14 +38,16 @@ STATUS = {"": "Submitted", "New": "Submitted", "Initializing": "Pending", "Waiti
           "Suspended": "Cancelled"}
 
 
-def manifest(recipe: Recipe, job: str, params: Shape, meta: Shape, head: Shape, worker: Shape,
-             replicas: int, entrypoint: list[str], max_restarts: int) -> Shape:
-    """The RayJob from the recipe and the pod templates render.py built (their command
-    dropped: KubeRay runs `ray start` in the Ray container). The restart budget is KubeRay's
-    `backoffLimit`: a failed run is retried on a new Ray cluster that many times."""
+def manifest(work: Workload, meta: Shape, head: Shape, worker: Shape, replicas: int,
+             entrypoint: list[str], max_restarts: int) -> Shape:
+    """The RayJob from the workload and the pod templates render.py built (their command and
+    args dropped: KubeRay runs `ray start` in the Ray container, and the workload's argv is the
+    entrypoint). The restart budget is KubeRay's `backoffLimit`: a failed run is retried on a
+    new Ray cluster that many times."""
     for template in (head, worker):
         container = template["spec"]["containers"][0]
         container.pop("command", None)
+        container.pop("args", None)
         container["ports"] = [{"containerPort": 8080, "name": "metrics"}]
     head_c, worker_c = head["spec"]["containers"][0], worker["spec"]["containers"][0]
     head_c["name"], worker_c["name"] = "ray-head", "ray-worker"
@@ -52,9 +55,7 @@ def manifest(recipe: Recipe, job: str, params: Shape, meta: Shape, head: Shape, 
                         {"containerPort": 8265, "name": "dashboard"},
                         {"containerPort": 10001, "name": "client"}]
     head_c["resources"] = {"requests": dict(HEAD_RESOURCES), "limits": dict(HEAD_RESOURCES)}
-    pip = VERL_PIP.get(str(params.get("rollout", "vllm")), VERL_PIP["vllm"])
-    runtime_env = {"pip": [pip.format(version=VERL_VERSION)]} if recipe.framework == "verl" \
-        else {}
+    runtime_env = _runtime_env(work)
     spec: Shape = {
         # KubeRay pastes the entrypoint into `bash -ce` after `ray job submit --`
         # (ray-operator/controllers/ray/common/job.go, BuildJobSubmitCommand); `ray job
@@ -67,7 +68,8 @@ def manifest(recipe: Recipe, job: str, params: Shape, meta: Shape, head: Shape, 
         "ttlSecondsAfterFinished": TTL_SECONDS,
         "backoffLimit": max_restarts,
         "rayClusterSpec": {
-            "rayVersion": recipe.ray_version,
+            # optional in the CRD; podplane does not know your own image's Ray version
+            **({"rayVersion": work.recipe.ray_version} if work.recipe else {}),
             "headGroupSpec": {"rayStartParams": {"num-gpus": "0"}, "template": head},
             "workerGroupSpecs": [{"groupName": WORKER_GROUP, "replicas": replicas,
                                   "minReplicas": replicas, "maxReplicas": replicas,
@@ -75,6 +77,14 @@ def manifest(recipe: Recipe, job: str, params: Shape, meta: Shape, head: Shape, 
     if runtime_env:
         spec["runtimeEnvYAML"] = json.dumps(runtime_env)  # YAML is a superset of JSON
     return {"apiVersion": RAY.api_version, "kind": RAY.kind, "metadata": meta, "spec": spec}
+
+
+def _runtime_env(work: Workload) -> Shape:
+    """VERL installed per job at the rollout engine's extra; your own image brings its own."""
+    if work.recipe is None or work.recipe.framework != "verl":
+        return {}
+    pip = VERL_PIP.get(str(work.params.get("rollout", "vllm")), VERL_PIP["vllm"])
+    return {"pip": [pip.format(version=VERL_VERSION)]}
 
 
 def cluster_name(job: Shape) -> str | None:

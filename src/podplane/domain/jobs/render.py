@@ -1,5 +1,6 @@
-"""One renderer for every recipe: a recipe + a request + the cluster's facts -> the job's
-manifest (HyperPodPyTorchJob or Kubeflow PyTorchJob).
+"""One renderer for every workload: a recipe's or your own container (workloads.py) + a
+request + the cluster's facts -> the job's manifest (HyperPodPyTorchJob, Kubeflow PyTorchJob
+or KubeRay RayJob).
 
 The shared data contract (docs/training.md): the cluster's S3 bucket, mounted through its
 Mountpoint for S3 claim (`domain.manifests.storage.CLAIM`), appears at the same paths in every
@@ -33,6 +34,8 @@ from podplane.domain.jobs.kinds import (
     RECIPE_LABEL,
 )
 from podplane.domain.jobs.recipes import Recipe
+from podplane.domain.jobs.requests import JobRequest
+from podplane.domain.jobs.workloads import Workload, workload_of
 from podplane.domain.manifests.storage import CLAIM
 
 Manifest = dict[str, Any]
@@ -58,36 +61,43 @@ class Placement:
     mlflow_arn: str | None = None  # the mlflow feature's tracking server (logged to when set)
 
 
+@dataclass(frozen=True)
+class Facts:
+    """The cluster's stable facts a submission stores beside its request (as JSON) and
+    renders from, so a resumed or replayed operation applies what its plan showed."""
+
+    gpus_per_node: int
+    efa_per_node: int
+    bucket: str | None = None
+    fsx_claim: str | None = None
+    mlflow_arn: str | None = None
+
+
 def prefixes(bucket: str | None, job: str) -> dict[str, str | None]:
     """Where a job's checkpoints and outputs land in the cluster's bucket."""
     return {kind: f"s3://{bucket}/{kind}/{job}/" if bucket else None
             for kind in ("checkpoints", "outputs")}
 
 
-def render(recipe: Recipe, job: str, params: dict[str, Any], where: Placement,
-           max_restarts: int, elastic: bool) -> Manifest:
-    template = _pod_template(recipe, job, params, where)
-    meta = {"name": job, "namespace": NAMESPACE,
-            "labels": {MANAGED_BY: "podplane", RECIPE_LABEL: recipe.name},
-            "annotations": {PARAMS_ANNOTATION: json.dumps(params, sort_keys=True)}}
+def render(work: Workload, job: str, where: Placement, max_restarts: int,
+           elastic: bool) -> Manifest:
+    template = _pod_template(work, job, where)
+    labels = {MANAGED_BY: "podplane", **_recipe_label(work)}
+    meta: Manifest = {"name": job, "namespace": NAMESPACE, "labels": labels}
+    if work.recipe:
+        meta["annotations"] = {PARAMS_ANNOTATION: json.dumps(work.params, sort_keys=True)}
     nproc = str(max(where.gpus_per_replica, 1))
-    if recipe.kind == RAY.kind:  # KubeRay RayJob: a CPU head and the GPU workers (ray.py)
+    if work.kind == RAY.kind:  # KubeRay RayJob: a CPU head and the GPU workers (ray.py)
         from podplane.domain.jobs import ray
 
-        head = _pod_template(recipe, job, params, replace(where, gpus_per_replica=0,
-                                                          efa_per_replica=0))
-        return ray.manifest(recipe, job, params, meta, head, template, where.replicas,
-                            command(recipe, job, params, where), max_restarts)
-    if recipe.kind == HYPERPOD.kind:
+        head = _pod_template(work, job, replace(where, gpus_per_replica=0, efa_per_replica=0))
+        return ray.manifest(work, meta, head, template, where.replicas,
+                            _argv(work, job, where), max_restarts)
+    if work.kind == HYPERPOD.kind:
         spec: Manifest = {
             "nprocPerNode": nproc,
             "runPolicy": {"jobMaxRetryCount": max_restarts, "cleanPodPolicy": "None",
-                          "logMonitoringConfiguration": [
-                              {"name": "JobStart", "logPattern": recipe.progress_pattern,
-                               "expectedStartCutOffInSeconds": 600},
-                              {"name": "JobHangingDetection",
-                               "logPattern": recipe.progress_pattern,
-                               "expectedRecurringFrequencyInSeconds": 900}]},
+                          **_log_monitoring(work)},
             "replicaSpecs": [{"name": "pod", "replicas": where.replicas,
                               "template": template}]}
         if elastic:
@@ -106,6 +116,39 @@ def render(recipe: Recipe, job: str, params: dict[str, Any], where: Placement,
                                     "rdzvBackend": "c10d", "maxRestarts": max_restarts}
     return {"apiVersion": KUBEFLOW.api_version, "kind": KUBEFLOW.kind, "metadata": meta,
             "spec": kf_spec}
+
+
+def _recipe_label(work: Workload) -> dict[str, str]:
+    return {RECIPE_LABEL: work.recipe.name} if work.recipe else {}
+
+
+def _log_monitoring(work: Workload) -> Manifest:
+    """The operator's hang and start watch on the recipe's progress line. Your own workload's
+    log lines are unknown: a JobStart pattern they never match would fail a healthy job after
+    its cut-off (FIELDS.md logMonitoringConfiguration), so none is set for it."""
+    if work.recipe is None:
+        return {}
+    pattern = work.recipe.progress_pattern
+    return {"logMonitoringConfiguration": [
+        {"name": "JobStart", "logPattern": pattern, "expectedStartCutOffInSeconds": 600},
+        {"name": "JobHangingDetection", "logPattern": pattern,
+         "expectedRecurringFrequencyInSeconds": 900}]}
+
+
+def _command(work: Workload, job: str, where: Placement) -> Manifest:
+    """The container's `command` and `args` as Kubernetes has them (both replace the image's
+    ENTRYPOINT and CMD: Kubernetes docs, "Define a Command and Arguments for a Container")."""
+    if work.container is not None and work.container.args:
+        return {"command": list(work.container.command), "args": list(work.container.args)}
+    return {"command": _argv(work, job, where)}
+
+
+def _argv(work: Workload, job: str, where: Placement) -> list[str]:
+    """What the container runs: your own command and args as given, or the recipe's."""
+    if work.container is not None:
+        return [*work.container.command, *work.container.args]
+    assert work.recipe is not None
+    return [*launcher_prefix(work.recipe), *command(work.recipe, job, work.params, where)]
 
 
 def command(recipe: Recipe, job: str, params: dict[str, Any], where: Placement) -> list[str]:
@@ -156,62 +199,67 @@ def _text(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def _pod_template(recipe: Recipe, job: str, params: dict[str, Any],
-                  where: Placement) -> Manifest:
+def _env(work: Workload, job: str, where: Placement) -> list[Manifest]:
+    """podplane's variables (the MLflow feature's too), then the recipe launcher's, or yours:
+    a name you set replaces podplane's, so each name appears once (e.g. NCCL_DEBUG=WARN)."""
+    env = [{"name": "PODPLANE_JOB", "value": job}]
+    if work.recipe:
+        env.append({"name": "PODPLANE_RECIPE", "value": work.recipe.name})
+    env += [{"name": "CHECKPOINT_DIR", "value": "/checkpoints"},
+            {"name": "OUTPUT_DIR", "value": "/outputs"},
+            {"name": "NCCL_DEBUG", "value": "INFO"}]
+    if where.mlflow_arn:  # the run logs to MLflow as the feature's identity (features.md)
+        env += mlflow_env(where.mlflow_arn, job)
+    if work.container is None:
+        assert work.recipe is not None
+        return env + launcher_env(work.recipe, where)
+    yours = work.container.env
+    return [e for e in env if e["name"] not in yours] + [
+        {"name": k, "value": v} for k, v in yours.items()]
+
+
+def _pod_template(work: Workload, job: str, where: Placement) -> Manifest:
     limits: dict[str, Any] = {}
     if where.gpus_per_replica:
         limits[GPU] = where.gpus_per_replica
-    if where.efa_per_replica and recipe.resources.efa:
+    if where.efa_per_replica and work.resources.efa:
         limits[EFA] = where.efa_per_replica
-    requests = {"cpu": recipe.resources.cpu, "memory": recipe.resources.memory, **limits}
-    env = [{"name": "PODPLANE_JOB", "value": job},
-           {"name": "PODPLANE_RECIPE", "value": recipe.name},
-           {"name": "CHECKPOINT_DIR", "value": "/checkpoints"},
-           {"name": "OUTPUT_DIR", "value": "/outputs"},
-           {"name": "NCCL_DEBUG", "value": "INFO"}]
-    env += launcher_env(recipe, where)
+    requests = {"cpu": work.resources.cpu, "memory": work.resources.memory, **limits}
+    env = _env(work, job, where)
     volumes: list[Manifest] = [{"name": "shm", "emptyDir": {"medium": "Memory"}}]
     mounts: list[Manifest] = [{"name": "shm", "mountPath": "/dev/shm"}]
     if where.bucket:
         volumes.append({"name": SHARED_VOLUME, "persistentVolumeClaim": {"claimName": CLAIM}})
         mounts += [{"name": SHARED_VOLUME, "mountPath": path, "subPath": sub.format(job=job)}
                    for path, sub in MOUNTS.items()]
-    if recipe.scripts:  # podplane's training scripts, from the job's ConfigMap (scripts.py)
+    if work.scripts:  # podplane's training scripts, from the job's ConfigMap (scripts.py)
         volumes.append(scripts.volume(job))
         mounts.append(scripts.mount())
     if where.fsx_claim:  # one Lustre file system shared by every job (docs/features.md)
         volumes.append({"name": FSX_VOLUME, "persistentVolumeClaim": {
             "claimName": where.fsx_claim}})
         mounts.append({"name": FSX_VOLUME, "mountPath": FSX_PATH})
-    container = {"name": CONTAINER, "image": params.get("image") or recipe.image,
-                 "command": [*launcher_prefix(recipe), *command(recipe, job, params, where)],
-                 "env": env,
-                 "resources": {"requests": requests, "limits": limits},
+    container = {"name": CONTAINER, "image": work.image, **_command(work, job, where),
+                 "env": env, "resources": {"requests": requests, "limits": limits},
                  "volumeMounts": mounts}
     affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
         "nodeSelectorTerms": [{"matchExpressions": [
             {"key": HEALTH_LABEL, "operator": "In", "values": ["Schedulable"]},
             {"key": GROUP_LABEL, "operator": "In", "values": [where.instance_group]}]}]}}}
     spec: Manifest = {"containers": [container], "volumes": volumes, "affinity": affinity}
-    if where.mlflow_arn:  # the run logs to MLflow as the feature's identity (features.md)
-        env += mlflow_env(where.mlflow_arn, job)
+    if where.mlflow_arn:  # its role may log to the tracking server (features.md)
         spec["serviceAccountName"] = MLFLOW_ACCOUNT
-    return {"metadata": {"labels": {MANAGED_BY: "podplane", RECIPE_LABEL: recipe.name}},
+    return {"metadata": {"labels": {MANAGED_BY: "podplane", **_recipe_label(work)}},
             "spec": spec}
 
 
-def manifest_from(request: dict[str, Any], facts: dict[str, Any]) -> Manifest:
+def manifest_from(request: JobRequest, facts: Facts) -> Manifest:
     """The manifest an operation applies, from what it stored: the request as sent and the
-    cluster's stable facts (bucket, GPUs and EFA per node). Pure, so a resumed or replayed
-    operation renders exactly what the plan showed."""
-    from podplane.domain.jobs.recipes import recipe
-
-    chosen = recipe(request["recipe"])
-    replicas = request.get("replicas") or chosen.default_replicas
-    gpus = request.get("gpus_per_replica")
-    where = Placement(request["instance_group"], replicas,
-                      facts["gpus_per_node"] if gpus is None else gpus,
-                      facts["efa_per_node"], facts.get("bucket"), facts.get("fsx_claim"),
-                      facts.get("mlflow_arn"))
-    return render(chosen, request["name"], chosen.resolve(request.get("params") or {}), where,
-                  request.get("max_restarts", 2), bool(request.get("elastic")))
+    cluster's stable facts (bucket, GPUs and EFA per node). Pure."""
+    work = workload_of(request)
+    replicas = request.replicas or work.default_replicas
+    gpus = request.gpus_per_replica
+    where = Placement(request.instance_group, replicas,
+                      facts.gpus_per_node if gpus is None else gpus, facts.efa_per_node,
+                      facts.bucket, facts.fsx_claim, facts.mlflow_arn)
+    return render(work, request.name, where, request.max_restarts, request.elastic)

@@ -17,7 +17,14 @@ from __future__ import annotations
 from typing import Any
 
 from podplane.domain.jobs import ray
-from podplane.domain.jobs.kinds import HEALTH_LABEL, HYPERPOD, KINDS, RAY, RECIPE_LABEL
+from podplane.domain.jobs.kinds import (
+    HEALTH_LABEL,
+    HYPERPOD,
+    KINDS,
+    MANAGED_BY,
+    RAY,
+    RECIPE_LABEL,
+)
 
 Shape = dict[str, Any]
 FAULT_LABELS = ("sagemaker.amazonaws.com/fault-reason", "sagemaker.amazonaws.com/fault-reasons",
@@ -111,12 +118,31 @@ def last_fault(job: Shape, events: list[Shape]) -> Shape | None:
 def summary(job: Shape) -> Shape:
     meta = job["metadata"]
     status = job.get("status") or {}
+    labels = meta.get("labels") or {}
     return {"name": meta["name"], "kind": job.get("kind"),
-            "recipe": (meta.get("labels") or {}).get(RECIPE_LABEL),
+            "recipe": labels.get(RECIPE_LABEL), "image": image_of(job),
+            "managed_by": labels.get(MANAGED_BY),
             "status": status_of(job), "created_at": meta.get("creationTimestamp"),
             "started_at": status.get("startTime"),
             "completed_at": status.get("completionTime") or status.get("endTime"),
             "replicas": replicas(job)}
+
+
+def image_of(job: Shape) -> str | None:
+    """The image of the job's first pod template: the recipe's or your own (the trainer for
+    PyTorch kinds, the Ray head's for a RayJob)."""
+    spec = job.get("spec") or {}
+    if job.get("kind") == RAY.kind:
+        templates = [((spec.get("rayClusterSpec") or {}).get("headGroupSpec") or {})]
+    elif job.get("kind") == HYPERPOD.kind:
+        templates = list(spec.get("replicaSpecs") or [])
+    else:
+        templates = list((spec.get("pytorchReplicaSpecs") or {}).values())
+    for replica in templates:
+        for container in ((replica.get("template") or {}).get("spec") or {}).get(
+                "containers") or []:
+            return str(container.get("image") or "") or None
+    return None
 
 
 def list_item(job: Shape, namespace_pods: list[Shape]) -> Shape:

@@ -23,7 +23,7 @@ class FeatureRequired(Conflict):
     code = "feature_required"
 
 
-async def require_kuberay(kube: KubePort, cluster: str, recipe: str) -> None:
+async def require_kuberay(kube: KubePort, cluster: str, workload: str) -> None:
     """409 unless the kuberay feature's RayJob CRD is installed on the cluster."""
     try:
         found = await kube.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", CRD)
@@ -31,7 +31,7 @@ async def require_kuberay(kube: KubePort, cluster: str, recipe: str) -> None:
         found = None
     if found is None:
         raise FeatureRequired(
-            f"Recipe {recipe!r} runs as a KubeRay RayJob, but the {FEATURE!r} feature is not "
+            f"{workload} runs as a KubeRay RayJob, but the {FEATURE!r} feature is not "
             f"enabled on cluster {cluster!r} (no {CRD} CRD).",
             hint=f"Enable it first: PATCH /api/v1/clusters/{cluster}/features/{FEATURE} "
             '{"enabled": true} (MCP feature_set), then submit again.')

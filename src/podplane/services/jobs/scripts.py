@@ -22,10 +22,11 @@ def files(recipe: Recipe) -> dict[str, str]:
     return {name: (folder / name).read_text(encoding="utf-8") for name in recipe.scripts}
 
 
-async def apply(kube: KubePort, recipe: Recipe, job: str,
+async def apply(kube: KubePort, recipe: Recipe | None, job: str,
                 owner: dict[str, Any] | None = None) -> None:
-    """Apply the job's ConfigMap (server-side apply: a resumed step changes nothing)."""
-    if recipe.scripts:
+    """Apply the job's ConfigMap (server-side apply: a resumed step changes nothing); your own
+    workload (no recipe) has none."""
+    if recipe is not None and recipe.scripts:
         await kube.apply(scripts.config_map(job, recipe.name, files(recipe), owner),
                          force=True)
 

@@ -1,5 +1,6 @@
-"""Training jobs on a managed cluster: submit from a recipe (parameters, capacity and
-placement checked in the plan), list, get, cancel, delete, logs and events."""
+"""Training jobs on a managed cluster: submit from a recipe or your own container
+(parameters, capacity and placement checked in the plan), list, get, cancel, delete, logs
+and events."""
 
 from __future__ import annotations
 
@@ -10,14 +11,16 @@ from podplane.domain.effects import Effect
 from podplane.domain.errors import ConfirmationRequired, InvalidInput, NotFound
 from podplane.domain.features.fsx import CLAIM as FSX_CLAIM
 from podplane.domain.features.mlflow import ARN_ANNOTATION, SERVICE_ACCOUNT
+from podplane.domain.inference.images import check_registry
 from podplane.domain.instance_groups import CapacityType, shape_of
 from podplane.domain.jobs import render as rj
 from podplane.domain.jobs import scripts as job_scripts
 from podplane.domain.jobs import views
 from podplane.domain.jobs.errors import InsufficientGpus, JobExists
 from podplane.domain.jobs.kinds import KINDS, NAMESPACE, RAY
-from podplane.domain.jobs.recipes import RECIPES, Recipe, recipe
-from podplane.domain.jobs.requests import JobRequest
+from podplane.domain.jobs.recipes import RECIPES, Recipe
+from podplane.domain.jobs.requests import JobRequest, stored
+from podplane.domain.jobs.workloads import Workload, workload_of
 from podplane.domain.manifests.storage import CLAIM
 from podplane.services import pod_logs as job_logs_room
 from podplane.services import scope
@@ -106,33 +109,32 @@ async def job_logs(ctx: Ctx, cluster: str, job: str, pod: str | None = None,
          target=lambda cluster, request, *_a, **_k: target(cluster, request.name))
 async def submit_job(ctx: Ctx, cluster: str, request: JobRequest, *,
                      idempotency_key: str | None = None) -> Outcome:
-    chosen = recipe(request.recipe)
-    params = chosen.resolve(request.params)  # 422 naming the field, before anything else
+    work = workload_of(request)  # 422 naming the field, before anything else
+    _check_images(ctx, request)
     ref, kube = await scope.kube_of(ctx, cluster)
-    if chosen.kind == RAY.kind:  # 409 naming the feature to enable
-        await ray_jobs.require_kuberay(kube, cluster, chosen.name)
+    if work.kind == RAY.kind:  # 409 naming the feature to enable
+        await ray_jobs.require_kuberay(kube, cluster, work.describe())
     gpus = await jc.group_gpus(kube, request.instance_group)
     bucket = await scope.bucket_of(ctx, cluster) if await _has_claim(kube) else None
     fsx = FSX_CLAIM if await _has_claim(kube, FSX_CLAIM) else None
-    facts = {"bucket": bucket, "gpus_per_node": gpus.gpus_per_node,
-             "efa_per_node": gpus.efa_per_node, "fsx_claim": fsx,
-             "mlflow_arn": await _mlflow_arn(kube)}
-    body = {k: v for k, v in asdict(request).items() if k != "dry_run"}
-    op_params = {"cluster_ref": ref.params(), "job": request.name, "kind": chosen.kind,
-                 "request": body, "facts": facts}
+    facts = rj.Facts(gpus.gpus_per_node, gpus.efa_per_node, bucket, fsx,
+                     await _mlflow_arn(kube))
+    body = stored(request)
+    op_params = {"cluster_ref": ref.params(), "job": request.name, "kind": work.kind,
+                 "request": body, "facts": asdict(facts)}
     if await key_used(ctx, idempotency_key):  # a replay returns its operation
         return await start(ctx, SUBMIT, target(cluster, request.name), op_params,
                            idempotency_key, {})
     try:
-        plan = await _plan(ctx, cluster, ref, kube, chosen, params, request, gpus)
+        plan = await _plan(ctx, cluster, ref, kube, work, request, gpus)
     except JobExists as taken:
         return await unchanged_or(taken, ctx, SUBMIT, target(cluster, request.name), body,
                                   {"job": request.name}, request.dry_run)
-    plan["manifest"] = rj.manifest_from(body, facts)
-    if chosen.scripts:  # applied first, so a manifest applied by hand needs it too
-        plan["config_map"] = job_scripts.config_map(request.name, chosen.name,
-                                                    scripts_io.files(chosen))
-        plan["notes"].append(f"Training scripts ({', '.join(chosen.scripts)}) are mounted at "
+    plan["manifest"] = rj.manifest_from(request, facts)
+    if work.recipe and work.scripts:  # applied first, so a manifest applied by hand needs it
+        plan["config_map"] = job_scripts.config_map(request.name, work.recipe.name,
+                                                    scripts_io.files(work.recipe))
+        plan["notes"].append(f"Training scripts ({', '.join(work.scripts)}) are mounted at "
                              f"{job_scripts.SCRIPTS_DIR} from ConfigMap "
                              f"{job_scripts.config_map_name(request.name)}, deleted with "
                              "the job.")
@@ -140,8 +142,8 @@ async def submit_job(ctx: Ctx, cluster: str, request: JobRequest, *,
     if not bucket:
         plan["notes"].append("The cluster has no shared S3 claim: /data, /models, "
                              "/checkpoints and /outputs are not mounted.")
-    if facts["mlflow_arn"]:
-        plan["notes"].append(f"Logs to SageMaker MLflow ({facts['mlflow_arn']}), experiment "
+    if facts.mlflow_arn:
+        plan["notes"].append(f"Logs to SageMaker MLflow ({facts.mlflow_arn}), experiment "
                              f"{request.name!r}.")
     if fsx:
         plan["notes"].append(f"FSx for Lustre (claim {fsx}) is mounted at {rj.FSX_PATH}.")
@@ -151,8 +153,19 @@ async def submit_job(ctx: Ctx, cluster: str, request: JobRequest, *,
                        plan)
 
 
-async def _plan(ctx: Ctx, cluster: str, ref: scope.ClusterRef, kube: Any, chosen: Recipe,
-                params: Shape, request: JobRequest, gpus: scope.GroupGpus) -> Shape:
+def _check_images(ctx: Ctx, request: JobRequest) -> None:
+    """An image the user picks runs code in the cluster: the admin's registry list applies
+    (ADR 0017), to your own container and to a recipe's `image` parameter alike."""
+    allowed = ctx.app.settings.allowed_image_registries
+    if request.container is not None:
+        check_registry(request.container.image, allowed, field="container.image")
+    picked = request.params.get("image")
+    if isinstance(picked, str):
+        check_registry(picked, allowed, field="params.image")
+
+
+async def _plan(ctx: Ctx, cluster: str, ref: scope.ClusterRef, kube: Any, work: Workload,
+                request: JobRequest, gpus: scope.GroupGpus) -> Shape:
     """The checks a submission passes (group, Spot and elastic, name, GPUs) and its plan."""
     described = await scope.describe(cloud_of(ctx.app).aws.hyperpod, ref)
     group = scope.chosen_group(described, cluster, request.instance_group)
@@ -162,11 +175,11 @@ async def _plan(ctx: Ctx, cluster: str, ref: scope.ClusterRef, kube: Any, chosen
                            "reclaims would be taken for faults and spend the restart budget.",
                            field="elastic", hint="Use an on-demand or training-plan group, "
                            "or submit without elastic.")
-    if request.elastic and not chosen.elastic_capable:
-        raise InvalidInput(f"Recipe {chosen.name!r} does not support elastic training.",
-                           field="elastic")
+    if request.elastic and not work.elastic_capable:
+        raise InvalidInput(f"{work.describe()} ({work.kind}) does not support elastic "
+                           "training.", field="elastic")
     await _refuse_existing(kube, cluster, request.name)
-    replicas = request.replicas or chosen.default_replicas
+    replicas = request.replicas or work.default_replicas
     per_replica = gpus.gpus_per_node if request.gpus_per_replica is None \
         else request.gpus_per_replica
     if per_replica > gpus.gpus_per_node:
@@ -181,12 +194,13 @@ async def _plan(ctx: Ctx, cluster: str, ref: scope.ClusterRef, kube: Any, chosen
                                f"node(s) of {request.instance_group!r} ({fits} replica(s) fit).",
                                hint="Use fewer replicas, wait for running jobs, or scale "
                                "the group (instance_group_scale).")
-    return {"job": request.name, "kind": chosen.kind, "recipe": chosen.name,
+    return {"job": request.name, "kind": work.kind, "recipe": work.recipe_name,
+            "image": work.image,
             "instance_group": request.instance_group, "capacity_type": capacity.value,
             "replicas": replicas, "gpus_per_replica": per_replica,
             "gpus_requested": replicas * per_replica, "gpus_free": gpus.free,
             "max_restarts": request.max_restarts, "elastic": request.elastic,
-            "params": params, "notes": []}
+            "params": work.params, "notes": []}
 
 
 async def _refuse_existing(kube: Any, cluster: str, name: str) -> None:

@@ -18,8 +18,9 @@ from typing import Any
 
 from podplane.domain.errors import CloudError, NotFound
 from podplane.domain.jobs.kinds import KINDS, NAMESPACE, RAY
-from podplane.domain.jobs.recipes import recipe
-from podplane.domain.jobs.render import manifest_from
+from podplane.domain.jobs.render import Facts, manifest_from
+from podplane.domain.jobs.requests import restored
+from podplane.domain.jobs.workloads import workload_of
 from podplane.ops.context import StepContext
 from podplane.ops.workflows import Workflow
 from podplane.services import scope
@@ -51,8 +52,9 @@ class JobSteps:
 
     async def apply(self, ctx: StepContext) -> Shape:
         kube = await self._kube(ctx)
-        manifest = manifest_from(ctx.params["request"], ctx.params["facts"])
-        chosen, job = recipe(ctx.params["request"]["recipe"]), ctx.params["request"]["name"]
+        request = restored(ctx.params["request"])
+        manifest = manifest_from(request, Facts(**ctx.params["facts"]))
+        chosen, job = workload_of(request).recipe, request.name
         await ctx.phase("applying")  # a crash point before and after the call (crash sweep)
         await scripts.apply(kube, chosen, job)  # first: its pods mount it
         applied = await kube.apply(manifest, force=True)

@@ -54,7 +54,7 @@ export default function JobDetail({ params }: PageProps) {
     <SpaceBetween size="l">
       <Header
         variant="h1"
-        description={`${job.kind}${job.recipe ? ` from recipe ${job.recipe}` : ""} on ${cluster}`}
+        description={`${job.kind}${job.recipe ? ` from recipe ${job.recipe}` : job.image ? ` running ${job.image}` : ""} on ${cluster}`}
         info={<span data-testid="job-status"><JobStatus value={job.stalled ? "Stalled" : job.status} /></span>}
         actions={
           <SpaceBetween direction="horizontal" size="xs">

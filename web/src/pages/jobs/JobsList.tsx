@@ -60,7 +60,7 @@ export default function JobsList({ params }: PageProps) {
               </Link>
             ),
           },
-          { id: "recipe", header: "Recipe", cell: (j) => j.recipe ?? "-" },
+          { id: "recipe", header: "Recipe or image", cell: (j) => j.recipe ?? j.image ?? "-" },
           { id: "kind", header: "Kind", cell: (j) => j.kind },
           { id: "status", header: "Status", cell: (j) => <JobStatus value={j.status} /> },
           { id: "pods", header: "Pods ready", cell: (j) => `${j.pods_ready} / ${j.pods}` },

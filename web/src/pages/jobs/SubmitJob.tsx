@@ -1,6 +1,7 @@
-// Submit a training job from a recipe: the recipe's parameters with their defaults and bounds,
-// only the changed ones sent; the server's refusals (a 422 naming the field) shown at the field.
-// Once accepted, the job's page follows the submit operation.
+// Submit a training job from a recipe (its parameters with their defaults and bounds, only the
+// changed ones sent) or your own container (image, kind, argv one word per line, environment);
+// the server's refusals (a 422 naming the field) shown at the field. Once accepted, the job's
+// page follows the submit operation.
 import Button from "@cloudscape-design/components/button";
 import Checkbox from "@cloudscape-design/components/checkbox";
 import Container from "@cloudscape-design/components/container";
@@ -8,9 +9,11 @@ import Form from "@cloudscape-design/components/form";
 import FormField from "@cloudscape-design/components/form-field";
 import Header from "@cloudscape-design/components/header";
 import Input from "@cloudscape-design/components/input";
+import RadioGroup from "@cloudscape-design/components/radio-group";
 import Select from "@cloudscape-design/components/select";
 import SpaceBetween from "@cloudscape-design/components/space-between";
 import StatusIndicator from "@cloudscape-design/components/status-indicator";
+import Textarea from "@cloudscape-design/components/textarea";
 import { useQuery } from "@tanstack/react-query";
 import { useMemo, useState } from "react";
 import { api, unwrap } from "../../api/client";
@@ -23,11 +26,16 @@ import type { PageProps } from "../../routes";
 import { usePrincipal } from "../../session";
 import { newKey } from "../clusters/mutation";
 import { ParamField } from "./ParamField";
-import { changedParams, fieldErrors, jobPath, jobsPath, SubmitError, type FieldProblem, type JobRequest, type Recipe } from "./model";
+import { changedParams, envOf, fieldErrors, firstError, jobPath, jobsPath, lines, SubmitError, type FieldProblem, type JobKind, type JobRequest, type Recipe } from "./model";
 
 interface FormState {
   name: string;
+  source: "recipe" | "container";
   recipe: string;
+  image: string;
+  kind: JobKind;
+  command: string;
+  env: string;
   group: string;
   replicas: string;
   maxRestarts: string;
@@ -35,11 +43,19 @@ interface FormState {
   params: Record<string, string>;
 }
 
-const EMPTY: FormState = { name: "", recipe: "", group: "", replicas: "", maxRestarts: "2", elastic: false, params: {} };
+const EMPTY: FormState = {
+  name: "", source: "recipe", recipe: "", image: "", kind: "PyTorchJob", command: "", env: "", group: "",
+  replicas: "", maxRestarts: "2", elastic: false, params: {},
+};
+const KINDS: JobKind[] = ["PyTorchJob", "HyperPodPyTorchJob", "RayJob"];
 
-export function jobBody(f: FormState, recipe: Recipe): JobRequest {
-  const body: JobRequest = { name: f.name.trim(), recipe: recipe.name, instance_group: f.group, params: changedParams(recipe, f.params) };
-  if (f.replicas.trim() !== "" && Number(f.replicas) !== recipe.default_replicas) body.replicas = Number(f.replicas);
+/** The request body: the recipe's changed parameters, or your own container; shared fields
+ * only when they differ from the server's defaults. */
+export function jobBody(f: FormState, recipe: Recipe | undefined): JobRequest {
+  const body: JobRequest = { name: f.name.trim(), instance_group: f.group };
+  if (recipe) Object.assign(body, { recipe: recipe.name, params: changedParams(recipe, f.params) });
+  else body.container = { kind: f.kind, image: f.image.trim(), command: lines(f.command), env: envOf(f.env) };
+  if (f.replicas.trim() !== "" && Number(f.replicas) !== (recipe?.default_replicas ?? 1)) body.replicas = Number(f.replicas);
   if (f.maxRestarts.trim() !== "" && Number(f.maxRestarts) !== 2) body.max_restarts = Number(f.maxRestarts);
   if (f.elastic) body.elastic = true;
   return body;
@@ -58,12 +74,15 @@ export default function SubmitJob({ params }: PageProps) {
   const [form, setForm] = useState<FormState>(EMPTY);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
-  const recipe = recipes.data?.find((r) => r.name === form.recipe);
+  const own = form.source === "container";
+  const recipe = own ? undefined : recipes.data?.find((r) => r.name === form.recipe);
+  const ready = own ? form.image.trim() !== "" && lines(form.command).length > 0 : Boolean(recipe);
+  const elasticCapable = own ? form.kind === "HyperPodPyTorchJob" : Boolean(recipe?.elastic_capable);
   const errors = error instanceof SubmitError ? fieldErrors(error.body) : {};
   const set = (change: Partial<FormState>) => setForm((f) => ({ ...f, ...change }));
 
   const submit = async () => {
-    if (!recipe) return;
+    if (!ready) return;
     setBusy(true);
     setError(null);
     const { data, error: body, response } = await api.POST("/api/v1/clusters/{cluster}/jobs", {
@@ -83,11 +102,11 @@ export default function SubmitJob({ params }: PageProps) {
   const recipeOptions = recipes.data.map((r) => ({ value: r.name, label: r.name, description: `${r.framework} · ${r.kind}` }));
   return (
     <Form
-      header={<Header variant="h1" description={`A recipe run on one instance group of ${cluster}.`}>Submit job</Header>}
+      header={<Header variant="h1" description={`A recipe, or your own container, run on one instance group of ${cluster}.`}>Submit job</Header>}
       actions={
         <SpaceBetween direction="horizontal" size="xs">
           <Button variant="link" onClick={() => navigate(jobsPath(cluster))}>Cancel</Button>
-          <Button variant="primary" loading={busy} disabled={Boolean(denied) || !recipe || !form.group || !form.name.trim()} disabledReason={denied} onClick={() => void submit()}>
+          <Button variant="primary" loading={busy} disabled={Boolean(denied) || !ready || !form.group || !form.name.trim()} disabledReason={denied} onClick={() => void submit()}>
             Submit job
           </Button>
         </SpaceBetween>
@@ -100,18 +119,33 @@ export default function SubmitJob({ params }: PageProps) {
             <FormField label="Job name" description="A DNS-1035 label (lowercase letters, digits and -, a letter first), up to 40 characters; its pods are named after it." errorText={errors.name}>
               <Input ariaLabel="Job name" value={form.name} onChange={(e) => set({ name: e.detail.value })} />
             </FormField>
-            <FormField label="Recipe" description={recipe?.description} errorText={errors.recipe}>
-              <Select
-                ariaLabel="Recipe"
-                placeholder="Choose a recipe"
-                options={recipeOptions}
-                selectedOption={recipeOptions.find((o) => o.value === form.recipe) ?? null}
-                onChange={(e) => {
-                  const r = recipes.data.find((x) => x.name === e.detail.selectedOption.value);
-                  set({ recipe: r?.name ?? "", replicas: String(r?.default_replicas ?? ""), elastic: false, params: {} });
-                }}
+            <FormField label="Workload">
+              <RadioGroup
+                ariaLabel="Workload"
+                value={form.source}
+                onChange={(e) => set({ source: e.detail.value as FormState["source"], elastic: false, replicas: "" })}
+                items={[
+                  { value: "recipe", label: "Recipe", description: "A training recipe podplane ships, with its parameters." },
+                  { value: "container", label: "Your own container", description: "Your image and command, with the same mounts (/data, /models, /checkpoints, /outputs), placement and restart budget." },
+                ]}
               />
             </FormField>
+            {own ? (
+              <OwnContainer form={form} set={set} errors={errors} />
+            ) : (
+              <FormField label="Recipe" description={recipe?.description} errorText={errors.recipe}>
+                <Select
+                  ariaLabel="Recipe"
+                  placeholder="Choose a recipe"
+                  options={recipeOptions}
+                  selectedOption={recipeOptions.find((o) => o.value === form.recipe) ?? null}
+                  onChange={(e) => {
+                    const r = recipes.data.find((x) => x.name === e.detail.selectedOption.value);
+                    set({ recipe: r?.name ?? "", replicas: String(r?.default_replicas ?? ""), elastic: false, params: {} });
+                  }}
+                />
+              </FormField>
+            )}
             <FormField label="Instance group" errorText={errors.instance_group} description="GPUs requested are checked against the group's free GPUs.">
               <Select
                 ariaLabel="Instance group"
@@ -122,7 +156,7 @@ export default function SubmitJob({ params }: PageProps) {
                 onChange={(e) => set({ group: e.detail.selectedOption.value ?? "" })}
               />
             </FormField>
-            {recipe && (
+            {ready && (
               <>
                 <FormField label="Replicas" description="Pods, one per node." errorText={errors.replicas}>
                   <Input ariaLabel="Replicas" type="number" value={form.replicas} onChange={(e) => set({ replicas: e.detail.value })} />
@@ -130,7 +164,7 @@ export default function SubmitJob({ params }: PageProps) {
                 <FormField label="Restart budget" description="Restarts after a fault before the job fails." errorText={errors.max_restarts}>
                   <Input ariaLabel="Restart budget" type="number" value={form.maxRestarts} onChange={(e) => set({ maxRestarts: e.detail.value })} />
                 </FormField>
-                {recipe.elastic_capable && (
+                {elasticCapable && (
                   <FormField errorText={errors.elastic}>
                     <Checkbox checked={form.elastic} onChange={(e) => set({ elastic: e.detail.checked })}>
                       Elastic (refused on Spot groups)
@@ -158,5 +192,38 @@ export default function SubmitJob({ params }: PageProps) {
         )}
       </SpaceBetween>
     </Form>
+  );
+}
+
+interface OwnProps {
+  form: FormState;
+  set: (change: Partial<FormState>) => void;
+  errors: Record<string, string>;
+}
+
+/** Your own container: the image, the job kind, the argv one word per line (no shell reads it)
+ * and the environment, NAME=value per line. */
+function OwnContainer({ form, set, errors }: OwnProps) {
+  const kindOptions = KINDS.map((k) => ({ value: k, label: k }));
+  return (
+    <>
+      <FormField label="Image" description="registry/path:tag; the nodes must be able to pull it." errorText={errors["container.image"]}>
+        <Input ariaLabel="Image" value={form.image} onChange={(e) => set({ image: e.detail.value })} />
+      </FormField>
+      <FormField label="Job kind" description="HyperPodPyTorchJob runs hyperpodrun (the elastic agent must be in the image); RayJob needs the kuberay feature." errorText={errors["container.kind"]}>
+        <Select
+          ariaLabel="Job kind"
+          options={kindOptions}
+          selectedOption={kindOptions.find((o) => o.value === form.kind) ?? null}
+          onChange={(e) => set({ kind: (e.detail.selectedOption.value ?? "PyTorchJob") as JobKind, elastic: false })}
+        />
+      </FormField>
+      <FormField label="Command" description="One word per line, e.g. python, then /data/my_script.py." errorText={firstError(errors, "container.command")}>
+        <Textarea ariaLabel="Command" rows={4} value={form.command} onChange={(e) => set({ command: e.detail.value })} />
+      </FormField>
+      <FormField label="Environment" description="NAME=value, one per line (optional)." errorText={firstError(errors, "container.env")}>
+        <Textarea ariaLabel="Environment" rows={2} value={form.env} onChange={(e) => set({ env: e.detail.value })} />
+      </FormField>
+    </>
   );
 }

@@ -8,6 +8,7 @@ export type Recipe = Schemas["RecipeOut"];
 export type RecipeParam = Schemas["ParamOut"];
 export type JobEvent = Schemas["EventOut"];
 export type JobRequest = Schemas["JobIn"];
+export type JobKind = Schemas["Container"]["kind"];
 
 /** Statuses after which a job changes no more (views.DONE on the server). */
 export const DONE = new Set(["Succeeded", "Failed", "Cancelled"]);
@@ -82,4 +83,26 @@ export function age(created: string | null | undefined, now: number): string {
   if (s < 3600) return `${Math.floor(s / 60)}m`;
   if (s < 86400) return `${Math.floor(s / 3600)}h ${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
   return `${Math.floor(s / 86400)}d`;
+}
+
+/** Non-empty lines of a text area, as typed (one argv word each). */
+export function lines(text: string): string[] {
+  return text.split(/\r?\n/).filter((line) => line.trim() !== "");
+}
+
+/** NAME=value lines as an environment; a line without `=` is a name with an empty value. */
+export function envOf(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of lines(text)) {
+    const at = line.indexOf("=");
+    if (at < 0) out[line.trim()] = "";
+    else out[line.slice(0, at).trim()] = line.slice(at + 1);
+  }
+  return out;
+}
+
+/** The message of the first refused field under `prefix` ("container.env" names the variable). */
+export function firstError(errors: Record<string, string>, prefix: string): string | undefined {
+  const key = Object.keys(errors).find((k) => k === prefix || k.startsWith(`${prefix}.`));
+  return key === undefined ? undefined : errors[key];
 }
