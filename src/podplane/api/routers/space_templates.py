@@ -1,5 +1,5 @@
 """Space templates: list (everyone), put and delete (admin). Plain writes, answered at once
-(200, `changed`): ADR 0019."""
+(200, `changed`): ADR 0020."""
 
 from __future__ import annotations
 

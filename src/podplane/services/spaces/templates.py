@@ -1,7 +1,7 @@
 """Space templates: admins write them, everyone lists them, a space create reads one.
 
 A template is one object written in one call and settled when written (nothing waits on a
-controller), so a change is a plain idempotent write, not an operation (ADR 0019): the same
+controller), so a change is a plain idempotent write, not an operation (ADR 0020): the same
 template again answers `changed: false`, a delete of a missing one too.
 """
 
