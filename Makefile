@@ -92,9 +92,7 @@ lint: install-test
 
 # In parallel (pytest-xdist): most tests wait on subprocesses, sockets and the sandbox, so more
 # workers than cores pays. `loadfile` keeps each module on one worker (its module-scoped stack
-# starts once; tests/conftest.py). Modules go out longest first (tests/plugins/order.py, from
-# tests/module_walls.json), not by xdist's count of tests. TEST_WORKERS=0 runs serially;
-# PYTEST_ARGS adds options.
+# starts once; tests/conftest.py). TEST_WORKERS=0 runs serially; PYTEST_ARGS adds options.
 # Lint runs beside the tests (its output after theirs); either failing fails the run. Each run
 # prints the cost per module and checks tests/budget.toml (tests/plugins/, ADR 0014).
 # Failures print Python's own tracebacks (--tb=native): pytest's source excerpts parse files
@@ -102,7 +100,7 @@ lint: install-test
 # mismatch" inside a worker, which ended the whole run with an internal error.
 TEST_WORKERS ?= 4
 PYTEST_ARGS ?=
-PYTEST := $(BIN)/pytest -q --tb=native -rfE $(if $(filter 0,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
+PYTEST := $(BIN)/pytest -q --tb=native -rfE $(if $(filter 0,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist loadfile)
 
 test:
 	@$(MAKE) --no-print-directory -j2 test-deps hyp-venv

@@ -33,7 +33,6 @@ pytest_plugins = [
     "tests.plugins.measure",  # per-module CPU, starts, creates, processes (ADR 0014)
     "tests.plugins.tiers",  # the automatic `e2e` mark
     "tests.plugins.budget",  # a whole run fails above tests/budget.toml
-    "tests.plugins.order",  # the longest modules first (tests/module_walls.json)
 ]
 
 

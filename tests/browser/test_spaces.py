@@ -213,6 +213,28 @@ def test_a_space_sees_what_a_job_wrote_to_the_bucket_and_survives_a_stop(
     expect(row).to_contain_text("15 B")
     shot(page, "spaces-files-from-a-job")
 
+    # from the notebook to a job: the space's image and a script it saved under /data
+    page.get_by_role("button", name="Run a script as a job").click()
+    expect(page).to_have_url(re.compile(f"/clusters/{CLUSTER}/submit-job\\?space={SPACE}$"))
+    expect(page.get_by_text(f"From dev space {SPACE}")).to_be_visible()
+    image = render.IMAGE.format(kind="cpu")
+    expect(page.get_by_label("Image")).to_have_value(image)
+    expect(page.get_by_label("Command")).to_have_value("python\n/data/")
+    page.get_by_label("Job name").fill("from-notebook")
+    page.get_by_role("button", name=re.compile("^Instance group")).click()
+    page.get_by_role("option").first.click()
+    page.get_by_label("Command").fill(f"python\n/data/{RUN}/train.py")
+    with page.expect_request(lambda r: r.method == "POST" and r.url.endswith("/jobs")) as req:
+        page.get_by_role("button", name="Submit job").click()
+    body = req.value.post_data_json
+    assert body["container"] == {"kind": "PyTorchJob", "image": image, "env": {},
+                                 "command": ["python", f"/data/{RUN}/train.py"]}, body
+    expect(page.get_by_test_id("progress-status")).to_have_text("succeeded", timeout=60_000)
+    shot(page, "spaces-script-as-a-job")
+    page.goto(f"{cloud.url}/clusters/{CLUSTER}/spaces/{SPACE}")
+    files.get_by_role("button", name=f"{RUN}/").click()   # the panel opens at data/ again
+    expect(files.get_by_label("Path")).to_have_value(f"data/{RUN}")
+
     page.get_by_role("button", name="Stop", exact=True).click()
     page.get_by_role("dialog").get_by_role("button", name="Stop", exact=True).click()
     _follow(page)

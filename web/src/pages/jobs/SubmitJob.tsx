@@ -1,7 +1,9 @@
 // Submit a training job from a recipe (its parameters with their defaults and bounds, only the
 // changed ones sent) or your own container (image, kind, argv one word per line, environment);
 // the server's refusals (a 422 naming the field) shown at the field. Once accepted, the job's
-// page follows the submit operation.
+// page follows the submit operation. Opened with ?space=<name> (a dev space's page), the
+// container is the space's image and group, running a script from the bucket.
+import Alert from "@cloudscape-design/components/alert";
 import Button from "@cloudscape-design/components/button";
 import Checkbox from "@cloudscape-design/components/checkbox";
 import Container from "@cloudscape-design/components/container";
@@ -21,7 +23,7 @@ import { ApiError, toProblem } from "../../api/problem";
 import { ProblemAlert } from "../../components/ProblemAlert";
 import { useFlash } from "../../layout/flash";
 import { deniedReason } from "../../permissions";
-import { navigate } from "../../router";
+import { navigate, useSearch } from "../../router";
 import type { PageProps } from "../../routes";
 import { usePrincipal } from "../../session";
 import { newKey } from "../clusters/mutation";
@@ -61,8 +63,15 @@ export function jobBody(f: FormState, recipe: Recipe | undefined): JobRequest {
   return body;
 }
 
+/** A job from a dev space (its page's "Run a script as a job"): the space's image and group,
+ * and `python` on a script under the bucket paths the space and jobs both mount. */
+function fromSpace(space: { image: string; instance_group?: string | null }): Partial<FormState> {
+  return { source: "container", image: space.image, kind: "PyTorchJob", command: "python\n/data/", group: space.instance_group ?? "" };
+}
+
 export default function SubmitJob({ params }: PageProps) {
   const cluster = params.cluster;
+  const spaceName = useSearch().get("space");
   const denied = deniedReason(usePrincipal().role, "job.submit");
   const flash = useFlash();
   const key = useMemo(newKey, []);
@@ -72,6 +81,16 @@ export default function SubmitJob({ params }: PageProps) {
     queryFn: async () => unwrap(api.GET("/api/v1/clusters/{cluster}/instance-groups", { params: { path: { cluster } } })),
   });
   const [form, setForm] = useState<FormState>(EMPTY);
+  const space = useQuery({
+    queryKey: ["space-for-job", cluster, spaceName],
+    enabled: Boolean(spaceName),
+    queryFn: async () => unwrap(api.GET("/api/v1/clusters/{cluster}/spaces/{name}", { params: { path: { cluster, name: spaceName ?? "" } } })),
+  });
+  const [prefilled, setPrefilled] = useState(false);
+  if (space.data && !prefilled) {
+    setPrefilled(true);
+    setForm((f) => ({ ...f, ...fromSpace(space.data) }));
+  }
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const own = form.source === "container";
@@ -114,6 +133,11 @@ export default function SubmitJob({ params }: PageProps) {
     >
       <SpaceBetween size="l">
         {error !== null && <ProblemAlert error={error} header="The job was not submitted" />}
+        {spaceName && (
+          <Alert type="info" header={`From dev space ${spaceName}`}>
+            Its image, on its instance group, with the cluster bucket at the paths the space sees (/data, /models, /outputs). Give the script's path there: the space's home is its own volume, which a job's pods cannot mount, so save the script under /data first.
+          </Alert>
+        )}
         <Container header={<Header variant="h2">Job</Header>}>
           <SpaceBetween size="m">
             <FormField label="Job name" description="A DNS-1035 label (lowercase letters, digits and -, a letter first), up to 40 characters; its pods are named after it." errorText={errors.name}>

@@ -44,9 +44,11 @@ function Actions({ s, role, onOpen, cluster }: { s: Space; role: string; onOpen:
   const changing = deniedReason(role, "space.state");
   const deleting = deniedReason(role, "space.delete");
   const opening = deniedReason(role, "space.open");
+  const submitting = deniedReason(role, "job.submit");
   return (
     <SpaceBetween direction="horizontal" size="xs">
       <Button variant="primary" disabled={Boolean(opening) || s.state !== "Running"} disabledReason={opening ?? "Start the space first."} onClick={() => void openLab(cluster, s.name)}>Open JupyterLab</Button>
+      <Button disabled={Boolean(submitting)} disabledReason={submitting} onClick={() => navigate(`/clusters/${cluster}/submit-job?space=${encodeURIComponent(s.name)}`)}>Run a script as a job</Button>
       <Button disabled={Boolean(changing) || s.desired === "Running"} disabledReason={changing} onClick={() => onOpen("Running")}>Start</Button>
       <Button disabled={Boolean(changing) || s.desired === "Stopped"} disabledReason={changing} onClick={() => onOpen("Stopped")}>Stop</Button>
       <Button disabled={Boolean(deleting)} disabledReason={deleting} onClick={() => onOpen("delete")}>Delete</Button>
