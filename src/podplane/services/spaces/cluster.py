@@ -36,11 +36,16 @@ async def workspaces(kube: KubePort) -> list[Obj]:
         return []
 
 
-async def find(kube: KubePort, cluster: str, name: str) -> Obj:
+async def get_or_none(kube: KubePort, api_version: str, kind: str, name: str) -> Obj | None:
+    """An object of the spaces' namespace, or None when there is none."""
     try:
-        found = await kube.get(render.API_VERSION, render.KIND, name, render.NAMESPACE)
+        return await kube.get(api_version, kind, name, render.NAMESPACE)
     except NotFound:
-        found = None
+        return None
+
+
+async def find(kube: KubePort, cluster: str, name: str) -> Obj:
+    found = await get_or_none(kube, render.API_VERSION, render.KIND, name)
     if found is None:
         raise NotFound(f"Cluster {cluster!r} has no space {name!r}.",
                        hint="List them with space_list (GET .../spaces).")

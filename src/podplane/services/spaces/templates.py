@@ -41,10 +41,7 @@ async def list_templates(ctx: Ctx, cluster: str) -> list[TemplateView]:
 
 async def find(kube: KubePort, cluster: str, name: str) -> TemplateView:
     """The template a space names; 404 naming it when there is none."""
-    try:
-        found = await kube.get(tp.API_VERSION, tp.KIND, name, render.NAMESPACE)
-    except NotFound:
-        found = None
+    found = await sc.get_or_none(kube, tp.API_VERSION, tp.KIND, name)
     if found is None:
         raise NotFound(f"Cluster {cluster!r} has no space template {name!r}.",
                        hint="List them with GET .../space-templates (space_template_list).")
